@@ -7,10 +7,18 @@ from pathlib import Path
 
 
 def records_without_timing(path: Path) -> list[str]:
-    """The dialogue records of a JSONL file without `timing`, the one field that differs between runs."""
+    """The dialogue records of a JSONL file without wall-clock facts (`timing`, LLM latencies and
+    whether an answer came from the cache), the only fields that differ between runs with one seed."""
     lines = []
     for line in path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         record.pop("timing", None)
+        for usage in record.get("llm_usage", {}).values():
+            for key in ("latency_s", "cached_calls"):
+                usage.pop(key, None)
+        for utterance in record.get("utterances", []):
+            for call in utterance.get("llm_calls", []):
+                call.pop("latency_s", None)
+                call.pop("cached", None)
         lines.append(json.dumps(record, sort_keys=True))
     return lines

@@ -26,6 +26,8 @@ app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False, help=__doc__
 )
 app.add_typer(data_app, name="data")
+cache_app = typer.Typer(no_args_is_help=True, help="Inspect or empty an LLM response cache.")
+app.add_typer(cache_app, name="cache")
 console = Console()
 
 
@@ -48,6 +50,7 @@ def run(
     users: Annotated[int | None, _option("users.size", "--users")] = None,
     concurrency: Annotated[int | None, _option("concurrency", "--concurrency")] = None,
     max_turns: Annotated[int | None, _option("max_turns", "--max-turns")] = None,
+    trials: Annotated[int | None, _option("trials", "--trials")] = None,
     resume: Annotated[
         bool, typer.Option(help="Continue the run in --out, holding only missing dialogues.")
     ] = False,
@@ -65,6 +68,7 @@ def run(
             "users": users,
             "concurrency": concurrency,
             "max_turns": max_turns,
+            "trials": trials,
         }
         cfg = load_config(config, overrides)
         if resume and cfg.out is None:
@@ -101,11 +105,15 @@ def _show(summaries: list[Any], as_json: bool) -> None:
 
 
 def _print_errors(summaries: list[Any]) -> None:
+    """How many dialogues ended with each kind of error, and the first message of each kind."""
     for summary in summaries:
         if summary.errors:
             kinds = ", ".join(f"{kind} ×{n}" for kind, n in summary.errors.items())
             pair = escape(f"{summary.crs_id} × {summary.simulator_id}: {kinds}")
             console.print(f"[red]errors[/red] {pair}", highlight=False)
+            for kind, message in summary.error_examples.items():
+                first_line = message.splitlines()[0] if message else ""
+                console.print(f"  {escape(kind)}: {escape(first_line[:300])}", highlight=False)
 
 
 @contextmanager
@@ -212,6 +220,47 @@ def validate(
         errors.print(f"[red]{len(problems)} problem(s)[/red] in {count} record(s) checked", highlight=False)
         raise typer.Exit(1)
     console.print(f"{file}: {count} {kind} valid", highlight=False, markup=False, soft_wrap=True)
+
+
+def _cache_file(path: Path) -> Path:
+    """A run folder means the cache inside it."""
+    from crsim.run.records import LLM_CACHE
+
+    return path / LLM_CACHE if path.is_dir() else path
+
+
+@cache_app.command("stats")
+def cache_stats(
+    path: Annotated[Path, typer.Argument(help="A run folder or an LLM cache file (.sqlite).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the numbers as JSON.")] = False,
+) -> None:
+    """Entries per model and size on disk."""
+    from crsim.llm.cache import cache_stats as read_stats
+
+    with user_errors():
+        stats = read_stats(_cache_file(path))
+    if as_json:
+        payload = {"path": str(stats.path), "entries": stats.entries, "size_bytes": stats.size_bytes}
+        typer.echo(json.dumps({**payload, "by_model": stats.by_model}, indent=2))
+        return
+    console.print(
+        f"{escape(str(stats.path))}: {stats.entries} answers, {stats.size_bytes / 1e6:.2f} MB",
+        highlight=False,
+    )
+    for model, count in stats.by_model.items():
+        console.print(f"  {escape(model)}: {count}", highlight=False)
+
+
+@cache_app.command("clear")
+def cache_clear(
+    path: Annotated[Path, typer.Argument(help="A run folder or an LLM cache file (.sqlite).")],
+) -> None:
+    """Delete every cached answer (the next run calls the models again)."""
+    from crsim.llm.cache import clear_cache
+
+    with user_errors():
+        removed = clear_cache(_cache_file(path))
+    console.print(f"removed {removed} cached answers from {escape(str(_cache_file(path)))}", highlight=False)
 
 
 def main() -> None:

@@ -51,6 +51,9 @@ class GroupSummary(BaseModel):
         default_factory=dict,
         description="Error kind ('source: ExceptionType') -> dialogues that ended with it.",
     )
+    error_examples: dict[str, str] = Field(
+        default_factory=dict, description="Error kind -> the message of its first occurrence."
+    )
     missing_reasons: dict[str, dict[str, int]] = Field(
         default_factory=dict, description="Metric label -> reason -> dialogues missing for that reason."
     )
@@ -125,7 +128,12 @@ GroupKey = tuple[str | None, str | None]
 
 
 def _summarize_group(
-    key: GroupKey, records: list[ScoreRecord], terminations: dict[str, str], errors: Counter[str], seed: int
+    key: GroupKey,
+    records: list[ScoreRecord],
+    terminations: dict[str, str],
+    errors: Counter[str],
+    examples: dict[str, str],
+    seed: int,
 ) -> GroupSummary:
     values: dict[str, list[float | None]] = defaultdict(list)
     missing: dict[str, Counter[str]] = defaultdict(Counter)
@@ -139,6 +147,7 @@ def _summarize_group(
         n_dialogues=len(terminations),
         terminations=dict(sorted(Counter(terminations.values()).items())),
         errors=dict(sorted(errors.items())),
+        error_examples=dict(sorted(examples.items())),
         metrics={label: aggregate(vals, seed=seed) for label, vals in values.items()},
         missing_reasons={label: dict(sorted(c.items())) for label, c in missing.items()},
     )
@@ -160,14 +169,20 @@ def summarize(
         if dialogues is None:
             ends[key].setdefault(record.dialogue_id, record.termination or "unknown")
     errors: dict[GroupKey, Counter[str]] = defaultdict(Counter)
+    examples: dict[GroupKey, dict[str, str]] = defaultdict(dict)
     for dialogue in dialogues or ():
         key = (dialogue.crs_id, dialogue.simulator_id)
         reason = dialogue.termination.reason.value if dialogue.termination else "unknown"
         if dialogue.id not in ends[key] and dialogue.termination and dialogue.termination.error:
-            errors[key][f"{dialogue.termination.error.source}: {dialogue.termination.error.type}"] += 1
+            error = dialogue.termination.error
+            kind = f"{error.source}: {error.type}"
+            errors[key][kind] += 1
+            examples[key].setdefault(kind, error.message)
         ends[key].setdefault(dialogue.id, reason)
     ordered = sorted(set(groups) | set(ends), key=lambda k: (k[0] or "", k[1] or ""))
-    return [_summarize_group(key, groups[key], ends[key], errors[key], seed) for key in ordered]
+    return [
+        _summarize_group(key, groups[key], ends[key], errors[key], examples[key], seed) for key in ordered
+    ]
 
 
 def turn_curves(dialogues: Iterable[Dialogue], metric: Metric, max_turns: int) -> TurnCurve:

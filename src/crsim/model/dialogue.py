@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from crsim.model.acts import DialogueAct
 from crsim.model.user import InformationNeed, UserProfile
 
-FORMAT_VERSION = "1.0"
+FORMAT_VERSION = "1.1"  # 1.1: llm_calls per utterance, llm_usage per dialogue
 
 
 class Role(StrEnum):
@@ -38,6 +38,47 @@ class Termination(BaseModel):
     error: ErrorInfo | None = None
 
 
+class LLMCall(BaseModel):
+    """One language-model call made while producing an utterance (or scoring it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: str = Field(description="Model role: user, crs, judge, annotator, ...")
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = Field(0.0, description="Seconds waiting for the provider; 0 for a cache hit.")
+    cached: bool = False
+    error: str | None = Field(None, description="Error type when the call failed.")
+
+
+class LLMUsage(BaseModel):
+    """LLM calls of one role in one dialogue, summed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: int = 0
+    cached_calls: int = 0
+    failed_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+
+    @classmethod
+    def summarize(cls, calls: list[LLMCall]) -> dict[str, LLMUsage]:
+        """Per-role totals of a list of calls."""
+        totals: dict[str, LLMUsage] = {}
+        for call in calls:
+            total = totals.setdefault(call.role, cls())
+            total.calls += 1
+            total.cached_calls += call.cached
+            total.failed_calls += call.error is not None
+            total.prompt_tokens += call.prompt_tokens
+            total.completion_tokens += call.completion_tokens
+            total.latency_s = round(total.latency_s + call.latency_s, 6)
+        return totals
+
+
 class Utterance(BaseModel):
     """One turn of one participant. `recommended_items` are the item ids the CRS recommended in
     this utterance; `shown_items` are ids displayed alongside it (e.g. an item interface)."""
@@ -50,6 +91,9 @@ class Utterance(BaseModel):
     recommended_items: list[str] = Field(default_factory=list)
     shown_items: list[str] = Field(default_factory=list)
     annotations: dict[str, Any] = Field(default_factory=dict)
+    llm_calls: list[LLMCall] = Field(
+        default_factory=list, description="LLM calls made to produce this utterance."
+    )
 
     def has_intent(self, intent: str) -> bool:
         return any(a.intent == intent for a in self.acts)
@@ -78,6 +122,9 @@ class Dialogue(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     termination: Termination | None = None
     timing: Timing | None = None
+    llm_usage: dict[str, LLMUsage] = Field(
+        default_factory=dict, description="LLM calls, tokens and latency per model role, summed."
+    )
 
     @field_validator("format_version")
     @classmethod

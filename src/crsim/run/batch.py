@@ -23,6 +23,7 @@ from crsim.run.build import DialogueTask, Experiment
 from crsim.run.loop import run_dialogue
 from crsim.run.records import (
     DIALOGUES,
+    LLM_CACHE,
     MANIFEST,
     DialogueWriter,
     build_manifest,
@@ -124,7 +125,9 @@ def _done_ids(path: Path, planned: set[str]) -> set[str]:
 
 async def hold_dialogue(experiment: Experiment, task: DialogueTask) -> Dialogue:
     """One dialogue, never raising: a failure outside the participants becomes an `error` record."""
-    metadata = {"seed": task.seed, "domain": experiment.domain.name}
+    metadata: dict[str, Any] = {"seed": task.seed, "domain": experiment.domain.name}
+    if experiment.config.trials > 1:
+        metadata["trial"] = task.trial
     try:
         simulator = experiment.simulator_factories[task.simulator_label](task.seed)
         return await run_dialogue(
@@ -138,6 +141,7 @@ async def hold_dialogue(experiment: Experiment, task: DialogueTask) -> Dialogue:
             metadata=metadata,
             crs_id=task.crs_label,
             simulator_id=task.simulator_label,
+            trial=task.trial,
         )
     except Exception as exc:  # noqa: BLE001 - one failing dialogue never sinks a run
         error = ErrorInfo(source="loop", type=type(exc).__name__, message=str(exc))
@@ -162,6 +166,7 @@ async def run_batch(
 ) -> BatchResult:
     """Hold every planned dialogue not yet in the run folder, `config.concurrency` at a time."""
     done, dropped = prepare_run_dir(experiment, run_dir, resume)
+    experiment.llms.set_cache_path(run_dir / LLM_CACHE)
     todo = [t for t in experiment.tasks if t.id not in done]
     result = BatchResult(run_dir, len(experiment.tasks), len(done), 0, dropped_bytes=dropped)
     queue: asyncio.Queue[DialogueTask] = asyncio.Queue()
@@ -183,5 +188,6 @@ async def run_batch(
         await asyncio.gather(*(worker() for _ in range(workers)))
     finally:
         writer.close()
+        await experiment.llms.aclose()
     canonical_order(run_dir / DIALOGUES, {t.id: t.index for t in experiment.tasks})
     return result

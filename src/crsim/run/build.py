@@ -10,6 +10,7 @@ from crsim.data.movies import movie_domain
 from crsim.data.users import build_users
 from crsim.errors import ConfigError
 from crsim.eval.evaluate import build_metrics
+from crsim.llm.client import LLMHub
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
 from crsim.registry import ComponentSpec, crs_registry, simulator_registry
@@ -28,6 +29,7 @@ class DialogueTask:
     simulator_label: str
     user: SimulatedUser
     seed: int
+    trial: int = 0
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class Experiment:
     simulator_factories: dict[str, Callable[[int], UserSimulator]]
     tasks: list[DialogueTask]
     components: dict[str, list[dict[str, Any]]]
+    llms: LLMHub
 
 
 def _labels(specs: list[ComponentSpec], field: str) -> list[str]:
@@ -59,48 +62,70 @@ def build_experiment(config: ExperimentConfig) -> Experiment:
     """Validate every component's arguments and create the CRSs, simulator factories and tasks.
 
     Metrics are built here too, only to check them: a bad metric must fail before the dialogues
-    are held, not after.
+    are held, not after. So are the LLM providers of the roles the components use (a missing
+    model file fails here); API keys and endpoints are only tried by the dialogues themselves.
     """
     build_metrics(config.metrics)
     domain = build_domain(config)
     users = build_users(config.users, domain, seed=config.seed)
+    llms = LLMHub(config.llm)
     components: dict[str, list[dict[str, Any]]] = {"crss": [], "simulators": []}
 
     crss: dict[str, Any] = {}
     for i, (spec, label) in enumerate(zip(config.crss, _labels(config.crss, "crss"), strict=True)):
-        params = crs_registry.params(spec.name, spec.args, where=f"crss[{i}]")
-        crss[label] = crs_registry.get(spec.name)(params, domain)
+        where = f"crss[{i}]"
+        params = crs_registry.params(spec.name, spec.args, where=where)
+        cls = crs_registry.get(spec.name)
+        extra = _llm_arguments(cls, params, llms, where)
+        crss[label] = cls(params, domain, **extra)
         components["crss"].append({"id": label, "name": spec.name, "args": params.model_dump(mode="json")})
 
     factories: dict[str, Callable[[int], UserSimulator]] = {}
     for i, (spec, label) in enumerate(
         zip(config.simulators, _labels(config.simulators, "simulators"), strict=True)
     ):
-        params = simulator_registry.params(spec.name, spec.args, where=f"simulators[{i}]")
-        factories[label] = _simulator_factory(simulator_registry.get(spec.name), params, domain)
+        where = f"simulators[{i}]"
+        params = simulator_registry.params(spec.name, spec.args, where=where)
+        cls = simulator_registry.get(spec.name)
+        factories[label] = _simulator_factory(cls, params, domain, _llm_arguments(cls, params, llms, where))
         components["simulators"].append(
             {"id": label, "name": spec.name, "args": params.model_dump(mode="json")}
         )
 
+    combinations = [
+        (c, s, u, t) for c in crss for s in factories for u in users for t in range(config.trials)
+    ]
     tasks = [
         DialogueTask(
             index=index,
-            id=f"{crs_label}/{sim_label}/{user.id}",
+            id=f"{crs_label}/{sim_label}/{user.id}" + (f"#{trial}" if config.trials > 1 else ""),
             crs_label=crs_label,
             simulator_label=sim_label,
             user=user,
-            seed=derive_seed(config.seed, crs_label, sim_label, user.id),
+            seed=derive_seed(config.seed, crs_label, sim_label, user.id, *([trial] if trial else [])),
+            trial=trial,
         )
-        for index, (crs_label, sim_label, user) in enumerate(
-            (c, s, u) for c in crss for s in factories for u in users
-        )
+        for index, (crs_label, sim_label, user, trial) in enumerate(combinations)
     ]
-    return Experiment(config, domain, users, crss, factories, tasks, components)
+    return Experiment(config, domain, users, crss, factories, tasks, components, llms)
 
 
-def _simulator_factory(cls: Any, params: Any, domain: Domain) -> Callable[[int], UserSimulator]:
+def _llm_arguments(cls: Any, params: Any, llms: LLMHub, where: str) -> dict[str, Any]:
+    """`llms=` for components that use language models, after building the providers of their roles."""
+    if not getattr(cls, "needs_llm", False):
+        return {}
+    try:
+        llms.check(list(cls.llm_roles(params)))
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return {"llms": llms}
+
+
+def _simulator_factory(
+    cls: Any, params: Any, domain: Domain, extra: dict[str, Any]
+) -> Callable[[int], UserSimulator]:
     def make(seed: int) -> UserSimulator:
-        simulator: UserSimulator = cls(params, domain, seed)
+        simulator: UserSimulator = cls(params, domain, seed, **extra)
         return simulator
 
     return make

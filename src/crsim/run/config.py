@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from crsim.data.population import PopulationConfig
 from crsim.errors import ConfigError
 from crsim.eval.evaluate import default_metrics
+from crsim.llm.config import LLMSettings
 from crsim.registry import ComponentSpec
 
 
@@ -40,6 +41,16 @@ class ExperimentConfig(BaseModel):
         default_factory=_default_crss, min_length=1, description="CRSs to evaluate."
     )
     metrics: list[ComponentSpec] = Field(default_factory=default_metrics, description="Metrics to compute.")
+    trials: int = Field(
+        1,
+        ge=1,
+        le=1000,
+        description="Dialogues per CRS × simulator × user; each trial has its own seed and LLM cache keys.",
+    )
+    llm: LLMSettings = Field(
+        default_factory=LLMSettings,
+        description="Models behind the LLM roles (user, crs, judge, annotator) and the response cache.",
+    )
     max_turns: int = Field(20, ge=1, le=200, description="Turns (user utterance + CRS reply) per dialogue.")
     concurrency: int = Field(32, ge=1, le=4096, description="Dialogues held at the same time.")
     out: Path | None = Field(None, description="Run folder (default: runs/<name>-<timestamp>).")
@@ -53,6 +64,7 @@ CLI_OVERRIDES: dict[str, str] = {
     "users": "users.size",
     "concurrency": "concurrency",
     "max_turns": "max_turns",
+    "trials": "trials",
 }
 
 

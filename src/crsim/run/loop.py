@@ -13,9 +13,12 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from crsim.crs.base import CRS, CRSReply, CRSSession
+from crsim.llm import usage
 from crsim.model.dialogue import (
     Dialogue,
     ErrorInfo,
+    LLMCall,
+    LLMUsage,
     Role,
     Termination,
     TerminationReason,
@@ -46,42 +49,48 @@ async def run_dialogue(
     metadata: dict[str, Any] | None = None,
     crs_id: str | None = None,
     simulator_id: str | None = None,
+    trial: int = 0,
 ) -> Dialogue:
     """Hold one dialogue. A turn is one user utterance and the CRS reply to it.
 
-    `items`, when given, links item titles in replies of CRSs that return text only.
+    `items`, when given, links item titles in replies of CRSs that return text only. LLM calls made
+    by either participant are attached to the utterance they produced and summed per role; `trial`
+    keys the LLM cache, so repeated trials of one pairing are sampled afresh.
     """
     started_at, clock = datetime.now(UTC).isoformat(timespec="seconds"), time.perf_counter()
     utterances: list[Utterance] = []
     termination = Termination(reason=TerminationReason.MAX_TURNS)
-    try:
-        greeting = await _call("crs", crs.start(session))
-        if greeting is not None:
-            utterances.append(_guard("crs", _crs_utterance, greeting, await _linked(greeting, items)))
-        user_turn = await _call("user", simulator.start(user, greeting))
-        for turn in range(1, max_turns + 1):
-            utterances.append(_guard("user", _user_utterance, user_turn))
-            if user_turn.end:
-                termination = Termination(reason=TerminationReason.USER_ENDED)
-                break
-            reply = await _call("crs", crs.respond(session, user_turn.text))
-            utterances.append(_guard("crs", _crs_utterance, reply, await _linked(reply, items)))
-            if reply.end:
-                termination = Termination(reason=TerminationReason.CRS_ENDED)
-                break
-            if turn == max_turns:
-                break
-            user_turn = await _call("user", simulator.respond(reply))
-    except _ParticipantError as exc:
-        error = ErrorInfo(source=exc.source, type=type(exc.error).__name__, message=str(exc.error))
-        termination = Termination(reason=TerminationReason.ERROR, error=error)
-    finally:
+    with usage.collect(trial) as calls:
         try:
-            await crs.close(session)
-        except Exception as exc:  # noqa: BLE001 - a failing close must not lose the dialogue
-            if termination.error is None:
-                error = ErrorInfo(source="crs", type=type(exc).__name__, message=f"on close: {exc}")
-                termination = Termination(reason=termination.reason, error=error)
+            greeting = await _call("crs", crs.start(session))
+            if greeting is not None:
+                linked = await _linked(greeting, items)
+                utterances.append(_guard("crs", _crs_utterance, greeting, linked, calls.drain()))
+            user_turn = await _call("user", simulator.start(user, greeting))
+            for turn in range(1, max_turns + 1):
+                utterances.append(_guard("user", _user_utterance, user_turn, calls.drain()))
+                if user_turn.end:
+                    termination = Termination(reason=TerminationReason.USER_ENDED)
+                    break
+                reply = await _call("crs", crs.respond(session, user_turn.text))
+                linked = await _linked(reply, items)
+                utterances.append(_guard("crs", _crs_utterance, reply, linked, calls.drain()))
+                if reply.end:
+                    termination = Termination(reason=TerminationReason.CRS_ENDED)
+                    break
+                if turn == max_turns:
+                    break
+                user_turn = await _call("user", simulator.respond(reply))
+        except _ParticipantError as exc:
+            error = ErrorInfo(source=exc.source, type=type(exc.error).__name__, message=str(exc.error))
+            termination = Termination(reason=TerminationReason.ERROR, error=error)
+        finally:
+            try:
+                await crs.close(session)
+            except Exception as exc:  # noqa: BLE001 - a failing close must not lose the dialogue
+                if termination.error is None:
+                    error = ErrorInfo(source="crs", type=type(exc).__name__, message=f"on close: {exc}")
+                    termination = Termination(reason=termination.reason, error=error)
     return Dialogue(
         id=dialogue_id,
         utterances=utterances,
@@ -93,6 +102,7 @@ async def run_dialogue(
         metadata=dict(metadata or {}),
         termination=termination,
         timing=Timing(started_at=started_at, duration_s=round(time.perf_counter() - clock, 6)),
+        llm_usage=LLMUsage.summarize(calls.calls),
     )
 
 
@@ -111,8 +121,14 @@ def _guard(source: str, convert: Callable[..., Utterance], *args: Any) -> Uttera
         raise _ParticipantError(source, exc) from exc
 
 
-def _user_utterance(turn: UserTurn) -> Utterance:
-    return Utterance(role=Role.USER, text=turn.text, acts=list(turn.acts), annotations=dict(turn.annotations))
+def _user_utterance(turn: UserTurn, calls: list[LLMCall]) -> Utterance:
+    return Utterance(
+        role=Role.USER,
+        text=turn.text,
+        acts=list(turn.acts),
+        annotations=dict(turn.annotations),
+        llm_calls=calls,
+    )
 
 
 #: Replies longer than this are linked in a worker thread, so one long text cannot stall other dialogues.
@@ -130,7 +146,7 @@ async def _linked(reply: CRSReply, items: ItemCollection | None) -> list[str] | 
     return list(dict.fromkeys(m.item_id for m in mentions))
 
 
-def _crs_utterance(reply: CRSReply, linked: list[str] | None) -> Utterance:
+def _crs_utterance(reply: CRSReply, linked: list[str] | None, calls: list[LLMCall]) -> Utterance:
     recommended = list(reply.recommended_items)
     annotations = dict(reply.annotations)
     if linked:
@@ -142,4 +158,5 @@ def _crs_utterance(reply: CRSReply, linked: list[str] | None) -> Utterance:
         acts=list(reply.acts),
         recommended_items=recommended,
         annotations=annotations,
+        llm_calls=calls,
     )

@@ -18,12 +18,13 @@ __all__ = ["iter_dialogues"]
 
 MANIFEST = "manifest.json"
 DIALOGUES = "dialogues.jsonl"
+LLM_CACHE = "llm_cache.sqlite"
 RUN_FORMAT_VERSION = "1"
 
 
 def package_versions() -> dict[str, str]:
     found = {"python": platform.python_version()}
-    for name in ("crsim", "pydantic", "numpy", "scipy", "scikit-learn", "rapidfuzz"):
+    for name in ("crsim", "pydantic", "numpy", "scipy", "scikit-learn", "rapidfuzz", "openai", "xllamacpp"):
         try:
             found[name] = version(name)
         except PackageNotFoundError:

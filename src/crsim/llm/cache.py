@@ -1,0 +1,125 @@
+"""The response cache: SQLite, keyed by model identity, messages, generation parameters and trial.
+
+Re-running an evaluation hits the cache for every call (0 provider calls); a new trial index gives
+new keys, so repeated simulation trials are sampled afresh. Safe for several processes writing one
+file (WAL journal, busy timeout).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from crsim.errors import ConfigError
+from crsim.llm.config import CacheMode
+from crsim.llm.types import Completion, Message, ResolvedGeneration
+
+#: Bump when the key recipe changes, so old entries are never read under new semantics.
+KEY_VERSION = 1
+
+
+def cache_key(identity: str, messages: list[Message], generation: ResolvedGeneration, trial: int) -> str:
+    payload = {
+        "v": KEY_VERSION,
+        "model": identity,
+        "messages": [[m["role"], m["content"]] for m in messages],
+        "generation": generation.model_dump(mode="json"),
+        "trial": trial,
+    }
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    path: Path
+    entries: int
+    size_bytes: int
+    by_model: dict[str, int]
+
+
+class ResponseCache:
+    """Completions stored by key. `mode` read-only never writes; off never reads or writes."""
+
+    def __init__(self, path: Path, mode: CacheMode = "read-write") -> None:
+        self.path, self.mode = path, mode
+        self.hits = self.misses = 0
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        if mode != "off":
+            self._db = _connect(path, create=mode == "read-write")
+
+    def get(self, key: str) -> Completion | None:
+        if self._db is None:
+            return None
+        with self._lock:
+            row = self._db.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return Completion.model_validate_json(row[0]).model_copy(update={"cached": True, "latency": 0.0})
+
+    def put(self, key: str, completion: Completion) -> None:
+        if self._db is None or self.mode != "read-write":
+            return
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, model, created, completion) VALUES (?, ?, ?, ?)",
+                (key, completion.model, time.time(), completion.model_dump_json()),
+            )
+
+    def close(self) -> None:
+        if self._db is not None:
+            with self._lock:
+                self._db.close()
+            self._db = None
+
+
+def _connect(path: Path, *, create: bool) -> sqlite3.Connection | None:
+    if not create and not path.exists():
+        return None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS responses "
+            "(key TEXT PRIMARY KEY, model TEXT NOT NULL, created REAL NOT NULL, completion TEXT NOT NULL)"
+        )
+    except sqlite3.DatabaseError as exc:
+        raise ConfigError(f"{path}: cannot open as an LLM response cache ({exc})") from None
+    return db
+
+
+def cache_stats(path: Path) -> CacheStats:
+    if not path.exists():
+        raise ConfigError(f"{path}: no LLM cache here")
+    db = _connect(path, create=False)
+    assert db is not None
+    try:
+        rows = db.execute("SELECT model, COUNT(*) FROM responses GROUP BY model ORDER BY model").fetchall()
+    finally:
+        db.close()
+    size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+    return CacheStats(path, sum(n for _, n in rows), size, {m: n for m, n in rows})
+
+
+def clear_cache(path: Path) -> int:
+    """Delete every entry; returns how many there were."""
+    if not path.exists():
+        raise ConfigError(f"{path}: no LLM cache here")
+    db = _connect(path, create=False)
+    assert db is not None
+    try:
+        (count,) = db.execute("SELECT COUNT(*) FROM responses").fetchone()
+        db.execute("DELETE FROM responses")
+        db.execute("VACUUM")
+    finally:
+        db.close()
+    return int(count)

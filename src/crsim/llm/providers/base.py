@@ -1,0 +1,51 @@
+"""The provider protocol: one raw chat call. Caching, retries, limits and accounting live in the client.
+
+A provider turns `(messages, ResolvedGeneration)` into a `Completion` or raises one of the
+`crsim.llm.errors` types (retryable ones for connection errors, 429 and 5xx). Providers import
+their optional dependencies lazily, inside `create`, so `import crsim.llm` never needs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+from typing import Protocol
+
+from crsim.errors import ConfigError
+from crsim.llm.config import ModelConfig
+from crsim.llm.types import Completion, Message, ResolvedGeneration
+
+
+class Provider(Protocol):
+    """A chat endpoint. One object serves every role that names the same endpoint."""
+
+    name: str
+
+    async def complete(self, messages: list[Message], generation: ResolvedGeneration) -> Completion: ...
+
+    def identity(self) -> str:
+        """What identifies the model for the cache (e.g. endpoint and model name, or the weights file)."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+ProviderFactory = Callable[[ModelConfig], Provider]
+
+#: provider name -> "module:factory". Modules are imported only when a config names the provider.
+_PROVIDERS = {
+    "openai": "crsim.llm.providers.openai:create",
+    "ollama": "crsim.llm.providers.ollama:create",
+    "local": "crsim.llm.providers.local:create",
+    "scripted": "crsim.llm.providers.scripted:create",
+}
+
+
+def create_provider(config: ModelConfig) -> Provider:
+    """Build the provider a model config names; configuration problems raise `ConfigError` here."""
+    target = _PROVIDERS.get(config.provider)
+    if target is None:
+        raise ConfigError(f"unknown LLM provider {config.provider!r}; expected one of {sorted(_PROVIDERS)}")
+    module, factory = target.split(":")
+    create: ProviderFactory = getattr(import_module(module), factory)
+    return create(config)
