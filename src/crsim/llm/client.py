@@ -9,6 +9,7 @@ recorded in the current dialogue's usage log.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 
@@ -42,6 +43,9 @@ class LLM:
         self.role, self.config, self.provider, self.cache = role, config, provider, cache
         self._limit = limit or asyncio.Semaphore(config.max_concurrency)
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
+        # Provider options (e.g. Ollama's num_ctx, top_k) change answers, so they are part of the key.
+        options = json.dumps(config.options, sort_keys=True, default=str) if config.options else ""
+        self._identity = provider.identity() + (f"|options={options}" if options else "")
         self.calls = 0  # provider calls made (cache hits and joined duplicates excluded)
 
     def describe(self) -> str:
@@ -62,7 +66,7 @@ class LLM:
     async def generate(self, messages: list[Message], config: GenerationConfig | None = None) -> Completion:
         """One completion for `messages`. Raises an `LLMError` subclass that says what failed."""
         generation = self.resolve(config)
-        key = cache_key(self.provider.identity(), messages, generation, usage.current_trial())
+        key = cache_key(self._identity, messages, generation, usage.current_trial())
         cached = self.cache.get(key) if self.cache is not None else None
         if cached is not None:
             self._record(cached)

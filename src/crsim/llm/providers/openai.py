@@ -1,0 +1,230 @@
+"""`openai`: any OpenAI-compatible chat endpoint (OpenAI, vLLM, llama.cpp server, LM Studio, Ollama /v1).
+
+Calls go through the official SDK (`AsyncOpenAI`) with its own retries switched off, because the
+crsim client decides about retries and timeouts. The API key is read only from an environment
+variable (`api_key_env`, default OPENAI_API_KEY). Without `base_url` the endpoint is OpenAI itself
+and a missing key fails each call with `LLMAuthError`, so a run records the error per dialogue
+instead of stopping; with a `base_url` (local servers mostly want no key) a placeholder is sent.
+
+How generation parameters travel:
+- `json_schema` -> `response_format={"type": "json_schema", ...}`; strict only when the schema
+  meets OpenAI's strict rules (every object closed, every property required), since OpenAI rejects
+  strict schemas that do not; llama.cpp server and vLLM constrain decoding either way.
+- `grammar` (GBNF) -> the non-standard body field `grammar`, which llama.cpp server and vLLM accept;
+  OpenAI itself rejects it (HTTP 400 -> `LLMBadRequest`).
+- `config.options` -> extra body fields (e.g. vLLM `top_k`, llama.cpp `min_p`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Any, cast
+
+from crsim.errors import ConfigError
+from crsim.llm.config import ModelConfig
+from crsim.llm.errors import (
+    LLMAuthError,
+    LLMBadRequest,
+    LLMConnectionError,
+    LLMError,
+    LLMModelNotFound,
+    LLMRateLimited,
+    LLMServerError,
+    LLMTimeout,
+    missing_dependency,
+)
+from crsim.llm.types import Completion, Message, ResolvedGeneration, Usage
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI, OpenAIError
+    from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
+    from openai.types.chat.completion_create_params import ResponseFormat
+
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+#: Sent to servers given by `base_url` when the key variable is unset; the SDK insists on some key.
+PLACEHOLDER_KEY = "no-key"
+
+#: Request fields the provider sets itself; `options` may not override them.
+_RESERVED = frozenset(
+    {"model", "messages", "temperature", "max_tokens", "stop", "seed", "response_format", "grammar", "stream"}
+)
+
+
+class OpenAIProvider:
+    """One OpenAI-compatible endpoint and model; the SDK client is built on the first call."""
+
+    name = "openai"
+
+    def __init__(self, config: ModelConfig, model: str) -> None:
+        self.config, self.model = config, model
+        self.key_env = config.api_key_env or DEFAULT_KEY_ENV
+        self._key = os.environ.get(self.key_env) or None
+        self._client: AsyncOpenAI | None = None
+
+    def identity(self) -> str:
+        return f"openai:{self.config.base_url or 'api.openai.com'}:{self.model}"
+
+    async def complete(self, messages: list[Message], generation: ResolvedGeneration) -> Completion:
+        from openai import OpenAIError
+
+        client = self._sdk_client()
+        try:
+            response = await client.chat.completions.create(
+                model=self.model,
+                messages=cast("list[ChatCompletionMessageParam]", list(messages)),
+                **self._parameters(generation),
+            )
+        except OpenAIError as exc:
+            raise self._translate(exc) from exc
+        return self._completion(response)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    def _sdk_client(self) -> AsyncOpenAI:
+        if self._client is not None:
+            return self._client
+        key = self._key
+        if key is None:
+            if self.config.base_url is None:
+                raise LLMAuthError(
+                    f"environment variable {self.key_env} is not set; export the OpenAI API key there "
+                    f"(or name another variable in api_key_env, or point base_url at a local server)"
+                )
+            key = PLACEHOLDER_KEY
+        from openai import AsyncOpenAI
+
+        # base_url is always explicit, so OPENAI_BASE_URL in the environment cannot redirect calls
+        # away from what the config (and the cache identity) says.
+        self._client = AsyncOpenAI(
+            api_key=key,
+            base_url=self.config.base_url or OPENAI_BASE_URL,
+            timeout=self.config.timeout,
+            max_retries=0,
+        )
+        return self._client
+
+    def _parameters(self, generation: ResolvedGeneration) -> dict[str, Any]:
+        """The optional create() arguments; parameters left unset are not sent at all."""
+        parameters: dict[str, Any] = {
+            "temperature": generation.temperature,
+            "max_tokens": generation.max_tokens,
+        }
+        if generation.stop:
+            parameters["stop"] = list(generation.stop)
+        if generation.seed is not None:
+            parameters["seed"] = generation.seed
+        if generation.json_schema is not None:
+            parameters["response_format"] = response_format(generation.json_schema)
+        extra = dict(self.config.options)
+        if generation.grammar is not None:
+            extra["grammar"] = generation.grammar
+        if extra:
+            parameters["extra_body"] = extra
+        return parameters
+
+    def _completion(self, response: ChatCompletion) -> Completion:
+        raw = response.model_dump(mode="json")
+        if not response.choices:
+            raise LLMError(f"{self._where()} answered without any choice: {str(raw)[:300]}")
+        choice = response.choices[0]
+        usage = response.usage
+        return Completion(
+            text=choice.message.content or "",
+            usage=Usage(
+                prompt_tokens=usage.prompt_tokens if usage else 0,
+                completion_tokens=usage.completion_tokens if usage else 0,
+            ),
+            raw=raw,
+            model=response.model or self.model,
+            finish_reason=choice.finish_reason,
+        )
+
+    def _where(self) -> str:
+        return f"{(self.config.base_url or OPENAI_BASE_URL).rstrip('/')}/chat/completions"
+
+    def _translate(self, exc: OpenAIError) -> LLMError:
+        """The crsim error for an SDK error: what endpoint, what status, what the server said."""
+        import openai
+
+        where = str(exc.request.url) if isinstance(exc, openai.APIError) else self._where()
+        if isinstance(exc, openai.APITimeoutError):  # a subclass of APIConnectionError: test it first
+            return LLMTimeout(f"{where}: no answer within {self.config.timeout:g} s")
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc.__context__
+            return LLMConnectionError(f"cannot reach {where}: {cause or exc.message}")
+        if not isinstance(exc, openai.APIStatusError):
+            return LLMError(f"{where}: {type(exc).__name__}: {exc}")
+        status, said = exc.status_code, server_message(exc.body, exc.message)
+        detail = f"{where} answered HTTP {status}: {said}"
+        if status in (401, 403):
+            if self._key is None:
+                detail += f" (no key was sent: environment variable {self.key_env} is not set)"
+            return LLMAuthError(detail)
+        if status == 404:
+            return LLMModelNotFound(f"model {self.model!r} not found: {detail}")
+        if status == 429:
+            return LLMRateLimited(detail)
+        if status >= 500:
+            return LLMServerError(detail)
+        return LLMBadRequest(detail)
+
+
+def server_message(body: object, fallback: str) -> str:
+    """The server's own error text: OpenAI's `{"error": {"message": ...}}` (the SDK unwraps `error`)."""
+    if isinstance(body, dict):
+        message = body.get("message") or body.get("error") or body.get("detail")
+        if isinstance(message, str) and message:
+            return message
+        return str(body)[:300]
+    if isinstance(body, str) and body.strip():
+        return body.strip()[:300]
+    return fallback
+
+
+def response_format(schema: dict[str, Any]) -> ResponseFormat:
+    """OpenAI's `json_schema` response format for a JSON schema (a pydantic model's, typically)."""
+    title = schema.get("title")
+    name = re.sub(r"[^a-zA-Z0-9_-]", "_", title)[:64] if isinstance(title, str) and title else "answer"
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": name, "schema": schema, "strict": strict_compatible(schema)},
+    }
+
+
+def strict_compatible(schema: Any) -> bool:
+    """Whether OpenAI's strict mode accepts `schema`: every object closed, every property required."""
+    if isinstance(schema, list):
+        return all(strict_compatible(item) for item in schema)
+    if not isinstance(schema, dict):
+        return True
+    properties = schema.get("properties")
+    if isinstance(properties, dict) or schema.get("type") == "object":
+        listed = set(properties) if isinstance(properties, dict) else set()
+        if schema.get("additionalProperties") is not False or set(schema.get("required", ())) != listed:
+            return False
+    return all(strict_compatible(value) for value in schema.values())
+
+
+def create(config: ModelConfig) -> OpenAIProvider:
+    """Check the settings and that the SDK is installed; no network and no key is needed yet."""
+    try:
+        import openai  # noqa: F401
+    except ImportError:
+        raise missing_dependency("openai", "openai", "pip install 'crsim[llm]'") from None
+    if not config.model:
+        raise ConfigError(
+            "the 'openai' LLM provider needs a model name (`model`, e.g. gpt-4o-mini, or the name the "
+            "server at base_url serves)"
+        )
+    clashes = sorted(_RESERVED & set(config.options))
+    if clashes:
+        raise ConfigError(
+            f"LLM options {clashes} would override what crsim sends itself; use the model settings "
+            f"(temperature, max_tokens, seed) or per-call GenerationConfig fields instead"
+        )
+    return OpenAIProvider(config, config.model)
