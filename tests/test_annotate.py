@@ -96,9 +96,9 @@ async def test_crs_text_is_parsed_with_the_items_discussed(domain: Domain) -> No
 
 
 def test_registry_and_arguments(domain: Domain) -> None:
-    assert "rules" in annotator_registry.names()
-    with pytest.raises(ConfigError, match=r"unknown annotator 'llm'; expected one of: .*rules"):
-        build_annotator("llm", {}, domain)
+    assert {"rules", "llm"} <= set(annotator_registry.names())
+    with pytest.raises(ConfigError, match=r"unknown annotator 'nope'; expected one of: .*rules"):
+        build_annotator("nope", {}, domain)
     with pytest.raises(ConfigError, match=r"annotator\.args\.model: unknown argument"):
         build_annotator("rules", {"model": "x"}, domain)
 

@@ -53,10 +53,11 @@ _BUILTIN_MODULES = {
         "crsim.crs.http.generic",
         "crsim.crs.http.crs_arena",
         "crsim.crs.http.moviebot",
+        "crsim.crs.llm",
     ),
-    "simulator": ("crsim.sim.agenda.simulator",),
+    "simulator": ("crsim.sim.agenda.simulator", "crsim.sim.prompt.single", "crsim.sim.prompt.dual"),
     "metric": ("crsim.eval.metrics",),
-    "annotator": ("crsim.data.augment.rules",),
+    "annotator": ("crsim.data.augment.rules", "crsim.data.augment.llm"),
     "dataset": (
         "crsim.data.datasets.dialoguekit",
         "crsim.data.datasets.iard",

@@ -9,6 +9,7 @@ from typing import Any
 
 from crsim.crs.base import CRSReply
 from crsim.crs.http.generic import GenericHTTPCRS, GenericParams
+from crsim.llm.client import LLMHub
 from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
@@ -68,6 +69,7 @@ def http_experiment(
         simulator_factories={"scripted": lambda _seed: ScriptedUser()},  # type: ignore[dict-item]
         tasks=tasks,
         components=components,
+        llms=LLMHub(config.llm),
     )
 
 

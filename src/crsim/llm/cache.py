@@ -88,7 +88,9 @@ def _connect(path: Path, *, create: bool) -> sqlite3.Connection | None:
         path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
         db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")  # with WAL: durable across crashes of crsim, no fsync per answer
+        db.execute(
+            "PRAGMA synchronous=NORMAL"
+        )  # with WAL: durable across crashes of crsim, no fsync per answer
         db.execute(
             "CREATE TABLE IF NOT EXISTS responses "
             "(key TEXT PRIMARY KEY, model TEXT NOT NULL, created REAL NOT NULL, completion TEXT NOT NULL)"

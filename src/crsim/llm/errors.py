@@ -57,7 +57,7 @@ class LLMDependencyError(ConfigError):
     """A provider's optional dependency is not installed; the message says what to install."""
 
 
-def missing_dependency(provider: str, module: str, install: str) -> LLMDependencyError:
-    return LLMDependencyError(
-        f"the '{provider}' LLM provider needs the Python package {module!r}; install it with: {install}"
-    )
+def missing_dependency(feature: str, module: str, install: str) -> LLMDependencyError:
+    """`feature` is what needs the package: an LLM provider's name or a phrase like 'embeddings retrieval'."""
+    what = f"the '{feature}' LLM provider" if " " not in feature else feature
+    return LLMDependencyError(f"{what} needs the Python package {module!r}; install it with: {install}")

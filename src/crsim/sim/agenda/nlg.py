@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
@@ -29,18 +30,34 @@ _ITEM_INTENTS = frozenset({Intent.ACCEPT, Intent.REJECT, Intent.SEEN, Intent.INQ
 @dataclass(frozen=True)
 class NLGContext:
     """What the NLG needs beyond the acts: the item asked about (`focus_title`), the item under
-    discussion that "it" can refer to (`topic_title`), and the intents the CRS just used."""
+    discussion that "it" can refer to (`topic_title`), and the intents the CRS just used.
+
+    Generators that write free text also get the CRS's last words (`crs_text`), the user's
+    free-form `persona`, and the policy's notes on the turn (`annotations`, e.g. `outcome`)."""
 
     focus_title: str | None = None
     topic_title: str | None = None
     acknowledge: bool = False
     crs_intents: frozenset[str] = field(default_factory=frozenset)
+    crs_text: str | None = None
+    persona: Mapping[str, Any] = field(default_factory=dict)
+    annotations: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NLGResult:
+    """The utterance text, plus `notes` for the record (e.g. an LLM's raw answer)."""
+
+    text: str
+    notes: dict[str, Any] = field(default_factory=dict)
 
 
 class NLG(Protocol):
-    """Turns the user's dialogue acts into the text of one utterance."""
+    """Turns the user's dialogue acts into the text of one utterance.
 
-    def generate(self, acts: list[DialogueAct], context: NLGContext) -> str: ...
+    Async because a generator may call a language model."""
+
+    async def realize(self, acts: list[DialogueAct], context: NLGContext) -> NLGResult: ...
 
 
 @dataclass(frozen=True)
@@ -116,6 +133,10 @@ class TemplateNLG:
             variant = self._variant(act, intents, context)
             sentences.append(self._render(act.intent, act.intent, variant, self._fill(act, context)))
         return " ".join(s for s in sentences if s)
+
+    async def realize(self, acts: list[DialogueAct], context: NLGContext) -> NLGResult:
+        """`generate` behind the async `NLG` interface."""
+        return NLGResult(self.generate(acts, context))
 
     def _variant(self, act: DialogueAct, intents: set[str], context: NLGContext) -> str:
         first_slot = act.slots[0][0] if act.slots else None

@@ -27,7 +27,8 @@ from __future__ import annotations
 import itertools
 import re
 import weakref
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain
@@ -39,10 +40,20 @@ from crsim.model.text import STOPWORDS, fold, normalize
 MAX_VALUE_CHARS = 200
 
 
-class NLU(Protocol):
-    """Turns one CRS utterance into dialogue acts; `items_hint` are ids under discussion, focus last."""
+@dataclass(frozen=True)
+class NLUResult:
+    """The acts read from one CRS utterance, plus `notes` for the record (e.g. an LLM's raw answer)."""
 
-    def parse(self, text: str, items_hint: list[str]) -> list[DialogueAct]: ...
+    acts: list[DialogueAct]
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+class NLU(Protocol):
+    """Turns one CRS utterance into dialogue acts; `items_hint` are ids under discussion, focus last.
+
+    Async because an understanding component may call a language model."""
+
+    async def understand(self, text: str, items_hint: list[str]) -> NLUResult: ...
 
 
 _SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|\n+")
@@ -145,6 +156,10 @@ class RuleNLU:
         if any(a.slots for a in found["elicit"]):
             found["elicit"] = [a for a in found["elicit"] if a.slots]
         return _dedupe([a for k in ("greet", "rec", "inform", "elicit", "ask", "bye") for a in found[k]])
+
+    async def understand(self, text: str, items_hint: list[str]) -> NLUResult:
+        """`parse` behind the async `NLU` interface (`parse` stays sync for the rule annotator)."""
+        return NLUResult(self.parse(text, items_hint))
 
     def _sentence(
         self, sentence: str, mentions: list[Mention], hint: list[str], found: dict[str, list[DialogueAct]]

@@ -1,27 +1,33 @@
-"""`abus`: the agenda-based user simulator of UserSimCRS v2 with rule NLU and template NLG.
+"""`abus`: the agenda-based user simulator of UserSimCRS v2, with rule or LLM NLU and template or LLM NLG.
 
-Each CRS reply is understood from its text only (`RuleNLU`; the reply's `recommended_items`
-and `acts` are what the CRS claims and are deliberately not read), the `InteractionModel`
-updates the agenda and picks the user's acts, and `TemplateNLG` words them. One instance per
-dialogue; every random choice comes from generators seeded by the constructor's `seed`.
+Each CRS reply is understood from its text only (the reply's `recommended_items` and `acts` are
+what the CRS claims and are deliberately not read): by `RuleNLU` (`nlu: rules`) or by a language
+model with the linker resolving item titles (`nlu: llm`, `LLMNLU`). The `InteractionModel` updates
+the agenda and picks the user's acts, and `TemplateNLG` (`nlg: templates`) or a language model
+(`nlg: llm`, `LLMNLG`) words them. One instance per dialogue; every random choice, and every LLM
+call's sampling seed, is derived from the constructor's `seed`.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
 from crsim.crs.base import CRSReply
-from crsim.model.acts import DialogueAct, format_acts
+from crsim.errors import ConfigError
+from crsim.llm.client import LLMHub
+from crsim.model.acts import format_acts
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
 from crsim.registry import Params as BaseParams
 from crsim.registry import simulator
 from crsim.seeding import derive_seed
+from crsim.sim.agenda.llm_nlg import LLMNLG
+from crsim.sim.agenda.llm_nlu import LLMNLU
 from crsim.sim.agenda.nlg import NLG, NLGContext, TemplateNLG, load_templates
-from crsim.sim.agenda.nlu import NLU, RuleNLU
+from crsim.sim.agenda.nlu import NLU, NLUResult, RuleNLU
 from crsim.sim.agenda.policy import InteractionModel, PolicyTurn
 from crsim.sim.agenda.preferences import PreferenceModel
 from crsim.sim.base import UserTurn
@@ -53,20 +59,81 @@ class AgendaBasedSimulator:
             le=1.0,
             description="Probability of volunteering the first constraint in the opening.",
         )
-        nlu: Literal["rules"] = Field("rules", description="Natural language understanding of CRS text.")
-        nlg: Literal["templates"] = Field(
-            "templates", description="Natural language generation of user text."
+        nlu: Literal["rules", "llm"] = Field(
+            "rules",
+            description="Understanding of CRS text: rules, or a language model (role `role`) prompted "
+            "with IARD examples; titles are linked to items either way.",
+        )
+        nlg: Literal["templates", "llm"] = Field(
+            "templates", description="Generation of user text: YAML templates, or a language model."
         )
         templates: str = Field(
             "movies", description="Packaged template set name, or a path to a YAML template file."
         )
+        role: str = Field("user", description="LLM role used by `nlu: llm` and `nlg: llm`.")
+        constrain: bool = Field(
+            True, description="`nlu: llm`: constrain decoding with a grammar of the allowed acts."
+        )
+        nlu_examples: int = Field(
+            24, ge=0, le=60, description="`nlu: llm`: IARD few-shot examples in the prompt."
+        )
+        nlu_temperature: float | None = Field(
+            0.0, ge=0.0, le=2.0, description="`nlu: llm`: sampling temperature (null: the role's default)."
+        )
+        nlu_prompt: str = Field(
+            "nlu.jinja2", description="`nlu: llm`: packaged prompt name, or a path to a jinja2 file."
+        )
+        nlg_examples: int = Field(
+            6, ge=0, le=60, description="`nlg: llm`: IARD user utterances shown as phrasing examples."
+        )
+        nlg_prompt: str = Field(
+            "nlg.jinja2", description="`nlg: llm`: packaged prompt name, or a path to a jinja2 file."
+        )
+        style: str | None = Field(
+            None, description="`nlg: llm`: speaking style or emotion, e.g. 'impatient' (none: neutral)."
+        )
 
-    def __init__(self, params: Params, domain: Domain, seed: int) -> None:
+    #: Built with `llms=`; the roles actually used are `llm_roles(params)`.
+    needs_llm: ClassVar[bool] = True
+
+    @classmethod
+    def llm_roles(cls, params: Params) -> list[str]:
+        """The model role, when the NLU or the NLG is a language model; none otherwise."""
+        return [params.role] if "llm" in (params.nlu, params.nlg) else []
+
+    def __init__(self, params: Params, domain: Domain, seed: int, *, llms: LLMHub | None = None) -> None:
         self.params, self.domain, self.seed = params, domain, seed
-        self.nlu: NLU = RuleNLU(domain)
-        self.nlg: NLG = TemplateNLG(load_templates(params.templates), random.Random(derive_seed(seed, "nlg")))
+        self.nlu: NLU = self._nlu(llms)
+        self.nlg: NLG = self._nlg(llms)
         self._rng = random.Random(seed)
         self._model: InteractionModel | None = None
+        self._persona: dict[str, Any] = {}
+
+    def _hub(self, llms: LLMHub | None, part: str) -> LLMHub:
+        if llms is None:
+            raise ConfigError(f"simulator abus with {part}: llm needs language models (llms=LLMHub(...))")
+        return llms
+
+    def _nlu(self, llms: LLMHub | None) -> NLU:
+        p = self.params
+        if p.nlu == "rules":
+            return RuleNLU(self.domain)
+        return LLMNLU(
+            self._hub(llms, "nlu").role(p.role),
+            self.domain,
+            self.seed,
+            examples=p.nlu_examples,
+            constrain=p.constrain,
+            temperature=p.nlu_temperature,
+            prompt=p.nlu_prompt,
+        )
+
+    def _nlg(self, llms: LLMHub | None) -> NLG:
+        p = self.params
+        if p.nlg == "templates":
+            return TemplateNLG(load_templates(p.templates), random.Random(derive_seed(self.seed, "nlg")))
+        llm = self._hub(llms, "nlg").role(p.role)
+        return LLMNLG(llm, self.seed, style=p.style, examples=p.nlg_examples, prompt=p.nlg_prompt)
 
     async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
         """Open the dialogue (or answer the CRS's opening)."""
@@ -86,28 +153,46 @@ class AgendaBasedSimulator:
             patience=self.params.patience,
             opening_disclosure_prob=self.params.opening_disclosure_prob,
         )
-        crs_acts = self.nlu.parse(greeting.text, []) if greeting is not None else None
-        return self._turn(self._model, self._model.opening(crs_acts), crs_acts or [])
+        self._persona = user.profile.persona
+        understood = await self.nlu.understand(greeting.text, []) if greeting is not None else None
+        crs_acts = understood.acts if understood is not None else None
+        decision = self._model.opening(crs_acts)
+        return await self._turn(self._model, decision, understood, greeting.text if greeting else None)
 
     async def respond(self, reply: CRSReply) -> UserTurn:
         """React to a CRS reply, understood from `reply.text` alone."""
         if self._model is None:
             raise RuntimeError("respond() called before start()")
-        crs_acts = self.nlu.parse(reply.text, self._model.items_hint())
-        return self._turn(self._model, self._model.respond(crs_acts), crs_acts)
+        understood = await self.nlu.understand(reply.text, self._model.items_hint())
+        decision = self._model.respond(understood.acts)
+        return await self._turn(self._model, decision, understood, reply.text)
 
-    def _turn(self, model: InteractionModel, decision: PolicyTurn, crs_acts: list[DialogueAct]) -> UserTurn:
+    async def _turn(
+        self,
+        model: InteractionModel,
+        decision: PolicyTurn,
+        understood: NLUResult | None,
+        crs_text: str | None,
+    ) -> UserTurn:
+        crs_acts = understood.acts if understood is not None else []
         context = NLGContext(
             focus_title=model.focus_title(),
             topic_title=model.title(model.topic),
             acknowledge=decision.acknowledge,
             crs_intents=frozenset(a.intent for a in crs_acts),
+            crs_text=crs_text,
+            persona=self._persona,
+            annotations=decision.annotations,
         )
-        annotations = {
+        annotations: dict[str, Any] = {
             "understood": format_acts(crs_acts),
+            **(understood.notes if understood is not None else {}),
             "agenda": model.agenda.as_strings(),
             **decision.annotations,
         }
-        text = self.nlg.generate(decision.acts, context)
+        generated = await self.nlg.realize(decision.acts, context)
+        annotations.update(generated.notes)
         model.after_utterance(decision.acts)
-        return UserTurn(text=text, acts=list(decision.acts), end=decision.end, annotations=annotations)
+        return UserTurn(
+            text=generated.text, acts=list(decision.acts), end=decision.end, annotations=annotations
+        )

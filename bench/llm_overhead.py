@@ -1,0 +1,233 @@
+"""What crsim costs on top of the LLM: `llm_single` dialogues against a slow OpenAI-compatible server.
+
+    python bench/llm_overhead.py [--delay 0.2] [--seconds 8] [--levels 1,4,16,64]
+
+A separate process serves `/v1/chat/completions`, answering every request after a fixed `delay` and
+admitting at most C requests at a time, so the ideal call rate is C / delay. For each C, crsim runs
+`llm_single` users against the `popular` CRS with the user role's `max_concurrency` set to C, through
+the real `openai` provider, client, cache (read-write, in a temporary run folder) and batch layer.
+
+Reported per C: calls per second as a share of the ideal; the same share for the in-run baseline, a
+bare loop of C workers posting the same requests with one shared httpx client (what any client gets
+from this server); and crsim's CPU time as a share of wall time, in total (everything in the process:
+the openai SDK, httpx, asyncio, pydantic, the CRS) and for crsim's own code alone (from a cProfile
+pass, the share of profiled time spent in crsim's modules). Not a unit test.
+Writes bench/results/llm_overhead.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import os
+import pstats
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results" / "llm_overhead.json"
+TURNS = 5  # user turns per dialogue, each one LLM call (the scripted answer never ends the dialogue)
+
+
+# --------------------------------------------------------------------------- the slow server (own process)
+def serve(port: int, delay: float, admit: int) -> None:
+    import uvicorn
+
+    gate: asyncio.Semaphore | None = None
+    body = json.dumps(
+        {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "bench",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": "Something light, maybe a comedy?"},
+                }
+            ],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 8, "total_tokens": 108},
+        }
+    ).encode()
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        nonlocal gate
+        if scope["type"] != "http":
+            return
+        gate = gate or asyncio.Semaphore(admit)
+        more = True
+        while more:
+            message = await receive()
+            more = message.get("more_body", False)
+        async with gate:
+            await asyncio.sleep(delay)
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, backlog=4096)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_server(delay: float, admit: int) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, __file__, "--serve", str(port), "--delay", str(delay), "--admit", str(admit)]
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return process, f"http://127.0.0.1:{port}/v1"
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    raise RuntimeError("the benchmark server did not start")
+
+
+# --------------------------------------------------------------------------- baseline: bare httpx workers
+async def baseline(base_url: str, level: int, seconds: float) -> float:
+    import httpx
+
+    payload = {"model": "bench", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 8}
+    done = 0
+    limits = httpx.Limits(max_connections=level, max_keepalive_connections=level)
+    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+        end = time.perf_counter() + seconds
+        started = time.perf_counter()
+
+        async def worker() -> None:
+            nonlocal done
+            while time.perf_counter() < end:
+                response = await client.post(f"{base_url}/chat/completions", json=payload)
+                response.raise_for_status()
+                done += 1
+
+        await asyncio.gather(*(worker() for _ in range(level)))
+        return done / (time.perf_counter() - started)
+
+
+# --------------------------------------------------------------------------- crsim
+def crsim_config(base_url: str, level: int, dialogues: int, out: Path) -> Any:
+    from crsim.run.config import ExperimentConfig
+
+    users = min(dialogues, 500)
+    return ExperimentConfig.model_validate(
+        {
+            "name": "llm-overhead",
+            "users": {"size": users},
+            "trials": max(1, -(-dialogues // users)),
+            "simulators": [{"name": "llm_single"}],
+            "crss": [{"name": "popular"}],
+            "metrics": [],
+            "max_turns": TURNS,
+            "concurrency": 2 * level + 2,
+            "llm": {
+                "default": {
+                    "provider": "openai",
+                    "model": "bench",
+                    "base_url": base_url,
+                    "max_concurrency": level,
+                    "max_retries": 0,
+                    "timeout": 60,
+                }
+            },
+            "out": str(out),
+        }
+    )
+
+
+def run_crsim(base_url: str, level: int, dialogues: int, profile: bool) -> dict[str, float]:
+    from crsim.run.batch import run_batch
+    from crsim.run.build import build_experiment
+
+    with tempfile.TemporaryDirectory() as tmp:
+        experiment = build_experiment(crsim_config(base_url, level, dialogues, Path(tmp) / "run"))
+        experiment = replace(experiment, tasks=experiment.tasks[:dialogues])
+        profiler = cProfile.Profile() if profile else None
+        cpu, wall = time.process_time(), time.perf_counter()
+        if profiler:
+            profiler.enable()
+        asyncio.run(run_batch(experiment, Path(tmp) / "run"))
+        if profiler:
+            profiler.disable()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        calls = sum(llm.calls for llm in experiment.llms._roles.values())
+    result = {"calls": calls, "wall_s": wall, "cpu_s": cpu, "calls_per_s": calls / wall}
+    if profiler:
+        stats = pstats.Stats(profiler)
+        own = sum(v[2] for k, v in stats.stats.items() if f"{os.sep}crsim{os.sep}" in k[0])  # type: ignore[attr-defined]
+        total = sum(v[2] for v in stats.stats.values())  # type: ignore[attr-defined]
+        result["own_share_of_profiled"] = own / total if total else 0.0
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--admit", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--delay", type=float, default=0.2, help="seconds the server waits per answer")
+    parser.add_argument("--seconds", type=float, default=8.0, help="target duration of each measurement")
+    parser.add_argument("--levels", default="1,4,16,64", help="concurrency levels C")
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve, args.delay, args.admit)
+        return
+
+    rows = []
+    for level in [int(x) for x in args.levels.split(",")]:
+        ideal = level / args.delay
+        process, base_url = start_server(args.delay, level)
+        try:
+            bare = asyncio.run(baseline(base_url, level, args.seconds))
+            dialogues = max(2, int(ideal * args.seconds / TURNS))
+            timed = run_crsim(base_url, level, dialogues, profile=False)
+            profiled = run_crsim(base_url, level, max(2, dialogues // 2), profile=True)
+        finally:
+            process.terminate()
+            process.wait()
+        row = {
+            "C": level,
+            "ideal_calls_per_s": ideal,
+            "baseline_calls_per_s": round(bare, 2),
+            "crsim_calls_per_s": round(timed["calls_per_s"], 2),
+            "crsim_share_of_ideal": round(timed["calls_per_s"] / ideal, 4),
+            "baseline_share_of_ideal": round(bare / ideal, 4),
+            "crsim_vs_baseline": round(timed["calls_per_s"] / bare, 4),
+            "process_cpu_share_of_wall": round(timed["cpu_s"] / timed["wall_s"], 4),
+            "own_code_cpu_share_of_wall": round(
+                timed["cpu_s"] / timed["wall_s"] * profiled["own_share_of_profiled"], 4
+            ),
+            "calls": timed["calls"],
+        }
+        rows.append(row)
+        print(
+            f"C={level:>3}  ideal {ideal:7.1f}/s  crsim {row['crsim_calls_per_s']:7.1f}/s "
+            f"({row['crsim_share_of_ideal']:.1%} of ideal, {row['crsim_vs_baseline']:.2f}x baseline)  "
+            f"baseline {bare:7.1f}/s ({row['baseline_share_of_ideal']:.1%})  "
+            f"CPU/wall: process {row['process_cpu_share_of_wall']:.1%}, "
+            f"crsim code {row['own_code_cpu_share_of_wall']:.2%}",
+            flush=True,
+        )
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(
+        json.dumps({"delay_s": args.delay, "turns_per_dialogue": TURNS, "rows": rows}, indent=2) + "\n"
+    )
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()

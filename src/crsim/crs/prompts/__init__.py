@@ -1,0 +1,1 @@
+"""Prompt templates (jinja2) of the `llm` CRS, shipped as package data."""

@@ -1,0 +1,390 @@
+"""What the prompt-based simulators share: parameters, prompt variables, history, examples, cleaning.
+
+Messages. A prompt is one jinja2 template rendered per part: `part == "system"` (the task, the
+persona, the information need, few-shot examples) and `part == "conversation"` (the
+conversation so far and what to write next). How the conversation reaches the model is the
+`history_format` argument:
+
+- `transcript` (default, the paper's single prompt): a system message and one user message
+  holding the labelled transcript (`User: ...` / `Recommender: ...`) and the request for the
+  user's next message.
+- `messages`: the system message, then the conversation as alternating chat messages, the
+  recommender's as `user` and the simulated user's own as `assistant`, so the model simply
+  replies to the recommender; the conversation part is sent only as the opening cue when the
+  recommender has not spoken. Measured on SmolLM2-135M, this keeps a tiny model in the
+  conversation, where with a transcript it often comments on it ("The user's next message
+  is: ..."). With `max_history_turns`, the shown messages may begin with an `assistant` one.
+
+The stopping prompt of `llm_dual` is always a transcript: it judges the conversation from outside.
+
+Template variables: `part`, `history_format`, `domain` (the domain's name), `persona` (text or
+None), `need` (a `NeedView`), `examples` (list of transcripts), `stop_token` (text or None),
+`transcript` (the shown history, "" before anyone spoke), `omitted` (utterances left out of
+it), `user_label`, `crs_label`. Undefined variables are errors, so a custom template cannot
+silently lose part of the prompt.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal
+
+import jinja2
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator
+
+from crsim.crs.base import CRSReply
+from crsim.errors import ConfigError, CrsimError, DataError
+from crsim.llm.client import LLMHub
+from crsim.llm.errors import LLMOutputError
+from crsim.llm.prompts import load_template, render
+from crsim.llm.types import GenerationConfig, Message
+from crsim.llm.types import assistant as assistant_message
+from crsim.llm.types import system as system_message
+from crsim.llm.types import user as user_message
+from crsim.model.dialogue import Role
+from crsim.model.domain import Domain
+from crsim.model.io import iter_dialogues
+from crsim.model.user import SimulatedUser
+from crsim.registry import Params as BaseParams
+from crsim.seeding import derive_seed
+from crsim.sim.base import UserTurn
+
+#: Package holding the shipped templates; a `prompt` argument may also be a path to a file.
+PROMPTS = "crsim.sim.prompt.prompts"
+USER_LABEL, CRS_LABEL = "User", "Recommender"
+PARTS = ("system", "conversation")
+
+
+def check_template(name: str) -> str:
+    """Params validator: the template must exist and parse (fails at config time, not mid-run)."""
+    try:
+        load_template(PROMPTS, name)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+    return name
+
+
+#: A template argument, checked when the config is validated.
+TemplateName = Annotated[str, AfterValidator(check_template)]
+
+
+class PromptParams(BaseParams):
+    """Arguments shared by `llm_single` and `llm_dual`."""
+
+    role: str = Field("user", min_length=1, description="Model role whose LLM writes the user's utterances.")
+    prompt: TemplateName = Field(
+        "response.j2",
+        description="Response prompt: the name of a template shipped in crsim.sim.prompt.prompts, "
+        "or a path to a jinja2 file rendering the parts 'system' and 'conversation'.",
+    )
+    persona: str | None = Field(
+        None,
+        description="Persona text, used for users whose profile has no persona['description'].",
+    )
+    temperature: float | None = Field(
+        None, ge=0.0, le=2.0, description="Sampling temperature of utterances (default: the role's)."
+    )
+    max_tokens: int | None = Field(None, ge=1, description="Token cap per utterance (default: the role's).")
+    history_format: Literal["transcript", "messages"] = Field(
+        "transcript",
+        description="How the conversation reaches the model: one transcript in the prompt, or "
+        "alternating chat messages (recommender as user, simulated user as assistant).",
+    )
+    max_history_turns: int | None = Field(
+        None,
+        ge=1,
+        description="Only the last N turns (user utterance + reply) go into the response prompt, "
+        "for small context windows; None: the whole conversation.",
+    )
+    num_examples: int = Field(
+        2, ge=1, description="How many dialogues of `examples` (the first ones) to show."
+    )
+    examples: str | None = Field(
+        None,
+        description="JSONL file of dialogues in crsim's format, shown as few-shot examples; None: zero-shot.",
+    )
+    include_preferences: bool = Field(
+        True, description="Tell the user their liked and disliked slot values from the profile."
+    )
+    closing_utterance: str = Field(
+        "Thank you, that is all for now. Goodbye!",
+        min_length=1,
+        description="What the user says when they end without words of their own.",
+    )
+
+    @field_validator("examples")
+    @classmethod
+    def _examples_readable(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Read the examples now (`num_examples` is validated first), so a bad file fails before a run."""
+        count = info.data.get("num_examples")
+        if value is not None and count is not None:
+            try:
+                load_examples(value, count)
+            except CrsimError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+
+@dataclass(frozen=True)
+class SlotValues:
+    slot: str
+    values: list[str]
+
+
+@dataclass(frozen=True)
+class NeedView:
+    """The information need (and, optionally, slot preferences) in the words a prompt uses:
+    constraint values, the slots to ask about, target items by title."""
+
+    constraints: list[SlotValues]
+    requests: list[str]
+    targets: list[str]
+    likes: list[SlotValues] = field(default_factory=list)
+    dislikes: list[SlotValues] = field(default_factory=list)
+
+
+def need_view(user: SimulatedUser, domain: Domain, *, preferences: bool = True) -> NeedView:
+    """Targets become display titles; a target id unknown to the domain is an error, not skipped."""
+    titles = []
+    for item_id in user.need.targets:
+        item = domain.items.get(item_id)
+        if item is None:
+            raise DataError(
+                f"user {user.id!r}: target item {item_id!r} is not among the {domain.name} items; "
+                "expected ids of the domain's items"
+            )
+        titles.append(item.display_title)
+    constraints = [SlotValues(s, user.need.constraint_values(s)) for s in user.need.constraints]
+    prefs = user.profile.preferences if preferences else {}
+    return NeedView(
+        constraints=[c for c in constraints if c.values],
+        requests=list(user.need.requests),
+        targets=titles,
+        likes=[SlotValues(s, list(p.likes)) for s, p in prefs.items() if p.likes],
+        dislikes=[SlotValues(s, list(p.dislikes)) for s, p in prefs.items() if p.dislikes],
+    )
+
+
+def persona_text(user: SimulatedUser, fallback: str | None) -> str | None:
+    """The user's own persona (`profile.persona["description"]`) if it has one, else the configured one."""
+    described = user.profile.persona.get("description")
+    if isinstance(described, str) and described.strip():
+        return described.strip()
+    return fallback.strip() if fallback and fallback.strip() else None
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One utterance of the conversation as the simulator saw or said it."""
+
+    role: Role
+    text: str
+
+
+def transcript(entries: list[Entry]) -> str:
+    """`User: ...` / `Recommender: ...` lines; whitespace inside an utterance collapsed to single spaces."""
+    lines = []
+    for entry in entries:
+        label = USER_LABEL if entry.role == Role.USER else CRS_LABEL
+        lines.append(f"{label}: {' '.join(entry.text.split())}")
+    return "\n".join(lines)
+
+
+def recent_turns(history: list[Entry], max_turns: int | None) -> tuple[list[Entry], int]:
+    """The last `max_turns` turns (each from a user utterance up to the next one) and how many
+    utterances were left out before them (a CRS greeting counts as left out once a turn is)."""
+    starts = [i for i, entry in enumerate(history) if entry.role == Role.USER]
+    if max_turns is None or len(starts) <= max_turns:
+        return list(history), 0
+    cut = starts[-max_turns]
+    return history[cut:], cut
+
+
+def within_chars(history: list[Entry], budget: int | None) -> tuple[list[Entry], int]:
+    """The longest suffix of `history` whose transcript fits in `budget` characters (at least the
+    last utterance, however long), and how many utterances were left out."""
+    if budget is None:
+        return list(history), 0
+    sizes = [len(transcript([entry])) + 1 for entry in history]
+    total, start = sum(sizes), 0
+    while start < len(history) - 1 and total > budget:
+        total -= sizes[start]
+        start += 1
+    return history[start:], start
+
+
+def load_examples(path: str, count: int) -> tuple[str, ...]:
+    """Transcripts of the first `count` dialogues (with text) of a JSONL file, read once per file version."""
+    file = Path(path)
+    if not file.is_file():
+        raise DataError("file not found; expected few-shot example dialogues in JSON Lines", path=path)
+    return _read_examples(str(file.resolve()), file.stat().st_mtime_ns, count)
+
+
+@lru_cache(maxsize=32)
+def _read_examples(path: str, _version: int, count: int) -> tuple[str, ...]:
+    found: list[str] = []
+    for dialogue in iter_dialogues(Path(path)):
+        text = transcript([Entry(u.role, u.text) for u in dialogue.utterances if u.text.strip()])
+        if text:
+            found.append(text)
+        if len(found) == count:
+            return tuple(found)
+    raise DataError(
+        f"num_examples is {count} but the file holds only {len(found)} dialogue(s) with text", path=path
+    )
+
+
+_USER_PREFIX = re.compile(
+    r"^\s*[*_]*\s*(?:the\s+)?(?:user|seeker|you)(?:'s(?:\s+(?:next|first|last))?\s+(?:message|reply))?"
+    r"(?:\s+is)?\s*[*_]*\s*:\s*[*_]*\s*",
+    re.IGNORECASE,
+)
+_OTHER_SPEAKER = re.compile(
+    r"^\s*[*_]*\s*(?:recommender|crs|assistant|system|bot|agent)\s*[*_]*\s*:", re.IGNORECASE
+)
+_QUOTES = {'"': '"', "“": "”"}
+
+
+def clean_utterance(raw: str) -> str:
+    """The user's words in a model answer: a leading `User:` label removed, everything from a line
+    where the model starts the recommender's part (or a second user turn) cut, quotes unwrapped."""
+    kept: list[str] = []
+    for line in raw.strip().splitlines():
+        if _OTHER_SPEAKER.match(line):
+            break
+        prefix = _USER_PREFIX.match(line)
+        if prefix:
+            if any(k.strip() for k in kept):
+                break
+            line = line[prefix.end() :]
+        kept.append(line)
+    text = "\n".join(kept).strip()
+    if len(text) >= 2 and _QUOTES.get(text[0]) == text[-1]:
+        text = text[1:-1].strip()
+    return text
+
+
+def split_at_stop(text: str, token: str) -> tuple[str, bool]:
+    """(text before the stop token, whether it occurs); the token is matched ignoring case."""
+    at = text.lower().find(token.lower())
+    if at < 0:
+        return text, False
+    return text[:at].strip(), True
+
+
+def prompt_messages(template: jinja2.Template, name: str, variables: dict[str, Any]) -> list[Message]:
+    """Render the template's two parts into a system and a user message; neither may be empty."""
+    texts = [render(template, part=part, **variables) for part in PARTS]
+    for part, text in zip(PARTS, texts, strict=True):
+        if not text:
+            raise ConfigError(
+                f"prompt template {name!r} renders nothing for part {part!r}; "
+                f"a template must write text for each of {PARTS}"
+            )
+    return [system_message(texts[0]), user_message(texts[1])]
+
+
+class PromptSimulator:
+    """One dialogue of an LLM-played user: keeps the history, builds prompts, cleans answers.
+
+    Subclasses decide what happens before each user turn (`_next_turn`). One object per
+    dialogue; every sampling seed is derived from the dialogue seed and the turn number.
+    """
+
+    needs_llm: ClassVar[bool] = True
+
+    @classmethod
+    def llm_roles(cls, params: PromptParams) -> list[str]:
+        return [params.role]
+
+    def __init__(self, params: PromptParams, domain: Domain, seed: int, *, llms: LLMHub) -> None:
+        self.settings, self.domain, self.seed = params, domain, seed
+        self.llm = llms.role(params.role)
+        self.template = load_template(PROMPTS, params.prompt)
+        self.examples = load_examples(params.examples, params.num_examples) if params.examples else ()
+        self.history: list[Entry] = []
+        self.turn = 0
+        self._need: NeedView | None = None
+        self._persona: str | None = None
+
+    async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
+        """The user's first utterance (answering the CRS's greeting, if it spoke first)."""
+        self._need = need_view(user, self.domain, preferences=self.settings.include_preferences)
+        self._persona = persona_text(user, self.settings.persona)
+        if greeting is not None:
+            self.history.append(Entry(Role.CRS, greeting.text))
+        self.turn = 1
+        return await self._next_turn()
+
+    async def respond(self, reply: CRSReply) -> UserTurn:
+        """The user's next utterance after a CRS reply (read from its text only)."""
+        if self._need is None:
+            raise RuntimeError("respond() called before start()")
+        self.history.append(Entry(Role.CRS, reply.text))
+        self.turn += 1
+        return await self._next_turn()
+
+    async def _next_turn(self) -> UserTurn:
+        raise NotImplementedError
+
+    def variables(self, **extra: Any) -> dict[str, Any]:
+        """Template variables common to every prompt of this dialogue, plus `extra`."""
+        return {
+            "history_format": self.settings.history_format,
+            "domain": self.domain.name,
+            "persona": self._persona,
+            "need": self._need,
+            "user_label": USER_LABEL,
+            "crs_label": CRS_LABEL,
+            **extra,
+        }
+
+    def call_seed(self, purpose: str) -> int:
+        return derive_seed(self.seed, purpose, self.turn) % 2**31
+
+    async def generate_utterance(self, stop_token: str | None) -> tuple[str, str, dict[str, Any]]:
+        """(cleaned text, raw answer, annotations) from the response prompt over the recent history."""
+        shown, omitted = recent_turns(self.history, self.settings.max_history_turns)
+        variables = self.variables(examples=list(self.examples), stop_token=stop_token, omitted=omitted)
+        if self.settings.history_format == "messages":
+            messages = self._chat_messages(shown, variables)
+        else:
+            variables["transcript"] = transcript(shown)
+            messages = prompt_messages(self.template, self.settings.prompt, variables)
+        config = GenerationConfig(
+            temperature=self.settings.temperature,
+            max_tokens=self.settings.max_tokens,
+            seed=self.call_seed("turn"),
+            stop=(f"\n{CRS_LABEL}:", f"\n{USER_LABEL}:"),
+        )
+        completion = await self.llm.generate(messages, config)
+        notes: dict[str, Any] = {"history_omitted": omitted} if omitted else {}
+        return clean_utterance(completion.text), completion.text, notes
+
+    def _chat_messages(self, shown: list[Entry], variables: dict[str, Any]) -> list[Message]:
+        """System message, then the recommender's utterances as `user` and the simulated user's as
+        `assistant`; before the recommender has spoken, the conversation part opens the dialogue."""
+        variables["transcript"] = ""
+        opening = prompt_messages(self.template, self.settings.prompt, variables)
+        if not shown:
+            return opening
+        turns = [user_message(e.text) if e.role == Role.CRS else assistant_message(e.text) for e in shown]
+        return [opening[0], *turns]
+
+    def empty_answer(self, raw: str) -> LLMOutputError:
+        return LLMOutputError(
+            f"{self.llm.describe()}: the user utterance is empty once cleaned "
+            "(role labels and any part written for the recommender removed)",
+            raw,
+        )
+
+    def say(self, text: str, raw: str | None, notes: dict[str, Any], *, end: bool = False) -> UserTurn:
+        """Record the utterance in the history; keep the raw answer when the text differs from it."""
+        if raw is not None and text != raw.strip():
+            notes["raw_answer"] = raw
+        self.history.append(Entry(Role.USER, text))
+        return UserTurn(text=text, end=end, annotations=notes)

@@ -1,0 +1,110 @@
+"""`llm_dual`: the dual-prompt LLM user simulator of UserSimCRS v2 (section 4.3).
+
+Before each user turn after the first, a stopping prompt (the task put as a yes/no decision,
+the persona, the need and the whole conversation, both sides) asks whether the user stops.
+The answer is JSON `{"decision": "continue"|"stop", "reason": ...}`, decoded under its JSON
+schema where the provider supports it and repaired once otherwise; an answer still unreadable
+is an error of the simulator, never a default decision. On "stop" the user says the fixed
+closing utterance and the dialogue ends; on "continue" the response prompt of `llm_single`,
+without its stop instruction, writes the utterance.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from crsim.llm.client import LLMHub
+from crsim.llm.errors import LLMOutputError
+from crsim.llm.prompts import load_template
+from crsim.llm.structured import generate_json
+from crsim.llm.types import GenerationConfig
+from crsim.model.domain import Domain
+from crsim.registry import simulator
+from crsim.sim.base import UserTurn
+from crsim.sim.prompt.common import (
+    PROMPTS,
+    PromptParams,
+    PromptSimulator,
+    TemplateName,
+    prompt_messages,
+    transcript,
+    within_chars,
+)
+
+
+class StopDecision(BaseModel):
+    """The stopping prompt's answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["continue", "stop"]
+    reason: str = Field(max_length=200)
+
+
+@simulator("llm_dual")
+class DualPromptSimulator(PromptSimulator):
+    """An LLM plays the user; a second prompt decides before each turn whether the user stops.
+
+    Annotations of each turn after the first: `stop_decision`, `stop_reason`,
+    `stop_decision_repaired` (the first answer was unreadable and the repair worked) and
+    `stop_history_omitted` when the history had to be cut to `stop_history_chars`; plus
+    `raw_answer`, `closing_utterance` and `history_omitted` as in `llm_single`.
+    """
+
+    class Params(PromptParams):
+        stop_prompt: TemplateName = Field(
+            "stop.j2",
+            description="Stopping prompt: a template shipped in crsim.sim.prompt.prompts or a path "
+            "to a jinja2 file rendering the parts 'system' and 'conversation'.",
+        )
+        decision_max_tokens: int = Field(
+            128, ge=16, description="Token cap of the JSON decision (room for a one-sentence reason)."
+        )
+        stop_history_chars: int | None = Field(
+            8000,
+            ge=200,
+            description="The stopping prompt shows the whole conversation, since whether to stop "
+            "depends on all of it (a suggestion turned down early, questions already answered); "
+            "only a transcript longer than this many characters loses its oldest messages, so the "
+            "prompt fits the model's context window. None: never cut.",
+        )
+
+    def __init__(self, params: Params, domain: Domain, seed: int, *, llms: LLMHub) -> None:
+        super().__init__(params, domain, seed, llms=llms)
+        self.dual = params
+        self.stop_template = load_template(PROMPTS, params.stop_prompt)
+
+    async def _next_turn(self) -> UserTurn:
+        notes: dict[str, Any] = {}
+        if self.turn > 1:
+            decision = await self._decide(notes)
+            if decision.decision == "stop":
+                notes["closing_utterance"] = True
+                return self.say(self.settings.closing_utterance, None, notes, end=True)
+        text, raw, more = await self.generate_utterance(None)
+        if not text:
+            raise self.empty_answer(raw)
+        return self.say(text, raw, {**notes, **more})
+
+    async def _decide(self, notes: dict[str, Any]) -> StopDecision:
+        shown, omitted = within_chars(self.history, self.dual.stop_history_chars)
+        variables = self.variables(
+            stop_token=None, examples=[], transcript=transcript(shown), omitted=omitted
+        )
+        messages = prompt_messages(self.stop_template, self.dual.stop_prompt, variables)
+        config = GenerationConfig(
+            temperature=self.settings.temperature,
+            max_tokens=self.dual.decision_max_tokens,
+            seed=self.call_seed("stop"),
+        )
+        answer = await generate_json(self.llm, messages, StopDecision, config)
+        if answer.value is None:
+            raise LLMOutputError(f"{self.llm.describe()}: stopping decision: {answer.error}", answer.raw)
+        notes.update(stop_decision=answer.value.decision, stop_reason=answer.value.reason)
+        if answer.repaired:
+            notes["stop_decision_repaired"] = True
+        if omitted:
+            notes["stop_history_omitted"] = omitted
+        return answer.value
