@@ -206,7 +206,7 @@ async def test_answer_without_choices_is_an_error(fake: OpenAILikeServer) -> Non
         Reply(raw_body='{"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": []}')
     )
     async with openai_llm(fake.base_url + "/v1") as llm:
-        with pytest.raises(LLMError, match="without any choice"):
+        with pytest.raises(LLMError, match="without a chat completion"):
             await llm.generate(MESSAGES)
 
 
