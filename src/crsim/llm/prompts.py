@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from pydantic import AfterValidator
 
 from crsim.errors import ConfigError
 
@@ -44,3 +45,17 @@ def render(template: jinja2.Template, **variables: Any) -> str:
         return template.render(**variables).strip()
     except jinja2.UndefinedError as exc:
         raise ConfigError(f"prompt template: {exc.message}") from None
+
+
+def template_check(package: str) -> AfterValidator:
+    """For component Params: `Annotated[str, template_check(package)]` names a template of `package`
+    (or a file), loaded when the arguments are validated, so a missing or broken one fails at config time."""
+
+    def check(name: str) -> str:
+        try:
+            load_template(package, name)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return name
+
+    return AfterValidator(check)

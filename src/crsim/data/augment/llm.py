@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
 import jinja2
-from pydantic import AfterValidator, Field, field_validator
+from pydantic import Field, field_validator
 
 from crsim.data.augment.base import ACTS_SOURCE, ActAnnotator, AnnotationReport, annotator
 from crsim.data.datasets.intents import INTENT_TABLES, SLOTS
@@ -31,7 +31,7 @@ from crsim.errors import ConfigError
 from crsim.llm.client import LLM, LLMHub
 from crsim.llm.config import LLMSettings
 from crsim.llm.grammar import acts_grammar
-from crsim.llm.prompts import load_template, render
+from crsim.llm.prompts import load_template, render, template_check
 from crsim.llm.structured import Structured, generate_structured, parse_act_answer
 from crsim.llm.types import GenerationConfig, Message, assistant, system, user
 from crsim.model.acts import DialogueAct, Intent, is_act_name
@@ -214,17 +214,8 @@ def _fits(example: Example, words: Vocabulary, max_acts: int) -> bool:
     return True
 
 
-def check_template(name: str) -> str:
-    """Params validator: the template must exist and parse (fails at config time, not mid-run)."""
-    try:
-        load_template(PROMPTS, name)
-    except ConfigError as exc:
-        raise ValueError(str(exc)) from None
-    return name
-
-
 #: A template argument, checked when the arguments are validated.
-TemplateName = Annotated[str, AfterValidator(check_template)]
+TemplateName = Annotated[str, template_check(PROMPTS)]
 _act_errors: ContextVar[dict[int, dict[str, str]] | None] = ContextVar("crsim_act_errors", default=None)
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, cast
 
 import jinja2
-from pydantic import AfterValidator, BaseModel, Field, create_model
+from pydantic import BaseModel, Field, create_model
 
 from crsim.data.augment.evaluate import value_key
 from crsim.data.augment.llm import SLOT_MEANINGS
@@ -30,7 +30,7 @@ from crsim.errors import ConfigError
 from crsim.llm.client import LLM, LLMHub
 from crsim.llm.config import LLMSettings
 from crsim.llm.errors import LLMOutputError
-from crsim.llm.prompts import load_template, render
+from crsim.llm.prompts import load_template, render, template_check
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, Message, system, user
 from crsim.model.dialogue import Dialogue, Role
@@ -90,15 +90,6 @@ def need_schema(domain: Domain, *, max_constraints: int, max_targets: int) -> ty
     return schema
 
 
-def check_template(name: str) -> str:
-    """Params validator: the template must exist and parse."""
-    try:
-        load_template(PROMPTS, name)
-    except ConfigError as exc:
-        raise ValueError(str(exc)) from None
-    return name
-
-
 @dataclass(frozen=True)
 class NeedResult:
     """What one extraction gave: the need (None when unreadable), the raw answer, the error, and
@@ -125,7 +116,7 @@ class LLMNeedExtractor:
 
     class Params(ComponentParams):
         role: str = Field("annotator", min_length=1, description="Model role whose LLM reads the dialogues.")
-        prompt: Annotated[str, AfterValidator(check_template)] = Field(
+        prompt: Annotated[str, template_check(PROMPTS)] = Field(
             "need.j2",
             description="Template shipped in crsim.data.augment.prompts, or a path to a jinja2 file "
             "rendering the parts 'system' and 'dialogue'.",

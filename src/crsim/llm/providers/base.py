@@ -41,6 +41,16 @@ _PROVIDERS = {
 }
 
 
+def check_options(config: ModelConfig, reserved: frozenset[str], label: str) -> None:
+    """Refuse `options` that would silently override request fields crsim sets itself."""
+    clashes = sorted(reserved & set(config.options))
+    if clashes:
+        raise ConfigError(
+            f"{label} options {clashes} would override what crsim sends itself; use the model settings "
+            f"(temperature, max_tokens, seed) or per-call GenerationConfig fields instead"
+        )
+
+
 def create_provider(config: ModelConfig) -> Provider:
     """Build the provider a model config names; configuration problems raise `ConfigError` here."""
     target = _PROVIDERS.get(config.provider)

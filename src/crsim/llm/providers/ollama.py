@@ -25,6 +25,7 @@ from crsim.llm.errors import (
     LLMServerError,
     LLMTimeout,
 )
+from crsim.llm.providers.base import check_options
 from crsim.llm.types import Completion, Message, ResolvedGeneration, Usage
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
@@ -164,10 +165,5 @@ def create(config: ModelConfig) -> OllamaProvider:
             "the 'ollama' LLM provider needs a model name (`model`, as `ollama list` shows it, "
             "e.g. smollm2:135m)"
         )
-    clashes = sorted(_RESERVED_OPTIONS & set(config.options))
-    if clashes:
-        raise ConfigError(
-            f"Ollama options {clashes} would override what crsim sends itself; use the model settings "
-            f"(temperature, max_tokens, seed) or per-call GenerationConfig fields instead"
-        )
+    check_options(config, _RESERVED_OPTIONS, "Ollama")
     return OllamaProvider(config, config.model)

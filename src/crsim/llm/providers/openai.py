@@ -34,6 +34,7 @@ from crsim.llm.errors import (
     LLMTimeout,
     missing_dependency,
 )
+from crsim.llm.providers.base import check_options
 from crsim.llm.types import Completion, Message, ResolvedGeneration, Usage
 
 if TYPE_CHECKING:
@@ -235,10 +236,5 @@ def create(config: ModelConfig) -> OpenAIProvider:
             "the 'openai' LLM provider needs a model name (`model`, e.g. gpt-4o-mini, or the name the "
             "server at base_url serves)"
         )
-    clashes = sorted(_RESERVED & set(config.options))
-    if clashes:
-        raise ConfigError(
-            f"LLM options {clashes} would override what crsim sends itself; use the model settings "
-            f"(temperature, max_tokens, seed) or per-call GenerationConfig fields instead"
-        )
+    check_options(config, _RESERVED, "LLM")
     return OpenAIProvider(config, config.model)

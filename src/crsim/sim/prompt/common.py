@@ -33,13 +33,13 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 import jinja2
-from pydantic import AfterValidator, Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from crsim.crs.base import CRSReply
 from crsim.errors import ConfigError, CrsimError, DataError
 from crsim.llm.client import LLMHub
 from crsim.llm.errors import LLMOutputError
-from crsim.llm.prompts import load_template, render
+from crsim.llm.prompts import load_template, render, template_check
 from crsim.llm.types import GenerationConfig, Message
 from crsim.llm.types import assistant as assistant_message
 from crsim.llm.types import system as system_message
@@ -58,17 +58,8 @@ USER_LABEL, CRS_LABEL = "User", "Recommender"
 PARTS = ("system", "conversation")
 
 
-def check_template(name: str) -> str:
-    """Params validator: the template must exist and parse (fails at config time, not mid-run)."""
-    try:
-        load_template(PROMPTS, name)
-    except ConfigError as exc:
-        raise ValueError(str(exc)) from None
-    return name
-
-
 #: A template argument, checked when the config is validated.
-TemplateName = Annotated[str, AfterValidator(check_template)]
+TemplateName = Annotated[str, template_check(PROMPTS)]
 
 
 class PromptParams(BaseParams):
