@@ -40,19 +40,32 @@ _LLM_HELP = (
 _CACHE_HELP = "LLM response cache (SQLite) for annotators that use an LLM; default: {default}."
 _LIMIT_HELP = "Only the first N gold dialogues (a sample; LLM annotators are slow)."
 
+# Options several annotate commands share.
+ArgsOption = Annotated[list[str] | None, typer.Option("--arg", help=_ARG_HELP)]
+ItemsOption = Annotated[Path | None, typer.Option(help=_ITEMS_HELP)]
+LimitOption = Annotated[int | None, typer.Option(min=1, help=_LIMIT_HELP)]
+LLMOption = Annotated[Path | None, typer.Option("--llm", help=_LLM_HELP)]
+OutCacheOption = Annotated[
+    Path | None, typer.Option(help=_CACHE_HELP.format(default="llm_cache.sqlite next to OUT"))
+]
+HereCacheOption = Annotated[
+    Path | None, typer.Option(help=_CACHE_HELP.format(default="llm_cache.sqlite in the current folder"))
+]
+DatasetArgOption = Annotated[
+    list[str] | None, typer.Option("--dataset-arg", help="Reader argument KEY=VALUE.")
+]
+
 
 @annotate_app.command("acts")
 def annotate_acts(
     file: Annotated[Path, typer.Argument(help="A dialogues JSONL file.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Annotated dialogues JSONL to write.")],
     annotator: Annotated[str, typer.Option(help="A registered act annotator (rules, llm).")] = "rules",
-    arg: Annotated[list[str] | None, typer.Option("--arg", help=_ARG_HELP)] = None,
+    arg: ArgsOption = None,
     overwrite: Annotated[bool, typer.Option(help="Re-annotate utterances that already have acts.")] = False,
-    items: Annotated[Path | None, typer.Option(help=_ITEMS_HELP)] = None,
-    llm: Annotated[Path | None, typer.Option("--llm", help=_LLM_HELP)] = None,
-    cache: Annotated[
-        Path | None, typer.Option(help=_CACHE_HELP.format(default="llm_cache.sqlite next to OUT"))
-    ] = None,
+    items: ItemsOption = None,
+    llm: LLMOption = None,
+    cache: OutCacheOption = None,
 ) -> None:
     """Add dialogue acts to utterances without them; each records its annotator in `acts_source`.
 
@@ -75,11 +88,9 @@ def annotate_acts(
 
         _run_with(hub, _write_all(out, count_failures()))
     unreadable = f" ({failed} unreadable: no acts, see annotations.acts_error)" if hub is not None else ""
-    console.print(
+    _say(
         f"{report.dialogues} dialogues: {report.annotated} utterances annotated by {tool.name}{unreadable}, "
-        f"{report.kept} kept their acts -> {out}",
-        highlight=False,
-        markup=False,
+        f"{report.kept} kept their acts -> {out}"
     )
     _print_llm_use(hub, tool)
 
@@ -90,17 +101,13 @@ def annotate_eval(
     dataset: Annotated[
         str | None, typer.Option(help="Read GOLD with this dataset reader (e.g. the IARD reader).")
     ] = None,
-    dataset_arg: Annotated[
-        list[str] | None, typer.Option("--dataset-arg", help="Reader argument KEY=VALUE.")
-    ] = None,
+    dataset_arg: DatasetArgOption = None,
     annotator: Annotated[str, typer.Option(help="A registered act annotator (rules, llm).")] = "rules",
-    arg: Annotated[list[str] | None, typer.Option("--arg", help=_ARG_HELP)] = None,
-    items: Annotated[Path | None, typer.Option(help=_ITEMS_HELP)] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help=_LIMIT_HELP)] = None,
-    llm: Annotated[Path | None, typer.Option("--llm", help=_LLM_HELP)] = None,
-    cache: Annotated[
-        Path | None, typer.Option(help=_CACHE_HELP.format(default="llm_cache.sqlite in the current folder"))
-    ] = None,
+    arg: ArgsOption = None,
+    items: ItemsOption = None,
+    limit: LimitOption = None,
+    llm: LLMOption = None,
+    cache: HereCacheOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the scores as JSON.")] = False,
 ) -> None:
     """Re-annotate gold dialogues from scratch; intent and slot-value P/R/F1, micro and per intent."""
@@ -126,12 +133,10 @@ def annotate_eval(
         return
     console.print(_scores_table(summary))
     if hub is not None:
-        console.print(
+        _say(
             f"{summary['llm']['failed_utterances']} utterances unreadable (scored as no acts); "
             f"{seconds:.1f} s in all, model load included "
-            f"({seconds / result.utterances:.2f} s per scored utterance)",
-            highlight=False,
-            markup=False,
+            f"({seconds / result.utterances:.2f} s per scored utterance)"
         )
         _print_llm_use(hub, tool)
 
@@ -151,11 +156,9 @@ def annotate_need(
         list[str] | None, typer.Option("--arg", help="An argument of the act annotator or the llm extractor.")
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an information need a dialogue has.")] = False,
-    items: Annotated[Path | None, typer.Option(help=_ITEMS_HELP)] = None,
-    llm: Annotated[Path | None, typer.Option("--llm", help=_LLM_HELP)] = None,
-    cache: Annotated[
-        Path | None, typer.Option(help=_CACHE_HELP.format(default="llm_cache.sqlite next to OUT"))
-    ] = None,
+    items: ItemsOption = None,
+    llm: LLMOption = None,
+    cache: OutCacheOption = None,
 ) -> None:
     """Extract each dialogue's information need (constraints, requests, targets) from its user acts,
     or with `--extractor llm` from the whole dialogue by an LLM."""
@@ -186,21 +189,17 @@ def annotate_need(
             )
         _run_with(hub, _write_all(out, stream))
     if kind == "llm":
-        console.print(
+        _say(
             f"{llm_report.dialogues} dialogues: {llm_report.extracted} needs extracted by llm, "
             f"{llm_report.failed} unreadable (no need; see metadata.information_need_error), "
-            f"{llm_report.kept} kept their need -> {out}",
-            highlight=False,
-            markup=False,
+            f"{llm_report.kept} kept their need -> {out}"
         )
     else:
         unreadable = f", {getattr(tool, 'failed', '?')} of them unreadable" if hub is not None else ""
-        console.print(
+        _say(
             f"{report.dialogues} dialogues: {report.extracted} needs extracted "
             f"({report.utterances_annotated} utterances given acts by {user_annotator}{unreadable}), "
-            f"{report.kept} kept their need -> {out}",
-            highlight=False,
-            markup=False,
+            f"{report.kept} kept their need -> {out}"
         )
     _print_llm_use(hub, tool)
 
@@ -209,9 +208,7 @@ def annotate_need(
 def annotate_need_eval(
     gold: Annotated[Path, typer.Argument(help="Dialogues with gold needs or accepted-item labels.")],
     dataset: Annotated[str | None, typer.Option(help="Read GOLD with this dataset reader.")] = None,
-    dataset_arg: Annotated[
-        list[str] | None, typer.Option("--dataset-arg", help="Reader argument KEY=VALUE.")
-    ] = None,
+    dataset_arg: DatasetArgOption = None,
     extractor: Annotated[
         str, typer.Option(help="rules: read off the user's acts; llm: an LLM reads the whole dialogue.")
     ] = "rules",
@@ -228,11 +225,9 @@ def annotate_need_eval(
     from_text: Annotated[
         bool, typer.Option(help="Strip all acts first (--no-from-text: use the dialogue's own acts).")
     ] = True,
-    limit: Annotated[int | None, typer.Option(min=1, help=_LIMIT_HELP)] = None,
-    llm: Annotated[Path | None, typer.Option("--llm", help=_LLM_HELP)] = None,
-    cache: Annotated[
-        Path | None, typer.Option(help=_CACHE_HELP.format(default="llm_cache.sqlite in the current folder"))
-    ] = None,
+    limit: LimitOption = None,
+    llm: LLMOption = None,
+    cache: HereCacheOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the scores as JSON.")] = False,
 ) -> None:
     """Extract needs and compare: constraint, request and target P/R/F1 (micro)."""
@@ -271,15 +266,16 @@ def annotate_need_eval(
         table.add_row(part, str(row["dialogues"]), str(row["gold"]), *scores)
     console.print(table)
     if "failed" in summary:
-        console.print(
-            f"{summary['failed']} dialogues unreadable (scored as an empty need)",
-            highlight=False,
-            markup=False,
-        )
+        _say(f"{summary['failed']} dialogues unreadable (scored as an empty need)")
     _print_llm_use(hub, tool)
 
 
 _EXTRACTORS = ("rules", "llm")
+
+
+def _say(text: str) -> None:
+    """Print plain text (file names and counts; no markup, no highlighting)."""
+    console.print(text, highlight=False, markup=False)
 
 
 def _extractor_kind(extractor: str, annotator: str | None) -> str:
@@ -403,7 +399,7 @@ def _print_llm_use(hub: Any, tool: Any) -> None:
     use = _llm_use(hub, _roles_of(tool))
     calls = ", ".join(f"{n} provider calls (role {r})" for r, n in use["provider_calls"].items())
     where = f" from the cache {use['cache']}" if use["cache"] else " (no cache)"
-    console.print(f"LLM: {calls}; {use['cache_hits']} answers{where}", highlight=False, markup=False)
+    _say(f"LLM: {calls}; {use['cache_hits']} answers{where}")
 
 
 def _need_domain(gold: Path, dataset: str | None, pairs: list[str], items: Path | None) -> Any:
