@@ -307,36 +307,12 @@ def _annotation_hub(
             raise CrsimError(f"{given[0]}: {component!r} uses no LLM")
         return None
     from crsim.llm.client import LLMHub
-    from crsim.llm.config import LLMSettings
+    from crsim.llm.config import LLMSettings, load_llm_settings
 
-    settings = _llm_settings(config) if config is not None else LLMSettings()
+    settings = load_llm_settings(config) if config is not None else LLMSettings()
     if cache is not None:
         settings = settings.model_copy(update={"cache": settings.cache.model_copy(update={"path": cache})})
     return LLMHub(settings, cache_path=default_cache)
-
-
-def _llm_settings(path: Path) -> Any:
-    """The `llm:` section of a YAML/JSON file as LLMSettings; errors name the file and the field."""
-    import yaml
-    from pydantic import ValidationError
-
-    from crsim.errors import ConfigError
-    from crsim.llm.config import LLMSettings
-
-    if not path.is_file():
-        raise ConfigError(f"{path}: file not found; expected a YAML file with an `llm:` section")
-    try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
-        raise ConfigError(f"{path}: not readable as YAML ({str(exc).splitlines()[0]})") from None
-    if not isinstance(loaded, dict) or not isinstance(loaded.get("llm"), dict):
-        raise ConfigError(f"{path}: expected a mapping with an `llm:` section (provider, model, ...)")
-    try:
-        return LLMSettings.model_validate(loaded["llm"])
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in ("llm", *err["loc"]))
-        raise ConfigError(f"{path}: field '{field}': {err['msg']}") from None
 
 
 def _build_annotator(name: str, args: dict[str, Any], domain: Any, hub: Any) -> Any:

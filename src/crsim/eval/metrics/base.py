@@ -7,6 +7,7 @@ into None, so a missing value is counted as missing and never silently becomes 0
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import ClassVar
 
 from pydantic import Field
@@ -86,3 +87,64 @@ class CutoffParams(BaseParams):
 
     k: int = Field(10, ge=1, description="Only the first k items of each recommendation list count.")
     turn: int | None = Field(None, ge=1, description="Turn t to score at; None = the dialogue's last turn.")
+
+
+@dataclass(frozen=True)
+class Value:
+    """One number an evaluator gives a dialogue: for an aspect, at dialogue level or for one turn.
+
+    `value` None means no number: `error` then says why (an unreadable judge answer, a failed call),
+    and `raw` keeps the model's text. A missing value is counted in summaries, never replaced.
+    """
+
+    aspect: str | None
+    value: float | None
+    turn: int | None = None
+    explanation: str | None = None
+    error: str | None = None
+    raw: str | None = None
+
+
+class Evaluator(ABC):
+    """A per-dialogue scorer that may give several aspects and per-turn values, and may await (LLMs).
+
+    Registered with `@metric(name)` like `Metric`, with a nested `Params`. Evaluators that call
+    language models set `needs_llm = True`, list their roles in `llm_roles(params)` and take
+    `llms=` (an `LLMHub`) in the constructor. Records are labelled `"{label}/{aspect}"` (or just
+    `label` when `aspect` is None); turn-level values carry the turn number t (1-based, the CRS
+    reply to the t-th user utterance) and are averaged per dialogue before population statistics.
+    """
+
+    Params: ClassVar[type[BaseParams]] = BaseParams
+    registry_name: ClassVar[str]
+    needs_llm: ClassVar[bool] = False
+
+    def __init__(self, params: BaseParams | None = None, **_: object) -> None:
+        expected = type(self).Params
+        if params is not None and not isinstance(params, expected):
+            raise TypeError(
+                f"{type(self).__name__} needs {expected.__qualname__}, got {type(params).__qualname__}"
+            )
+        self.params = params if params is not None else expected()
+        self.id: str | None = None
+
+    @classmethod
+    def llm_roles(cls, params: BaseParams) -> list[str]:
+        """Model roles this evaluator calls, so their providers are built (and checked) up front."""
+        return []
+
+    @property
+    def label(self) -> str:
+        return self.id or self.default_label()
+
+    @abstractmethod
+    def default_label(self) -> str:
+        """Readable name, e.g. the rubric's name."""
+
+    def record_label(self, aspect: str | None) -> str:
+        return self.label if aspect is None else f"{self.label}/{aspect}"
+
+    @abstractmethod
+    async def evaluate(self, dialogue: Dialogue) -> list[Value]:
+        """All values for one dialogue. Raise `NotApplicable` when the dialogue lacks what is needed;
+        any other exception becomes an error record for this dialogue only."""
