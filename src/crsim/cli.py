@@ -129,31 +129,96 @@ def _progress(total: int, quiet: bool) -> Iterator[Any]:
 
 def _evaluate(run_dir: Path) -> list[Any]:
     """Score every dialogue of a run with the metrics of its manifest; write scores and summary."""
-    from crsim.eval.evaluate import build_metrics, score_dialogues, summarize, write_scores, write_summary
-    from crsim.model.io import iter_dialogues
-    from crsim.registry import ComponentSpec
-    from crsim.run.records import DIALOGUES, read_manifest
+    from crsim.run.evaluation import evaluate_path
 
-    manifest = read_manifest(run_dir)
-    specs = [ComponentSpec.model_validate(m) for m in manifest.get("config", {}).get("metrics", [])]
-    seed = int(manifest.get("config", {}).get("seed", 0))
-    dialogues = list(iter_dialogues(run_dir / DIALOGUES))
-    records = score_dialogues(dialogues, build_metrics(specs))
-    summaries = summarize(records, dialogues, seed=seed)
-    write_scores(records, run_dir / "scores.jsonl")
-    write_summary(summaries, run_dir / "summary.json")
-    return summaries
+    return evaluate_path(run_dir).summaries
+
+
+def parse_metric_specs(values: list[str]) -> list[Any]:
+    """`--metrics` values: `name`, `name:arg=value,arg=value` (values read as YAML scalars; `id=` sets
+    the label), or several bare names separated by commas."""
+    from crsim.registry import ComponentSpec
+
+    specs: list[ComponentSpec] = []
+    for value in values:
+        name, sep, rest = value.partition(":")
+        if not sep:
+            specs.extend(ComponentSpec(name=n.strip()) for n in name.split(",") if n.strip())
+            continue
+        args = parse_args([pair for pair in rest.split(",") if pair.strip()])
+        label = args.pop("id", None)
+        specs.append(ComponentSpec(name=name.strip(), args=args, id=None if label is None else str(label)))
+    if not specs:
+        raise CrsimError(
+            "--metrics: expected metric names, e.g. --metrics success_rate,srrr --metrics recall:k=5"
+        )
+    return specs
 
 
 @app.command()
 def evaluate(
-    run_dir: Annotated[Path, typer.Argument(help="A run folder written by `crsim run`.")],
+    run_dir: Annotated[
+        Path, typer.Argument(help="A run folder written by `crsim run`, or a dialogue JSONL file.")
+    ],
+    metrics: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metrics",
+            help="Metrics instead of the run's: `name`, `a,b,c` or `name:arg=value,…` (repeatable).",
+        ),
+    ] = None,
+    judge: Annotated[
+        Path | None,
+        typer.Option(
+            help="Judge config (YAML: `llm:` models, `judges:` evaluators; default judge: quality5)."
+        ),
+    ] = None,
+    annotator: Annotated[
+        str, typer.Option(help="Act annotator for dialogues without acts: rules, llm, or none.")
+    ] = "rules",
+    annotator_arg: Annotated[
+        list[str] | None, typer.Option("--annotator-arg", help="An annotator argument KEY=VALUE.")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Dialogues scored at the same time.")] = 8,
+    out: Annotated[
+        Path | None, typer.Option(help="Output folder (default: the run folder; for a file, <stem>-eval/).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
-    """Recompute the metrics of a run from its dialogue records."""
+    """Score a run's dialogues: metrics, LLM judges, act annotation where acts are missing.
+
+    Writes scores.jsonl (one line per dialogue and metric/aspect) and summary.json; LLM answers are
+    cached in llm_cache.sqlite of the output folder.
+    """
+    from crsim.run.evaluation import EvaluateOptions, evaluate_path, load_judge_config
+
     with user_errors():
-        summaries = _evaluate(run_dir)
-    _show(summaries, as_json)
+        options = EvaluateOptions(
+            metrics=parse_metric_specs(metrics) if metrics else None,
+            judge=load_judge_config(judge) if judge is not None else None,
+            annotator=annotator,
+            annotator_args=parse_args(annotator_arg or []),
+            concurrency=concurrency,
+        )
+        result = evaluate_path(run_dir, options, out=out)
+    _show(result.summaries, as_json)
+    if as_json:
+        return
+    notes = []
+    if result.annotation.annotator and (result.annotation.annotated or result.annotation.failed):
+        notes.append(
+            f"acts filled in by {result.annotation.annotator!r} for {result.annotation.annotated} dialogues"
+            + (f", {result.annotation.failed} failed" if result.annotation.failed else "")
+        )
+    if result.llm_roles:
+        notes.append(
+            f"{result.llm_calls} LLM calls ({', '.join(f'{k}: {v}' for k, v in result.llm_roles.items())})"
+        )
+    notes.append(f"scores and summary in {result.out_dir}")
+    for note in notes:
+        console.print(escape(note), highlight=False)
+    for kind, message in result.annotation.failures.items():
+        console.print(f"[red]annotation failed[/red] {escape(kind)}: {escape(message)}", highlight=False)
 
 
 @app.command()

@@ -13,15 +13,19 @@ import os
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
 from crsim.errors import ConfigError, DataError
-from crsim.eval.metrics.base import Metric, NotApplicable, PerTurnMetric
+from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, PerTurnMetric
 from crsim.eval.stats import Aggregate, aggregate
 from crsim.model.dialogue import Dialogue
 from crsim.registry import ComponentSpec, metric_registry
+
+if TYPE_CHECKING:
+    from crsim.llm.client import LLMHub
 
 
 class ScoreRecord(BaseModel):
@@ -37,6 +41,14 @@ class ScoreRecord(BaseModel):
         None, description="Why value is None: the metric does not apply, or 'error: <type>' when it raised."
     )
     error: str | None = Field(None, description="The failure, when computing the metric raised.")
+    turn: int | None = Field(
+        None, description="For turn-level values: the turn t (1-based); None for dialogue-level values."
+    )
+    explanation: str | None = Field(None, description="A judge's justification of the value.")
+    raw: str | None = Field(None, description="A model's unreadable answer, kept when value is None.")
+    annotator: str | None = Field(
+        None, description="The act annotator that filled in acts this dialogue lacked, if any."
+    )
 
 
 class GroupSummary(BaseModel):
@@ -56,6 +68,9 @@ class GroupSummary(BaseModel):
     )
     missing_reasons: dict[str, dict[str, int]] = Field(
         default_factory=dict, description="Metric label -> reason -> dialogues missing for that reason."
+    )
+    annotated: dict[str, int] = Field(
+        default_factory=dict, description="Act annotator -> dialogues whose missing acts it filled in."
     )
 
 
@@ -79,20 +94,34 @@ def default_metrics() -> list[ComponentSpec]:
     ]
 
 
-def build_metrics(specs: Sequence[ComponentSpec]) -> list[Metric]:
-    """Instantiate metrics through the registry; unknown names, bad args or clashing labels → ConfigError."""
-    metrics: list[Metric] = []
+def build_metrics(specs: Sequence[ComponentSpec], *, llms: LLMHub | None = None) -> list[Metric | Evaluator]:
+    """Instantiate metrics and evaluators through the registry.
+
+    Unknown names, bad arguments or clashing labels are a ConfigError. Evaluators that use language
+    models get `llms` after their roles' providers are built, so bad model settings fail here, before
+    any dialogue is scored; without `llms` they are a ConfigError.
+    """
+    built: list[Metric | Evaluator] = []
     for index, spec in enumerate(specs):
         where = f"metrics[{index}]"
         params = metric_registry.params(spec.name, spec.args, where=where)
-        built: Metric = metric_registry.get(spec.name)(params)
-        built.id = spec.id
-        metrics.append(built)
-    labels = Counter(m.label for m in metrics)
+        cls = metric_registry.get(spec.name)
+        if getattr(cls, "needs_llm", False):
+            if llms is None:
+                raise ConfigError(f"{where}: {spec.name!r} uses a language model; give LLM settings")
+            llms.check(list(cls.llm_roles(params)))
+            instance = cls(params, llms=llms)
+        else:
+            instance = cls(params)
+        if not isinstance(instance, Metric | Evaluator):
+            raise ConfigError(f"{where}: {spec.name!r} is neither a Metric nor an Evaluator")
+        instance.id = spec.id
+        built.append(instance)
+    labels = Counter(m.label for m in built)
     clashes = sorted(label for label, count in labels.items() if count > 1)
     if clashes:
         raise ConfigError(f"metrics: label(s) {', '.join(clashes)} used twice; give each an `id`")
-    return metrics
+    return built
 
 
 def score_dialogue(dialogue: Dialogue, metric: Metric) -> ScoreRecord:
@@ -119,9 +148,15 @@ def score_dialogue(dialogue: Dialogue, metric: Metric) -> ScoreRecord:
     )
 
 
-def score_dialogues(dialogues: Iterable[Dialogue], metrics: Sequence[Metric]) -> list[ScoreRecord]:
-    """Every metric on every dialogue, in dialogue order then metric order."""
-    return [score_dialogue(dialogue, m) for dialogue in dialogues for m in metrics]
+def score_dialogues(
+    dialogues: Iterable[Dialogue], metrics: Sequence[Metric | Evaluator]
+) -> list[ScoreRecord]:
+    """Every sync metric on every dialogue, in dialogue order then metric order (evaluators that
+    await, such as LLM judges, go through `crsim.eval.pipeline.score_all`)."""
+    awaiting = [m.label for m in metrics if isinstance(m, Evaluator)]
+    if awaiting:
+        raise TypeError(f"{', '.join(awaiting)}: evaluators are scored by crsim.eval.pipeline.score_all")
+    return [score_dialogue(dialogue, m) for dialogue in dialogues for m in metrics if isinstance(m, Metric)]
 
 
 GroupKey = tuple[str | None, str | None]
@@ -137,10 +172,15 @@ def _summarize_group(
 ) -> GroupSummary:
     values: dict[str, list[float | None]] = defaultdict(list)
     missing: dict[str, Counter[str]] = defaultdict(Counter)
+    annotated: dict[str, set[str]] = defaultdict(set)
+    for label, dialogue_values in _per_dialogue(records).items():
+        for value, reason in dialogue_values:
+            values[label].append(value)
+            if value is None:
+                missing[label][reason or "unknown"] += 1
     for record in records:
-        values[record.metric].append(record.value)
-        if record.value is None:
-            missing[record.metric][record.missing_reason or "unknown"] += 1
+        if record.annotator:
+            annotated[record.annotator].add(record.dialogue_id)
     return GroupSummary(
         crs_id=key[0],
         simulator_id=key[1],
@@ -150,7 +190,33 @@ def _summarize_group(
         error_examples=dict(sorted(examples.items())),
         metrics={label: aggregate(vals, seed=seed) for label, vals in values.items()},
         missing_reasons={label: dict(sorted(c.items())) for label, c in missing.items()},
+        annotated={name: len(ids) for name, ids in sorted(annotated.items())},
     )
+
+
+def _per_dialogue(records: list[ScoreRecord]) -> dict[str, list[tuple[float | None, str | None]]]:
+    """Metric label -> one (value, missing reason) per dialogue, in record order.
+
+    A dialogue-level record passes through; the turn-level records of a dialogue become one value,
+    the mean of its present turn values (None, with the first reason given, when no turn has a
+    value), so a long dialogue does not weigh more than a short one.
+    """
+    groups: dict[str, dict[str, list[ScoreRecord]]] = defaultdict(dict)
+    for record in records:
+        groups[record.metric].setdefault(record.dialogue_id, []).append(record)
+    return {
+        label: [_dialogue_value(group) for group in by_dialogue.values()]
+        for label, by_dialogue in groups.items()
+    }
+
+
+def _dialogue_value(group: list[ScoreRecord]) -> tuple[float | None, str | None]:
+    if len(group) == 1 and group[0].turn is None:
+        return group[0].value, group[0].missing_reason
+    present = [r.value for r in group if r.value is not None]
+    if present:
+        return float(np.mean(present)), None
+    return None, next((r.missing_reason for r in group if r.missing_reason), None)
 
 
 def summarize(

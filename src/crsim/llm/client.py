@@ -163,6 +163,11 @@ class LLMHub:
             self._cache = ResponseCache(self._cache_path, self._cache_config.mode)
         return self._cache
 
+    @property
+    def roles(self) -> dict[str, LLM]:
+        """The roles used so far, by name (each LLM counts its `calls`)."""
+        return dict(self._roles)
+
     def set_cache_path(self, path: Path) -> None:
         """Where the cache lives when the config leaves it open (the run folder, known only later)."""
         if self.settings.cache.path is None and self._cache is None:

@@ -1,0 +1,142 @@
+"""Score dialogues with metrics and evaluators, concurrently, filling in missing acts first.
+
+`score_all` is the one entry point `crsim evaluate` and `crsim run` use: for every dialogue it
+(1) lets an act annotator fill in the acts of utterances that have none (when one is given),
+(2) computes the sync metrics, and (3) awaits the evaluators (LLM judges and the like). Dialogues
+are processed `concurrency` at a time and records come back in dialogue order, then metric order.
+A failure stays with its dialogue: an annotator or evaluator that raises becomes an error record
+for that dialogue and metric, never a crash of the evaluation and never a number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from crsim.eval.evaluate import ScoreRecord, score_dialogue
+from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, Value
+from crsim.model.dialogue import Dialogue, Role
+
+
+class DialogueAnnotator(Protocol):
+    """Fills in the acts of utterances that have none; `name` is recorded with the scores."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def annotate(self, dialogue: Dialogue) -> Dialogue: ...
+
+
+@dataclass
+class AnnotationCounts:
+    """How many dialogues needed acts, and how many of those the annotator could not annotate."""
+
+    annotator: str | None = None
+    annotated: int = 0
+    failed: int = 0
+    failures: dict[str, str] = field(default_factory=dict)
+
+
+def needs_acts(dialogue: Dialogue) -> bool:
+    """Whether some user utterance has no acts (the intent-based metrics cannot read it)."""
+    return any(u.role is Role.USER and not u.acts for u in dialogue.utterances)
+
+
+async def score_all(
+    dialogues: Iterable[Dialogue],
+    metrics: Sequence[Metric | Evaluator],
+    *,
+    annotator: DialogueAnnotator | None = None,
+    concurrency: int = 8,
+    counts: AnnotationCounts | None = None,
+) -> list[ScoreRecord]:
+    """Every metric on every dialogue; see the module docstring."""
+    counts = counts if counts is not None else AnnotationCounts()
+    counts.annotator = annotator.name if annotator is not None else None
+    limit = asyncio.Semaphore(max(1, concurrency))
+    needs_await = annotator is not None or any(isinstance(m, Evaluator) for m in metrics)
+    if not needs_await:  # the common fast path: no awaiting at all
+        return [score_dialogue(d, m) for d in dialogues for m in metrics if isinstance(m, Metric)]
+
+    async def one(dialogue: Dialogue) -> list[ScoreRecord]:
+        async with limit:
+            scored, used = await _annotated(dialogue, annotator, counts)
+            records: list[ScoreRecord] = []
+            for metric in metrics:
+                if isinstance(metric, Evaluator):
+                    records.extend(await evaluate_dialogue(scored, metric))
+                else:
+                    records.append(score_dialogue(scored, metric))
+            if used is not None:
+                for record in records:
+                    record.annotator = used
+            return records
+
+    results = await asyncio.gather(*(one(d) for d in dialogues))
+    return [record for group in results for record in group]
+
+
+async def _annotated(
+    dialogue: Dialogue, annotator: DialogueAnnotator | None, counts: AnnotationCounts
+) -> tuple[Dialogue, str | None]:
+    """The dialogue with acts filled in, and the annotator's name if it filled any."""
+    if annotator is None or not needs_acts(dialogue):
+        return dialogue, None
+    try:
+        annotated = await annotator.annotate(dialogue)
+    except Exception as exc:  # noqa: BLE001 - the dialogue is scored as it is; the failure is reported
+        counts.failed += 1
+        counts.failures.setdefault(type(exc).__name__, f"dialogue {dialogue.id!r}: {exc}")
+        return dialogue, None
+    counts.annotated += 1
+    return annotated, annotator.name
+
+
+async def evaluate_dialogue(dialogue: Dialogue, evaluator: Evaluator) -> list[ScoreRecord]:
+    """The evaluator's values as records; `NotApplicable` or an exception gives one record saying so."""
+    base = {
+        "dialogue_id": dialogue.id,
+        "crs_id": dialogue.crs_id,
+        "simulator_id": dialogue.simulator_id,
+        "termination": dialogue.termination.reason.value if dialogue.termination else None,
+    }
+    try:
+        values = await evaluator.evaluate(dialogue)
+    except NotApplicable as exc:
+        return [ScoreRecord(**base, metric=evaluator.label, value=None, missing_reason=exc.reason)]
+    except Exception as exc:  # noqa: BLE001 - one failing dialogue must not stop the evaluation
+        message = f"dialogue {dialogue.id!r}, metric {evaluator.label!r}: {type(exc).__name__}: {exc}"
+        return [
+            ScoreRecord(
+                **base,
+                metric=evaluator.label,
+                value=None,
+                missing_reason=f"error: {type(exc).__name__}",
+                error=message,
+            )
+        ]
+    return [_record(base, evaluator, value) for value in values]
+
+
+def _record(base: dict[str, str | None], evaluator: Evaluator, value: Value) -> ScoreRecord:
+    reason = None
+    if value.value is None:
+        reason = f"error: {error_kind(value.error)}" if value.error else "no value"
+    return ScoreRecord(
+        **base,
+        metric=evaluator.record_label(value.aspect),
+        value=value.value,
+        turn=value.turn,
+        explanation=value.explanation,
+        missing_reason=reason,
+        error=value.error,
+        raw=value.raw if value.value is None else None,
+    )
+
+
+def error_kind(error: str) -> str:
+    """The kind of an error text: its leading `Name:` when it starts with one, else 'value error'."""
+    head, sep, _ = error.partition(":")
+    return head if sep and head.isidentifier() else "value error"

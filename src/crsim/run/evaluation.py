@@ -1,0 +1,190 @@
+"""Evaluate a run folder (or a dialogue file): metrics, judges and act annotation, put together.
+
+This is where the pieces meet: the run's manifest gives the metrics, the domain, the seed and the
+LLM settings; a judge config adds LLM judges and may replace the LLM settings; an act annotator
+(rule-based by default) fills in the acts that LLM simulators and human datasets lack, so that
+Success, SRRR and RDL can be computed, and every score of an annotated dialogue names the annotator.
+Outputs: `scores.jsonl` (one line per dialogue and metric/aspect, plus one per turn for turn-level
+aspects) and `summary.json` (per CRS × simulator), written atomically; LLM answers are cached in the
+run's `llm_cache.sqlite` so a second evaluation makes no calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from crsim.errors import ConfigError
+from crsim.eval.evaluate import (
+    GroupSummary,
+    ScoreRecord,
+    build_metrics,
+    default_metrics,
+    summarize,
+    write_scores,
+    write_summary,
+)
+from crsim.eval.pipeline import AnnotationCounts, DialogueAnnotator, score_all
+from crsim.llm.client import LLMHub
+from crsim.llm.config import LLMSettings
+from crsim.model.domain import Domain
+from crsim.model.io import iter_dialogues
+from crsim.registry import ComponentSpec
+from crsim.run.records import DIALOGUES, LLM_CACHE, MANIFEST, read_manifest
+
+SCORES = "scores.jsonl"
+SUMMARY = "summary.json"
+#: Annotator names that mean "do not annotate".
+NO_ANNOTATOR = ("none", "off")
+
+
+def _default_judges() -> list[ComponentSpec]:
+    return [ComponentSpec(name="judge", args={"rubric": "quality5"})]
+
+
+class JudgeConfig(BaseModel):
+    """`crsim evaluate --judge FILE`: which judges to add and which models they use."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    llm: LLMSettings = Field(default_factory=LLMSettings, description="Models by role; judges use `judge`.")
+    judges: list[ComponentSpec] = Field(
+        default_factory=_default_judges,
+        description="Evaluators to add, e.g. {name: judge, args: {rubric: …}}.",
+    )
+
+
+def load_judge_config(path: Path) -> JudgeConfig:
+    """Read a judge config (YAML or JSON); errors name the file and the field."""
+    import yaml
+
+    if not path.is_file():
+        raise ConfigError(f"{path}: file not found; expected a judge config with `llm:` and `judges:`")
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{path}: not readable as YAML ({str(exc).splitlines()[0]})") from None
+    try:
+        return JudgeConfig.model_validate(loaded if loaded is not None else {})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise ConfigError(f"{path}: field '{where}': {err['msg']}") from None
+
+
+class EvaluateOptions(BaseModel):
+    """What to compute; fields left None come from the run's manifest."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metrics: list[ComponentSpec] | None = Field(None, description="Metrics; None = the manifest's.")
+    judge: JudgeConfig | None = Field(None, description="Judges to add and their LLM settings.")
+    annotator: str = Field(
+        "rules", description="Act annotator for act-less dialogues; 'none' = do not annotate."
+    )
+    annotator_args: dict[str, Any] = Field(default_factory=dict)
+    concurrency: int = Field(8, ge=1, description="Dialogues scored at the same time (LLM judges wait).")
+
+
+@dataclass
+class EvaluationResult:
+    records: list[ScoreRecord]
+    summaries: list[GroupSummary]
+    annotation: AnnotationCounts
+    out_dir: Path
+    llm_calls: int = 0
+    llm_roles: dict[str, int] = field(default_factory=dict)
+
+
+def evaluate_path(
+    path: Path, options: EvaluateOptions | None = None, *, out: Path | None = None
+) -> EvaluationResult:
+    """Score a run folder (manifest + dialogues.jsonl) or a dialogue JSONL file; write the results.
+
+    Results go into the run folder, or for a file into `out` (default: `<file stem>-eval/` beside it).
+    """
+    options = options or EvaluateOptions()
+    if path.is_dir():
+        manifest = read_manifest(path)
+        dialogues_path, out_dir = path / DIALOGUES, out or path
+    elif path.is_file():
+        manifest, dialogues_path = {}, path
+        out_dir = out or path.with_name(f"{path.name.split('.')[0]}-eval")
+    else:
+        raise ConfigError(f"{path}: no such run folder or dialogue file")
+    config = manifest.get("config", {})
+    specs = options.metrics if options.metrics is not None else _manifest_metrics(config, path)
+    settings = options.judge.llm if options.judge else _manifest_llm(config, path)
+    if options.judge:
+        specs = [*specs, *options.judge.judges]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    hub = LLMHub(settings, cache_path=out_dir / LLM_CACHE)
+    metrics = build_metrics(specs, llms=hub)
+    annotator = _annotator(options, config, hub)
+    dialogues = list(iter_dialogues(dialogues_path))
+    counts = AnnotationCounts()
+
+    async def go() -> list[ScoreRecord]:
+        try:
+            return await score_all(
+                dialogues, metrics, annotator=annotator, concurrency=options.concurrency, counts=counts
+            )
+        finally:
+            await hub.aclose()
+
+    records = asyncio.run(go())
+    summaries = summarize(records, dialogues, seed=int(config.get("seed", 0)))
+    write_scores(records, out_dir / SCORES)
+    write_summary(summaries, out_dir / SUMMARY)
+    calls = {name: llm.calls for name, llm in hub.roles.items()}
+    return EvaluationResult(records, summaries, counts, out_dir, sum(calls.values()), calls)
+
+
+def _manifest_metrics(config: dict[str, Any], path: Path) -> list[ComponentSpec]:
+    if "metrics" not in config:
+        return default_metrics()
+    try:
+        return [ComponentSpec.model_validate(m) for m in config["metrics"]]
+    except ValidationError as exc:
+        raise ConfigError(f"{path / MANIFEST}: field 'config.metrics': {exc.errors()[0]['msg']}") from None
+
+
+def _manifest_llm(config: dict[str, Any], path: Path) -> LLMSettings:
+    try:
+        return LLMSettings.model_validate(config.get("llm", {}))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in ("config", "llm", *err["loc"]))
+        raise ConfigError(f"{path / MANIFEST}: field '{where}': {err['msg']}") from None
+
+
+def _annotator(options: EvaluateOptions, config: dict[str, Any], hub: LLMHub) -> DialogueAnnotator | None:
+    """The act annotator named by the options, over the run's domain (None for 'none')."""
+    if options.annotator in NO_ANNOTATOR:
+        return None
+    import crsim.data.augment  # noqa: F401  (registers the built-in annotators)
+    from crsim.data.augment.base import ActAnnotator, annotator_registry
+
+    cls = annotator_registry.get(options.annotator)
+    params = annotator_registry.params(options.annotator, options.annotator_args, where="annotator")
+    domain = _domain(config)
+    if getattr(cls, "needs_llm", False):
+        hub.check(list(cls.llm_roles(params)) if hasattr(cls, "llm_roles") else ["annotator"])
+        instance = cls(params, domain, llms=hub)
+    else:
+        instance = cls(params, domain)
+    if not isinstance(instance, ActAnnotator):
+        raise ConfigError(f"annotator {options.annotator!r} is not an act annotator")
+    return instance
+
+
+def _domain(config: dict[str, Any]) -> Domain:
+    from crsim.run.build import build_domain
+    from crsim.run.config import ExperimentConfig
+
+    name = config.get("domain", "movies")
+    return build_domain(ExperimentConfig.model_construct(domain=name))
