@@ -65,10 +65,10 @@ def build_experiment(config: ExperimentConfig) -> Experiment:
     are held, not after. So are the LLM providers of the roles the components use (a missing
     model file fails here); API keys and endpoints are only tried by the dialogues themselves.
     """
-    build_metrics(config.metrics)
+    llms = LLMHub(config.llm)
+    build_metrics(config.metrics, llms=llms)
     domain = build_domain(config)
     users = build_users(config.users, domain, seed=config.seed)
-    llms = LLMHub(config.llm)
     components: dict[str, list[dict[str, Any]]] = {"crss": [], "simulators": []}
 
     crss: dict[str, Any] = {}
