@@ -20,12 +20,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from crsim.cli_support import errors, parse_args, state, user_errors
 from crsim.data.cli import data_app
 from crsim.errors import ConfigError, CrsimError
+from crsim.eval.analysis.cli import analyze_app
 from crsim.run.config import field_description
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False, help=__doc__
 )
 app.add_typer(data_app, name="data")
+app.add_typer(analyze_app, name="analyze")
 cache_app = typer.Typer(no_args_is_help=True, help="Inspect or empty an LLM response cache.")
 app.add_typer(cache_app, name="cache")
 console = Console()

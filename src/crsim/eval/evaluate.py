@@ -205,12 +205,14 @@ def _per_dialogue(records: list[ScoreRecord]) -> dict[str, list[tuple[float | No
     for record in records:
         groups[record.metric].setdefault(record.dialogue_id, []).append(record)
     return {
-        label: [_dialogue_value(group) for group in by_dialogue.values()]
+        label: [dialogue_value(group) for group in by_dialogue.values()]
         for label, by_dialogue in groups.items()
     }
 
 
-def _dialogue_value(group: list[ScoreRecord]) -> tuple[float | None, str | None]:
+def dialogue_value(group: Sequence[ScoreRecord]) -> tuple[float | None, str | None]:
+    """One dialogue's value of one metric from its records, and the missing reason when there is none:
+    a dialogue-level record as it is, turn-level records as the mean of the turns that have a value."""
     if len(group) == 1 and group[0].turn is None:
         return group[0].value, group[0].missing_reason
     present = [r.value for r in group if r.value is not None]

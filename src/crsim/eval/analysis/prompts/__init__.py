@@ -1,0 +1,1 @@
+"""Prompt templates of the LLM judges of utterance formality and key points."""
