@@ -123,7 +123,7 @@ async def evaluate_dialogue(dialogue: Dialogue, evaluator: Evaluator) -> list[Sc
 def _record(base: dict[str, str | None], evaluator: Evaluator, value: Value) -> ScoreRecord:
     reason = None
     if value.value is None:
-        reason = f"error: {error_kind(value.error)}" if value.error else "no value"
+        reason = f"error: {error_kind(value.error)}" if value.error else (value.explanation or "no value")
     return ScoreRecord(
         **base,
         metric=evaluator.record_label(value.aspect),

@@ -1,0 +1,33 @@
+"""LLM judges: rubric scoring of dialogues (the `judge` metric) and pairwise simulator comparison.
+
+- `rubric`: `Rubric` / `Aspect` models, shipped rubrics (`rubrics/*.yaml`) and user rubric files.
+- `judge`: `RubricJudge`, one constrained-JSON question per aspect (per CRS turn for turn-level
+  aspects), `Score` per aspect with explanation, raw answer and error, optional sampling.
+- `evaluator`: `JudgeEvaluator`, registered as metric `judge` for `crsim evaluate`.
+- `pairwise`: two runs' simulators compared per criterion, both orders, win/draw/loss with
+  Wilson intervals (imported on demand: it needs scipy).
+- `cli`: `judge_app` (`crsim judge rubrics | show | compare`).
+
+See docs/judges.md.
+"""
+
+from crsim.eval.judge.evaluator import JudgeEvaluator
+from crsim.eval.judge.judge import Grade, Judgement, RubricJudge, Sample, Score, answer_schema, combine
+from crsim.eval.judge.rubric import Aspect, Derived, Rubric, load_rubric, parse_rubric, shipped_rubrics
+
+__all__ = [
+    "Aspect",
+    "Derived",
+    "Grade",
+    "JudgeEvaluator",
+    "Judgement",
+    "Rubric",
+    "RubricJudge",
+    "Sample",
+    "Score",
+    "answer_schema",
+    "combine",
+    "load_rubric",
+    "parse_rubric",
+    "shipped_rubrics",
+]

@@ -1,0 +1,1 @@
+"""Jinja2 prompt templates of the judges (rubric scoring and pairwise comparison)."""
