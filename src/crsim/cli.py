@@ -21,6 +21,7 @@ from crsim.cli_support import errors, parse_args, state, user_errors
 from crsim.data.cli import data_app
 from crsim.errors import ConfigError, CrsimError
 from crsim.eval.analysis.cli import analyze_app
+from crsim.eval.gcdf1.cli import gcdf1_app
 from crsim.eval.judge.cli import judge_app
 from crsim.run.config import field_description
 
@@ -30,6 +31,7 @@ app = typer.Typer(
 app.add_typer(data_app, name="data")
 app.add_typer(analyze_app, name="analyze")
 app.add_typer(judge_app, name="judge")
+app.add_typer(gcdf1_app, name="gcdf1")
 cache_app = typer.Typer(no_args_is_help=True, help="Inspect or empty an LLM response cache.")
 app.add_typer(cache_app, name="cache")
 console = Console()
