@@ -23,6 +23,7 @@ from crsim.errors import ConfigError, CrsimError
 from crsim.eval.analysis.cli import analyze_app
 from crsim.eval.gcdf1.cli import gcdf1_app
 from crsim.eval.judge.cli import judge_app
+from crsim.meta.cli import meta_eval
 from crsim.run.config import field_description
 
 app = typer.Typer(
@@ -32,6 +33,7 @@ app.add_typer(data_app, name="data")
 app.add_typer(analyze_app, name="analyze")
 app.add_typer(judge_app, name="judge")
 app.add_typer(gcdf1_app, name="gcdf1")
+app.command("meta-eval")(meta_eval)
 cache_app = typer.Typer(no_args_is_help=True, help="Inspect or empty an LLM response cache.")
 app.add_typer(cache_app, name="cache")
 console = Console()

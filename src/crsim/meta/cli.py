@@ -1,0 +1,164 @@
+"""`crsim meta-eval`: how far can an evaluator be trusted? Its correlation with CRSArena-Eval's human
+labels, beside the published baselines, and (with --rank) whether it orders the CRSs as humans do.
+
+Mount on the main app with `app.command("meta-eval")(meta_eval)`; `meta_app` runs the same command
+on its own (tests, `python -m`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from crsim.cli_support import parse_args, user_errors
+from crsim.errors import CrsimError
+from crsim.llm.config import LLMSettings, load_llm_settings
+from crsim.meta.aspects import ASPECTS, canonical_aspect
+from crsim.meta.baselines import load_baselines
+from crsim.meta.correlation import meta_evaluate
+from crsim.meta.evaluator import LLM_CACHE, run_evaluator
+from crsim.meta.gold import GoldSet, load_gold
+from crsim.meta.predictions import Predictions, read_run_file, write_run_file
+from crsim.meta.ranking import rank_systems
+from crsim.meta.report import build_report, markdown_report, rich_report
+from crsim.registry import ComponentSpec, metric_registry
+
+console = Console()
+
+
+def _aspect(value: str, option: str) -> str:
+    aspect = canonical_aspect(value)
+    if aspect is None:
+        raise CrsimError(f"{option}: unknown aspect {value!r}; expected one of: {', '.join(ASPECTS)}")
+    return aspect
+
+
+def _run_name(path: Path) -> str:
+    name = path.name
+    for suffix in (".gz", ".json"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def meta_eval(
+    run_file: Annotated[
+        Path | None,
+        typer.Option("--run-file", help="Predictions to score (FACE run file format, .json[.gz])."),
+    ] = None,
+    evaluator: Annotated[
+        str | None, typer.Option("--evaluator", help="A registered metric or evaluator to run and score.")
+    ] = None,
+    arg: Annotated[
+        list[str] | None, typer.Option("--arg", help="An evaluator argument KEY=VALUE (repeatable).")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="YAML with an `llm:` section (default: the local model).")
+    ] = None,
+    work_dir: Annotated[
+        Path | None, typer.Option("--work-dir", help=f"Folder for {LLM_CACHE} (default: current folder).")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Conversations scored at the same time.")] = 8,
+    aspect: Annotated[
+        str, typer.Option(help="Aspect that values without an aspect (a plain metric) stand for.")
+    ] = "overall",
+    save_run: Annotated[
+        Path | None, typer.Option("--save-run", help="Also write the predictions as a run file.")
+    ] = None,
+    gold: Annotated[
+        Path | None, typer.Option(help="CRSArena-Eval file (default: the copy shipped with crsim).")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N conversations of each split (quick tries).")
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option(help="Row name in the tables (default: evaluator/file).")
+    ] = None,
+    rank: Annotated[
+        bool, typer.Option("--rank", help="Also rank the CRSs: evaluator versus humans.")
+    ] = False,
+    rank_aspect: Annotated[
+        str, typer.Option(help="Aspect whose per-dialogue scores rank the CRSs.")
+    ] = "overall",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print the report as Markdown.")] = False,
+) -> None:
+    """Correlate an evaluator's scores (or a run file) with CRSArena-Eval's human labels.
+
+    Pearson r and Spearman rho per split (ReDial, OpenDialKG) and aspect, pooled over all labelled
+    turns or dialogues, with N and the labels that had no prediction; the published baselines beside.
+    """
+    with user_errors():
+        if (run_file is None) == (evaluator is None):
+            raise CrsimError("give exactly one of --run-file FILE or --evaluator NAME")
+        if as_json and markdown:
+            raise CrsimError("--json and --markdown: choose one output format")
+        default_aspect = _aspect(aspect, "--aspect")
+        ranked_by = _aspect(rank_aspect, "--rank-aspect")
+        calls: dict[str, int] = {}
+        if run_file is not None:
+            predictions: Predictions = read_run_file(run_file)
+            label = name or _run_name(run_file)
+            gold_set = load_gold(gold, limit_per_split=limit)
+        else:
+            assert evaluator is not None
+            args = parse_args(arg or [])
+            # bad names, arguments or model settings fail before the data is read
+            metric_registry.params(evaluator, args, where="--evaluator")
+            settings = load_llm_settings(config) if config is not None else LLMSettings()
+            gold_set = load_gold(gold, link_items=True, limit_per_split=limit)
+            predictions, label, calls = _evaluate(
+                ComponentSpec(name=evaluator, args=args),
+                settings,
+                work_dir,
+                concurrency,
+                default_aspect,
+                gold_set,
+            )
+            label = name or label
+        if save_run is not None:
+            write_run_file(predictions, save_run, order=[c.conv_id for c in gold_set])
+        result = meta_evaluate(gold_set, predictions, label)
+        ranking = rank_systems(gold_set, predictions, ranked_by) if rank else None
+        report = build_report(result, load_baselines(), ranking)
+    if as_json:
+        typer.echo(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    elif markdown:
+        typer.echo(markdown_report(report))
+    else:
+        console.print(rich_report(report))
+        if calls:
+            made = ", ".join(f"{role}: {count}" for role, count in calls.items())
+            console.print(escape(f"LLM calls made (cache hits excluded): {made}"), highlight=False)
+        if save_run is not None:
+            console.print(escape(f"predictions written to {save_run}"), highlight=False)
+
+
+def _evaluate(
+    spec: ComponentSpec,
+    settings: LLMSettings,
+    work_dir: Path | None,
+    concurrency: int,
+    default_aspect: str,
+    gold_set: GoldSet,
+) -> tuple[Predictions, str, dict[str, int]]:
+    """Run a registered evaluator over the gold conversations; LLM answers cached in the work folder."""
+    folder = work_dir or Path.cwd()
+    folder.mkdir(parents=True, exist_ok=True)
+    run = run_evaluator(
+        spec,
+        gold_set,
+        llm=settings,
+        cache_path=folder / LLM_CACHE,
+        concurrency=concurrency,
+        default_aspect=default_aspect,
+    )
+    return run.predictions, run.label, run.llm_calls
+
+
+meta_app = typer.Typer(add_completion=False, pretty_exceptions_show_locals=False, help=__doc__)
+meta_app.command("meta-eval")(meta_eval)
