@@ -56,7 +56,12 @@ _BUILTIN_MODULES = {
         "crsim.crs.llm",
     ),
     "simulator": ("crsim.sim.agenda.simulator", "crsim.sim.prompt.single", "crsim.sim.prompt.dual"),
-    "metric": ("crsim.eval.metrics", "crsim.eval.judge.evaluator", "crsim.eval.gcdf1.evaluator"),
+    "metric": (
+        "crsim.eval.metrics",
+        "crsim.eval.judge.evaluator",
+        "crsim.eval.gcdf1.evaluator",
+        "crsim.eval.learned.satisfaction",
+    ),
     "annotator": ("crsim.data.augment.rules", "crsim.data.augment.llm"),
     "dataset": (
         "crsim.data.datasets.dialoguekit",
