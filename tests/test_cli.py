@@ -84,7 +84,7 @@ def test_a_bad_option_value_is_blamed_on_the_option_not_the_file(tmp_path: Path)
     assert "--users: field 'users.size'" in _error(["run", str(config), "--users", "0"])
     config.write_bytes(b"seed: \xff\n")
     assert f"{config}: not readable as YAML/JSON" in _error(["run", str(config)])
-    assert f"{tmp_path}: not readable as YAML/JSON" in _error(["run", str(tmp_path)])
+    assert f"{tmp_path}: is a folder; expected an experiment config" in _error(["run", str(tmp_path)])
 
 
 def test_unknown_argument_and_field_are_named(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 ProviderName = Literal["openai", "ollama", "local", "scripted"]
 
@@ -105,21 +105,10 @@ class LLMSettings(BaseModel):
 
 def load_llm_settings(path: Path) -> LLMSettings:
     """The `llm:` section of a YAML/JSON file (an experiment config will do); errors name file and field."""
-    import yaml
-
     from crsim.errors import ConfigError
+    from crsim.yaml_files import read_yaml_mapping, validate_located
 
-    if not path.is_file():
-        raise ConfigError(f"{path}: file not found; expected a YAML file with an `llm:` section")
-    try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
-        raise ConfigError(f"{path}: not readable as YAML ({str(exc).splitlines()[0]})") from None
-    if not isinstance(loaded, dict) or not isinstance(loaded.get("llm"), dict):
+    loaded = read_yaml_mapping(path, "a YAML file with an `llm:` section")
+    if not isinstance(loaded.get("llm"), dict):
         raise ConfigError(f"{path}: expected a mapping with an `llm:` section (provider, model, ...)")
-    try:
-        return LLMSettings.model_validate(loaded["llm"])
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in ("llm", *err["loc"]))
-        raise ConfigError(f"{path}: field '{field}': {err['msg']}") from None
+    return validate_located(LLMSettings, loaded["llm"], str(path), ("llm",))

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from crsim.data.population import PopulationConfig
@@ -13,6 +12,7 @@ from crsim.errors import ConfigError
 from crsim.eval.evaluate import default_metrics
 from crsim.llm.config import LLMSettings
 from crsim.registry import ComponentSpec
+from crsim.yaml_files import read_yaml_mapping
 
 
 def _default_crss() -> list[ComponentSpec]:
@@ -84,15 +84,7 @@ def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> E
     """Read a YAML/JSON config (or the defaults), apply CLI overrides, validate once."""
     data: dict[str, Any] = {}
     if path is not None:
-        if not path.exists():
-            raise ConfigError(f"{path}: file not found; expected an experiment config (YAML or JSON)")
-        try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
-            raise ConfigError(f"{path}: not readable as YAML/JSON ({str(exc).splitlines()[0]})") from None
-        if loaded is not None and not isinstance(loaded, dict):
-            raise ConfigError(f"{path}: expected a mapping of config fields at the top level")
-        data = loaded or {}
+        data = read_yaml_mapping(path, "an experiment config (YAML or JSON)")
     where = str(path) if path else "config"
     for option, value in (overrides or {}).items():
         if value is not None:

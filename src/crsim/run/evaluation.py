@@ -35,6 +35,7 @@ from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
 from crsim.registry import ComponentSpec
 from crsim.run.records import DIALOGUES, LLM_CACHE, MANIFEST, read_manifest
+from crsim.yaml_files import read_yaml_mapping, validate_located
 
 SCORES = "scores.jsonl"
 SUMMARY = "summary.json"
@@ -60,20 +61,8 @@ class JudgeConfig(BaseModel):
 
 def load_judge_config(path: Path) -> JudgeConfig:
     """Read a judge config (YAML or JSON); errors name the file and the field."""
-    import yaml
-
-    if not path.is_file():
-        raise ConfigError(f"{path}: file not found; expected a judge config with `llm:` and `judges:`")
-    try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError, OSError) as exc:
-        raise ConfigError(f"{path}: not readable as YAML ({str(exc).splitlines()[0]})") from None
-    try:
-        return JudgeConfig.model_validate(loaded if loaded is not None else {})
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise ConfigError(f"{path}: field '{where}': {err['msg']}") from None
+    loaded = read_yaml_mapping(path, "a judge config with `llm:` and `judges:`")
+    return validate_located(JudgeConfig, loaded, str(path))
 
 
 class EvaluateOptions(BaseModel):
@@ -154,12 +143,7 @@ def _manifest_metrics(config: dict[str, Any], path: Path) -> list[ComponentSpec]
 
 
 def _manifest_llm(config: dict[str, Any], path: Path) -> LLMSettings:
-    try:
-        return LLMSettings.model_validate(config.get("llm", {}))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in ("config", "llm", *err["loc"]))
-        raise ConfigError(f"{path / MANIFEST}: field '{where}': {err['msg']}") from None
+    return validate_located(LLMSettings, config.get("llm", {}), str(path / MANIFEST), ("config", "llm"))
 
 
 def _annotator(options: EvaluateOptions, config: dict[str, Any], hub: LLMHub) -> DialogueAnnotator | None:

@@ -21,6 +21,16 @@ NO_TARGETS = "no target items in the information need"
 FEWER_THAN_TWO_LISTS = "fewer than two recommendation lists to compare"
 
 
+def checked_params(component: Metric | Evaluator, params: BaseParams | None) -> BaseParams:
+    """`params`, or the defaults when None; a Params model of another component is a TypeError."""
+    expected = type(component).Params
+    if params is not None and not isinstance(params, expected):
+        raise TypeError(
+            f"{type(component).__name__} needs {expected.__qualname__}, got {type(params).__qualname__}"
+        )
+    return params if params is not None else expected()
+
+
 class NotApplicable(Exception):
     """Raised by `Metric.compute` when the dialogue lacks what the metric needs."""
 
@@ -37,12 +47,7 @@ class Metric(ABC):
     registry_name: ClassVar[str]
 
     def __init__(self, params: BaseParams | None = None) -> None:
-        expected = type(self).Params
-        if params is not None and not isinstance(params, expected):
-            raise TypeError(
-                f"{type(self).__name__} needs {expected.__qualname__}, got {type(params).__qualname__}"
-            )
-        self.params = params if params is not None else expected()
+        self.params = checked_params(self, params)
         #: Set from a config's `id` to tell two instances of one metric apart in tables.
         self.id: str | None = None
 
@@ -120,12 +125,7 @@ class Evaluator(ABC):
     needs_llm: ClassVar[bool] = False
 
     def __init__(self, params: BaseParams | None = None, **_: object) -> None:
-        expected = type(self).Params
-        if params is not None and not isinstance(params, expected):
-            raise TypeError(
-                f"{type(self).__name__} needs {expected.__qualname__}, got {type(params).__qualname__}"
-            )
-        self.params = params if params is not None else expected()
+        self.params = checked_params(self, params)
         self.id: str | None = None
 
     @classmethod
