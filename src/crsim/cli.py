@@ -230,6 +230,60 @@ def evaluate(
 
 
 @app.command()
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by `crsim run`.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path(
+        "report.html"
+    ),
+    max_dialogues: Annotated[
+        int, typer.Option(min=0, help="Dialogues per run in the browser, spread evenly (tables use all).")
+    ] = 2000,
+    rank_metric: Annotated[
+        str | None, typer.Option(help="Metric label that ranks CRSs per simulator (default: Success).")
+    ] = None,
+) -> None:
+    """One self-contained HTML report: manifests, results with CIs, plots and a dialogue browser.
+
+    A run without scores.jsonl/summary.json is evaluated first with its manifest's metrics (as
+    `crsim evaluate RUN_DIR` does), and the results are written into the run folder.
+    """
+    from crsim.report.html import build_report, write_report
+    from crsim.report.run_folder import open_run
+    from crsim.run.evaluation import evaluate_path
+
+    with user_errors():
+        folders = [open_run(path) for path in run_dirs]
+        for folder in folders:
+            if not folder.evaluated:
+                console.print(
+                    f"{escape(str(folder.path))}: no scores yet; evaluating", highlight=False, soft_wrap=True
+                )
+                evaluate_path(folder.path)
+        html = build_report(folders, max_dialogues=max_dialogues, rank_metric=rank_metric)
+        write_report(html, output)
+    console.print(f"report: [bold]{escape(str(output))}[/bold]", highlight=False, soft_wrap=True)
+
+
+@app.command()
+def export(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder written by `crsim run`.")],
+    fmt: Annotated[str, typer.Option("--format", help="parquet or csv.")] = "parquet",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Output folder (default: RUN_DIR/export).")
+    ] = None,
+) -> None:
+    """Dialogues, utterances and scores of a run as Parquet or CSV tables (crsim.analysis)."""
+    from crsim.analysis import export_run
+
+    with user_errors():
+        if fmt not in ("parquet", "csv"):
+            raise CrsimError(f"--format: unknown format {fmt!r}; expected parquet or csv")
+        written = export_run(run_dir, output or run_dir / "export", "parquet" if fmt == "parquet" else "csv")
+    for path in written:
+        console.print(escape(str(path)), highlight=False)
+
+
+@app.command()
 def serve(
     crs_name: Annotated[str, typer.Argument(help="A registered CRS, e.g. retrieval or popular.")],
     arg: Annotated[

@@ -1,0 +1,174 @@
+"""A run folder as pandas dataframes, for notebooks, and `crsim export` to Parquet or CSV.
+
+    from crsim.analysis import dialogues_df, utterances_df, scores_df
+    dialogues = dialogues_df("runs/quickstart-20260101-120000")
+
+`dialogues_df` has one row per dialogue, `utterances_df` one per utterance, `scores_df` one per line of
+`scores.jsonl` (one per dialogue and metric, or per turn for turn-level aspects). Columns that hold
+free-form structures (annotations, metadata, information needs) are JSON text, so every frame has a
+fixed set of columns whatever the simulators put there. Needs the `analysis` extra
+(`pip install 'crsim[analysis]'`: pandas, and pyarrow for Parquet).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from crsim.errors import ConfigError
+from crsim.model.acts import format_acts
+from crsim.model.dialogue import Dialogue, Role
+from crsim.report.run_folder import RunFolder, open_run
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["dialogues_df", "export_run", "scores_df", "utterances_df"]
+
+ExportFormat = Literal["parquet", "csv"]
+
+
+def _pandas() -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise ConfigError("dataframes need pandas: pip install 'crsim[analysis]'") from None
+    return pandas
+
+
+def _folder(run: str | Path | RunFolder) -> RunFolder:
+    return run if isinstance(run, RunFolder) else open_run(Path(run))
+
+
+def _json(value: Any) -> str | None:
+    if value is None or value == {} or value == []:
+        return None
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _dialogue_row(dialogue: Dialogue) -> dict[str, Any]:
+    termination = dialogue.termination
+    error = termination.error if termination else None
+    need = dialogue.information_need
+    crs_turns = dialogue.by(Role.CRS)
+    return {
+        "dialogue_id": dialogue.id,
+        "crs_id": dialogue.crs_id,
+        "simulator_id": dialogue.simulator_id,
+        "user_id": dialogue.user_id,
+        "termination": termination.reason.value if termination else None,
+        "error_source": error.source if error else None,
+        "error_type": error.type if error else None,
+        "error_message": error.message if error else None,
+        "turns": dialogue.num_turns,
+        "utterances": len(dialogue.utterances),
+        "recommendations": sum(1 for u in crs_turns if u.recommended_items),
+        "recommended_items": sum(len(u.recommended_items) for u in crs_turns),
+        "targets": len(need.targets) if need else 0,
+        "trial": dialogue.metadata.get("trial", 0),
+        "seed": dialogue.metadata.get("seed"),
+        "started_at": dialogue.timing.started_at if dialogue.timing else None,
+        "duration_s": dialogue.timing.duration_s if dialogue.timing else None,
+        "llm_calls": sum(u.calls for u in dialogue.llm_usage.values()),
+        "llm_prompt_tokens": sum(u.prompt_tokens for u in dialogue.llm_usage.values()),
+        "llm_completion_tokens": sum(u.completion_tokens for u in dialogue.llm_usage.values()),
+        "information_need": _json(need.model_dump(mode="json") if need else None),
+        "metadata": _json(dialogue.metadata),
+    }
+
+
+def _utterance_rows(dialogue: Dialogue) -> Iterator[dict[str, Any]]:
+    turn = 0
+    for index, utterance in enumerate(dialogue.utterances):
+        if utterance.role is Role.USER:
+            turn += 1
+        yield {
+            "dialogue_id": dialogue.id,
+            "crs_id": dialogue.crs_id,
+            "simulator_id": dialogue.simulator_id,
+            "index": index,
+            "turn": max(turn, 1),
+            "role": utterance.role.value,
+            "text": utterance.text,
+            "acts": format_acts(utterance.acts) if utterance.acts else None,
+            "intents": [a.intent for a in utterance.acts],
+            "recommended_items": list(utterance.recommended_items),
+            "shown_items": list(utterance.shown_items),
+            "annotations": _json(utterance.annotations),
+            "llm_calls": len(utterance.llm_calls),
+        }
+
+
+def dialogues_df(run: str | Path | RunFolder) -> pd.DataFrame:
+    """One row per dialogue: ids, termination (and error), turns, recommendations, LLM usage."""
+    pandas = _pandas()
+    rows = [_dialogue_row(d) for d in _folder(run).dialogues()]
+    return pandas.DataFrame(rows, columns=list(_dialogue_row(Dialogue(id="-")).keys()))
+
+
+_UTTERANCE_COLUMNS = [
+    "dialogue_id", "crs_id", "simulator_id", "index", "turn", "role", "text", "acts", "intents",
+    "recommended_items", "shown_items", "annotations", "llm_calls",
+]  # fmt: skip
+
+
+def utterances_df(run: str | Path | RunFolder) -> pd.DataFrame:
+    """One row per utterance: role, text, acts (string form and intents), item lists, annotations.
+
+    `turn` is the turn the utterance belongs to (a CRS opening belongs to turn 1).
+    """
+    pandas = _pandas()
+    rows = [row for d in _folder(run).dialogues() for row in _utterance_rows(d)]
+    return pandas.DataFrame(rows, columns=_UTTERANCE_COLUMNS)
+
+
+_SCORE_COLUMNS = [
+    "dialogue_id", "crs_id", "simulator_id", "termination", "metric", "value", "turn",
+    "missing_reason", "error", "explanation", "raw", "annotator",
+]  # fmt: skip
+
+
+def scores_df(run: str | Path | RunFolder) -> pd.DataFrame:
+    """The lines of `scores.jsonl`: one per dialogue and metric (per turn for turn-level aspects).
+
+    Wide per-dialogue values: `scores_df(run).query("turn.isna()").pivot(index="dialogue_id",
+    columns="metric", values="value")`.
+    """
+    pandas = _pandas()
+    rows = [record.model_dump() for record in _folder(run).scores()]
+    frame = pandas.DataFrame(rows, columns=_SCORE_COLUMNS)
+    frame["turn"] = frame["turn"].astype("Int64")
+    frame["value"] = frame["value"].astype("Float64")
+    return frame
+
+
+def export_run(run: str | Path | RunFolder, out_dir: Path, fmt: ExportFormat = "parquet") -> list[Path]:
+    """Write dialogues, utterances and (when evaluated) scores as Parquet or CSV files in `out_dir`."""
+    folder = _folder(run)
+    if fmt not in ("parquet", "csv"):
+        raise ConfigError(f"--format: unknown format {fmt!r}; expected parquet or csv")
+    if fmt == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ConfigError("Parquet needs pyarrow: pip install 'crsim[analysis]'") from None
+    frames = {"dialogues": dialogues_df(folder), "utterances": utterances_df(folder)}
+    if folder.scores_path.is_file():
+        frames["scores"] = scores_df(folder)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, frame in frames.items():
+        path = out_dir / f"{name}.{fmt}"
+        temp = path.with_name(f".{path.name}.part")
+        if fmt == "parquet":
+            frame.to_parquet(temp, index=False)
+        else:
+            for column in ("intents", "recommended_items", "shown_items"):
+                if column in frame:
+                    frame[column] = frame[column].map(json.dumps)
+            frame.to_csv(temp, index=False)
+        temp.replace(path)
+        written.append(path)
+    return written

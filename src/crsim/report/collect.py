@@ -1,0 +1,182 @@
+"""Gather what a report shows from run folders, streaming: one pass over dialogues, one over scores.
+
+Nothing here holds all dialogues at once: per-turn curves are running sums, score distributions are
+one float per dialogue and metric, and only the dialogues chosen for the browser are kept, as plain
+JSON-ready dicts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from crsim.eval.evaluate import GroupSummary, build_metrics
+from crsim.eval.metrics.base import PerTurnMetric
+from crsim.model.acts import format_acts
+from crsim.model.dialogue import Dialogue
+from crsim.registry import ComponentSpec
+from crsim.report.run_folder import RunFolder, count_lines
+
+Group = tuple[str, str]  # (crs_id, simulator_id)
+
+
+@dataclass
+class Curves:
+    """Running sums of per-turn values of one metric for one group, over turns 1..horizon."""
+
+    sums: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def empty(cls, horizon: int) -> Curves:
+        return cls(np.zeros(horizon), np.zeros(horizon, dtype=int))
+
+    def add(self, values: list[float | None]) -> None:
+        for index, value in enumerate(values):
+            if value is not None:
+                self.sums[index] += value
+                self.counts[index] += 1
+
+    def means(self, turns: int) -> list[float | None]:
+        return [
+            float(s / c) if c else None for s, c in zip(self.sums[:turns], self.counts[:turns], strict=True)
+        ]
+
+
+@dataclass
+class RunView:
+    """One run as the report sees it."""
+
+    label: str
+    folder: RunFolder
+    summaries: list[GroupSummary]
+    total_dialogues: int = 0
+    longest: int = 0
+    curves: dict[str, dict[Group, Curves]] = field(default_factory=dict)
+    #: metric label -> group -> one value per dialogue (turn-level values averaged per dialogue)
+    values: dict[str, dict[Group, list[float]]] = field(default_factory=dict)
+    #: metric labels whose records carry explanations (LLM judges)
+    explained: list[str] = field(default_factory=list)
+    browser: list[dict[str, Any]] = field(default_factory=list)
+    item_ids: set[str] = field(default_factory=set)
+
+
+def curve_metrics(config: dict[str, Any]) -> list[PerTurnMetric]:
+    """PC_t@K and Recall@(t,K) with the run's K (from its `pc`/`recall` metrics, else 10)."""
+    k = 10
+    for spec in config.get("metrics", []):
+        if isinstance(spec, dict) and spec.get("name") in ("pc", "recall"):
+            k = int((spec.get("args") or {}).get("k", k))
+            break
+    built = build_metrics(
+        [
+            ComponentSpec(name="pc", args={"k": k}, id=f"PC_t@{k}"),
+            ComponentSpec(name="recall", args={"k": k}, id=f"Recall@(t,{k})"),
+        ]
+    )
+    return [m for m in built if isinstance(m, PerTurnMetric)]
+
+
+def collect_run(folder: RunFolder, label: str, max_dialogues: int) -> RunView:
+    """Summaries, curves, score values and a spread sample of dialogues for the browser."""
+    view = RunView(label, folder, folder.summaries())
+    total = count_lines(folder.dialogues_path)
+    view.total_dialogues = total
+    stride = max(1, math.ceil(total / max_dialogues)) if max_dialogues > 0 else 0
+    horizon = int(folder.config.get("max_turns", 20))
+    metrics = curve_metrics(folder.config)
+    chosen: dict[str, dict[str, Any]] = {}
+    for index, dialogue in enumerate(folder.dialogues()):
+        group = (dialogue.crs_id or "", dialogue.simulator_id or "")
+        view.longest = max(view.longest, dialogue.num_turns)
+        for metric in metrics:
+            per_group = view.curves.setdefault(metric.label, {})
+            per_group.setdefault(group, Curves.empty(horizon)).add(metric.per_turn(dialogue, horizon))
+        if stride and index % stride == 0:
+            entry = browser_entry(dialogue, label)
+            chosen[dialogue.id] = entry
+            view.browser.append(entry)
+            for utterance in dialogue.utterances:
+                view.item_ids.update(utterance.recommended_items, utterance.shown_items)
+            if dialogue.information_need:
+                view.item_ids.update(dialogue.information_need.targets)
+    _collect_scores(view, chosen)
+    return view
+
+
+def _collect_scores(view: RunView, chosen: dict[str, dict[str, Any]]) -> None:
+    """Per-dialogue values of every metric (turn values averaged), and judges' explanations."""
+    turn_sums: dict[tuple[str, str], list[float]] = {}
+    group_of: dict[str, Group] = {}
+    values: dict[str, dict[Group, list[float]]] = defaultdict(lambda: defaultdict(list))
+    explained: dict[str, None] = {}
+    for record in view.folder.scores():
+        group = (record.crs_id or "", record.simulator_id or "")
+        entry = chosen.get(record.dialogue_id)
+        if record.explanation is not None or record.raw is not None:
+            explained.setdefault(record.metric, None)
+            if entry is not None:
+                entry["explanations"].append(
+                    {
+                        "metric": record.metric,
+                        "turn": record.turn,
+                        "value": record.value,
+                        "explanation": record.explanation,
+                        "error": record.error,
+                    }
+                )
+        if record.turn is None:
+            if record.value is not None:
+                values[record.metric][group].append(record.value)
+            if entry is not None:
+                entry["scores"][record.metric] = record.value
+        elif record.value is not None:
+            group_of[record.dialogue_id] = group
+            acc = turn_sums.setdefault((record.dialogue_id, record.metric), [0.0, 0.0])
+            acc[0] += record.value
+            acc[1] += 1
+    for (dialogue_id, label), (total, count) in turn_sums.items():
+        mean = total / count
+        values[label][group_of[dialogue_id]].append(mean)
+        entry = chosen.get(dialogue_id)
+        if entry is not None:
+            entry["scores"][label] = mean
+    view.values = {label: dict(groups) for label, groups in values.items()}
+    view.explained = list(explained)
+
+
+def browser_entry(dialogue: Dialogue, run: str) -> dict[str, Any]:
+    """A dialogue as the browser shows it: plain JSON, every text as it was recorded."""
+    termination = dialogue.termination
+    return {
+        "run": run,
+        "id": dialogue.id,
+        "crs": dialogue.crs_id or "",
+        "simulator": dialogue.simulator_id or "",
+        "user": dialogue.user_id or "",
+        "termination": termination.reason.value if termination else "unknown",
+        "error": termination.error.model_dump() if termination and termination.error else None,
+        "turns": dialogue.num_turns,
+        "need": dialogue.information_need.model_dump(mode="json") if dialogue.information_need else None,
+        "profile": dialogue.user_profile.model_dump(mode="json") if dialogue.user_profile else None,
+        "metadata": dialogue.metadata,
+        "llm_usage": {role: usage.model_dump() for role, usage in dialogue.llm_usage.items()},
+        "utterances": [
+            {
+                "role": u.role.value,
+                "text": u.text,
+                "acts": format_acts(u.acts) if u.acts else "",
+                "recommended": u.recommended_items,
+                "shown": u.shown_items,
+                "annotations": u.annotations,
+                "llm_calls": len(u.llm_calls),
+            }
+            for u in dialogue.utterances
+        ],
+        "scores": {},
+        "explanations": [],
+    }

@@ -1,0 +1,74 @@
+"""Small real runs for the report, dataframe and browser tests (pytest puts tests/ on the path)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from crsim.run.batch import run_batch
+from crsim.run.build import build_experiment
+from crsim.run.config import ExperimentConfig
+from crsim.run.evaluation import evaluate_path
+
+#: Script that would set `window.pwned` if any recorded text reached the page as HTML.
+PAYLOADS = (
+    "<script>window.pwned=1</script>",
+    '<img src=x onerror="window.pwned=1">',
+    "</script><script>window.pwned=1</script><!--",
+)
+PAYLOAD = " ".join(PAYLOADS)
+
+
+def small_run(
+    run_dir: Path, *, users: int = 6, crss: list[str] | None = None, patiences: tuple[int, ...] = (3,)
+) -> Path:
+    """A real run of abus (one variant per patience) × the given CRSs, evaluated."""
+    simulators = [
+        {"name": "abus", "args": {"patience": p}, "id": "abus" if i == 0 else f"abus-p{p}"}
+        for i, p in enumerate(patiences)
+    ]
+    config: dict[str, Any] = {
+        "name": "report-test",
+        "users": {"size": users},
+        "simulators": simulators,
+        "crss": [{"name": c} for c in (crss or ["popular"])],
+        "max_turns": 8,
+    }
+    asyncio.run(run_batch(build_experiment(ExperimentConfig.model_validate(config)), run_dir))
+    evaluate_path(run_dir)
+    return run_dir
+
+
+def poison(run_dir: Path) -> str:
+    """Put script payloads into a run's records (CRS and user text, an annotation, a recommended item
+    id, the CRS id, a judge explanation, the manifest); returns the id of the poisoned dialogue."""
+    path = run_dir / "dialogues.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["crs_id"] = PAYLOAD
+    for utterance in first["utterances"]:
+        utterance["text"] = f"{utterance['role']} says {PAYLOAD}"
+        utterance["annotations"][PAYLOAD] = {"nested": PAYLOAD}
+        if utterance["role"] == "crs":
+            utterance["recommended_items"] = [PAYLOAD]
+    first["metadata"]["note"] = PAYLOAD
+    lines[0] = json.dumps(first)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    manifest["config"]["name"] = PAYLOAD
+    (run_dir / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    evaluate_path(run_dir)
+    judged = {
+        "dialogue_id": first["id"],
+        "crs_id": PAYLOAD,
+        "simulator_id": first["simulator_id"],
+        "termination": "user_ended",
+        "metric": "quality5/relevance",
+        "value": 3.0,
+        "explanation": f"judge says {PAYLOAD}",
+    }
+    with (run_dir / "scores.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(judged) + "\n")
+    return str(first["id"])

@@ -1,0 +1,121 @@
+"""The HTML report: self-contained, results with CIs, plots, several runs, escaping, bad input."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from crsim.cli import app
+from crsim.errors import ConfigError, DataError
+from crsim.report.html import build_report, script_json
+from crsim.report.run_folder import open_run
+from report_support import PAYLOAD, poison, small_run
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def two_sims(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """popular and retrieval, each with a patient and an impatient abus: a rank chart has two columns."""
+    return small_run(
+        tmp_path_factory.mktemp("runs") / "two-sims", users=5, crss=["popular", "retrieval"], patiences=(3, 1)
+    )
+
+
+def _data(html: str) -> dict[str, object]:
+    block = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html, re.S)
+    assert block is not None
+    loaded: dict[str, object] = json.loads(block.group(1))
+    return loaded
+
+
+def test_report_is_self_contained_with_results_plots_and_dialogues(two_sims: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    result = runner.invoke(app, ["report", str(two_sims), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    html = out.read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html), "the report must not load anything"
+    for key in ("curves", "distributions", "ranks"):
+        assert f'id="plot-{key}"' in html
+    assert html.count('src="data:image/png;base64,') == 3
+    summary = json.loads((two_sims / "summary.json").read_text(encoding="utf-8"))
+    success = summary[0]["metrics"]["Success"]
+    assert f"{success['mean']:.3f} [{success['ci_low']:.3f}, {success['ci_high']:.3f}]" in html
+    assert "&#34;planned_dialogues&#34;: 20" in html  # the manifest, escaped
+    data = _data(html)
+    dialogues = data["dialogues"]
+    assert isinstance(dialogues, list) and len(dialogues) == 20
+    first = dialogues[0]
+    assert {"Success", "Turns", "PC@10"} <= set(first["scores"])
+    crs_turns = [u for u in first["utterances"] if u["role"] == "crs" and u["recommended"]]
+    titles = data["titles"]
+    assert isinstance(titles, dict) and crs_turns and crs_turns[0]["recommended"][0] in titles
+    assert "Ranks by Success" in html
+
+
+def test_several_runs_side_by_side_and_a_run_without_scores_is_evaluated(
+    two_sims: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "two-sims"
+    shutil.copytree(two_sims, copy)
+    (copy / "summary.json").unlink()
+    (copy / "scores.jsonl").unlink()
+    out = tmp_path / "both.html"
+    result = runner.invoke(app, ["report", str(two_sims), str(copy), "-o", str(out), "--max-dialogues", "4"])
+    assert result.exit_code == 0, result.output
+    assert "no scores yet; evaluating" in result.output
+    assert (copy / "summary.json").is_file()
+    html = out.read_text(encoding="utf-8")
+    data = _data(html)
+    assert data["runs"] == ["two-sims", "two-sims (2)"]
+    dialogues = data["dialogues"]
+    assert isinstance(dialogues, list)
+    assert [d["run"] for d in dialogues].count("two-sims (2)") == 4  # spread over the run, capped
+    assert len({d["crs"] for d in dialogues}) == 2
+    assert html.count("<td>two-sims (2)</td>") == 4 + 1  # four result rows and the runs table
+
+
+def test_recorded_text_is_escaped_in_html_and_json(two_sims: Path, tmp_path: Path) -> None:
+    run = tmp_path / "poisoned"
+    shutil.copytree(two_sims, run)
+    poison(run)
+    html = build_report([open_run(run)])
+    assert "<script>window" not in html and "<img src=x" not in html and "<!--" not in html
+    assert html.count("</script>") == 2  # the data block and the code block, nothing else
+    data = _data(html)
+    dialogues = data["dialogues"]
+    assert isinstance(dialogues, list)
+    assert dialogues[0]["crs"] == PAYLOAD  # text survives the escaping unchanged
+    assert dialogues[0]["explanations"][0]["explanation"] == f"judge says {PAYLOAD}"
+
+
+def test_script_json_escapes_what_could_end_the_block() -> None:
+    text = str(script_json({"a": "</script><!-- & \u2028"}))
+    assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
+    assert json.loads(text) == {"a": "</script><!-- & \u2028"}
+
+
+def test_bad_input_is_named(two_sims: Path, tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"no manifest.json; expected a run folder"):
+        open_run(tmp_path)
+    result = runner.invoke(app, ["report", str(tmp_path / "missing"), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 2 and "not a folder" in result.output
+    broken = tmp_path / "broken"
+    shutil.copytree(two_sims, broken)
+    lines = (broken / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[2])
+    record["utterances"][0]["role"] = "narrator"
+    lines[2] = json.dumps(record)
+    (broken / "dialogues.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"dialogues.jsonl, record 3, field 'utterances.0.role'"):
+        build_report([open_run(broken)])
+    (broken / "scores.jsonl").write_text('{"dialogue_id": 5}\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"scores.jsonl, record 1, field 'dialogue_id'"):
+        list(open_run(broken).scores())
+    with pytest.raises(ConfigError, match="--rank-metric: no metric 'Nope'"):
+        build_report([open_run(two_sims)], rank_metric="Nope")

@@ -1,0 +1,136 @@
+"""The report in a real headless Chromium (Debian's /usr/bin/chromium, driven by Playwright).
+
+Opens the file as file://, filters, opens a dialogue, takes a screenshot; and checks that script in
+recorded text (CRS and user text, annotations, titles, ids, judge explanations, the manifest) is shown
+as text and never runs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crsim.report import html as report_html
+from crsim.report.html import build_report, write_report
+from crsim.report.run_folder import open_run
+from report_support import PAYLOAD, poison, small_run
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium chromium-driver)",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Built before the browser starts (Playwright's sync API holds the thread's event loop): the
+    report of a real run of abus (patient and impatient) × popular with a handful of users, and of a
+    copy with script in its records (item titles too)."""
+    folder = tmp_path_factory.mktemp("browser")
+    run_dir = small_run(folder / "run", users=5, patiences=(3, 1))
+    write_report(build_report([open_run(run_dir)]), folder / "report.html")
+    shutil.copytree(run_dir, folder / "poisoned")
+    poisoned_id = poison(folder / "poisoned")
+    titles = report_html.item_titles("movies")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(report_html, "item_titles", lambda domain: {k: PAYLOAD for k in titles})
+        write_report(build_report([open_run(folder / "poisoned")]), folder / "poisoned.html")
+    (folder / "poisoned-id").write_text(poisoned_id, encoding="utf-8")
+    return {
+        "clean": folder / "report.html",
+        "poisoned": folder / "poisoned.html",
+        "id": folder / "poisoned-id",
+    }
+
+
+def _open(browser: Any, path: Path) -> tuple[Any, list[str]]:
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on(
+        "request",
+        lambda request: problems.append(f"request {request.url}") if request.url.startswith("http") else None,
+    )
+    page.goto(path.as_uri())
+    return page, problems
+
+
+def test_filter_and_open_a_dialogue(reports: dict[str, Path], browser: Any, tmp_path: Path) -> None:
+    page, problems = _open(browser, reports["clean"])
+    assert page.text_content("#count") == "10 of 10 dialogues"
+    assert page.locator(".dialogue-row").count() == 10
+    page.select_option("#filter-simulator", "abus-p1")
+    assert page.text_content("#count") == "5 of 10 dialogues"
+    assert page.locator(".dialogue-row").count() == 5
+    page.select_option("#filter-metric", "Turns")
+    page.fill("#filter-min", "100")
+    assert page.text_content("#count") == "0 of 10 dialogues"
+    page.fill("#filter-min", "")
+    page.locator(".dialogue-row").first.click()
+    detail = page.locator("#detail")
+    assert detail.locator(".utt").count() >= 3
+    assert "abus-p1" in (detail.text_content() or "")
+    assert detail.locator(".utt.user .acts").count() >= 1  # acts shown
+    assert detail.locator(".utt.crs ol.items li").count() >= 1  # recommended items with titles
+    assert "(19" in (detail.locator(".utt.crs ol.items li").first.text_content() or "") or "(20" in (
+        detail.locator(".utt.crs ol.items li").first.text_content() or ""
+    )
+    assert page.locator("#plot-curves img").evaluate("img => img.naturalWidth") > 0
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+    assert (tmp_path / "report.png").stat().st_size > 10_000
+    assert problems == []
+
+
+def test_script_in_recorded_text_never_runs(reports: dict[str, Path], browser: Any) -> None:
+    dialogue_id = reports["id"].read_text(encoding="utf-8")
+    page, problems = _open(browser, reports["poisoned"])
+    page.select_option("#filter-crs", PAYLOAD)
+    assert page.text_content("#count") == "1 of 10 dialogues"
+    page.locator(".dialogue-row").first.click()
+    detail = page.locator("#detail")
+    text = detail.text_content() or ""
+    assert dialogue_id in text
+    assert f"crs says {PAYLOAD}" in text and f"user says {PAYLOAD}" in text
+    assert f"judge says {PAYLOAD}" in text
+    assert f"id {PAYLOAD}" in text  # a recommended item id
+    page.locator("#detail details").last.click()  # metadata
+    manifest = page.locator("details.manifest pre").first.text_content() or ""
+    assert json.dumps(PAYLOAD) in manifest
+    # titles: any dialogue whose CRS recommended a known item
+    page.select_option("#filter-crs", "")
+    page.locator(".dialogue-row").nth(1).click()
+    items = page.locator("#detail ol.items li")
+    assert items.count() >= 1 and PAYLOAD in (items.first.text_content() or "")
+    assert page.evaluate("window.pwned") is None
+    assert page.locator("#detail img, #detail script").count() == 0
+    assert problems == []
