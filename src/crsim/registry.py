@@ -55,12 +55,22 @@ _BUILTIN_MODULES = {
         "crsim.crs.http.moviebot",
         "crsim.crs.llm",
     ),
-    "simulator": ("crsim.sim.agenda.simulator", "crsim.sim.prompt.single", "crsim.sim.prompt.dual"),
+    "simulator": (
+        "crsim.sim.agenda.simulator",
+        "crsim.sim.prompt.single",
+        "crsim.sim.prompt.dual",
+        "crsim.sim.recusersim.simulator",
+        "crsim.sim.pepper.simulator",
+        "crsim.sim.pepper.biased",
+    ),
     "metric": (
         "crsim.eval.metrics",
         "crsim.eval.judge.evaluator",
         "crsim.eval.gcdf1.evaluator",
         "crsim.eval.learned.satisfaction",
+        "crsim.eval.learned.crsarena",
+        "crsim.eval.pepper",
+        "crsim.eval.metrics.user_ratings",
     ),
     "annotator": ("crsim.data.augment.rules", "crsim.data.augment.llm"),
     "dataset": (

@@ -27,7 +27,7 @@ from crsim.model.dialogue import (
 )
 from crsim.model.items import ItemCollection
 from crsim.model.user import SimulatedUser
-from crsim.sim.base import UserSimulator, UserTurn
+from crsim.sim.base import DialogueNotes, UserSimulator, UserTurn
 
 T = TypeVar("T")
 
@@ -91,6 +91,18 @@ async def run_dialogue(
                 if termination.error is None:
                     error = ErrorInfo(source="crs", type=type(exc).__name__, message=f"on close: {exc}")
                     termination = Termination(reason=termination.reason, error=error)
+    profile, metadata = user.profile, dict(metadata or {})
+    try:
+        notes = _simulator_notes(simulator)
+    except Exception as exc:  # noqa: BLE001 - a failing hook must not lose the dialogue
+        notes = None
+        if termination.error is None:
+            error = ErrorInfo(source="user", type=type(exc).__name__, message=f"on dialogue_notes: {exc}")
+            termination = Termination(reason=TerminationReason.ERROR, error=error)
+    if notes is not None:
+        if notes.persona:
+            profile = profile.model_copy(update={"persona": {**profile.persona, **notes.persona}})
+        metadata.update(notes.metadata)
     return Dialogue(
         id=dialogue_id,
         utterances=utterances,
@@ -98,12 +110,23 @@ async def run_dialogue(
         crs_id=crs_id or getattr(crs, "registry_name", type(crs).__name__),
         simulator_id=simulator_id or getattr(simulator, "registry_name", type(simulator).__name__),
         information_need=user.need,
-        user_profile=user.profile,
-        metadata=dict(metadata or {}),
+        user_profile=profile,
+        metadata=metadata,
         termination=termination,
         timing=Timing(started_at=started_at, duration_s=round(time.perf_counter() - clock, 6)),
         llm_usage=LLMUsage.summarize(calls.calls),
     )
+
+
+def _simulator_notes(simulator: UserSimulator) -> DialogueNotes | None:
+    """What a simulator with the optional `dialogue_notes()` hook adds to the record."""
+    hook = getattr(simulator, "dialogue_notes", None)
+    if not callable(hook):
+        return None
+    notes = hook()
+    if not isinstance(notes, DialogueNotes):
+        raise TypeError(f"dialogue_notes() returned {type(notes).__name__}, expected DialogueNotes")
+    return notes
 
 
 async def _call(source: str, awaitable: Awaitable[T]) -> T:
@@ -126,6 +149,7 @@ def _user_utterance(turn: UserTurn, calls: list[LLMCall]) -> Utterance:
         role=Role.USER,
         text=turn.text,
         acts=list(turn.acts),
+        shown_items=list(turn.shown_items),
         annotations=dict(turn.annotations),
         llm_calls=calls,
     )

@@ -19,6 +19,18 @@ class UserTurn:
     acts: list[DialogueAct] = field(default_factory=list)
     end: bool = False
     annotations: dict[str, Any] = field(default_factory=dict)
+    #: Item ids the user was shown (an item interface) before writing this utterance.
+    shown_items: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DialogueNotes:
+    """What a simulator adds to the dialogue record once the dialogue is over (optional hook
+    `dialogue_notes()`): `persona` entries merged into the record's `user_profile.persona` (e.g. a
+    profile the simulator sampled itself) and `metadata` merged into `Dialogue.metadata`."""
+
+    persona: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable

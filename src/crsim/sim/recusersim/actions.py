@@ -1,0 +1,129 @@
+"""The user actions the action module chooses from, and their registry.
+
+An action is data: a name, what it means (shown to the model that chooses), what the user does
+when it is chosen (shown to the model that writes the reply), whether it needs a recommendation
+on the table, and whether it ends the conversation. The built-in six follow RecUserSim's five
+(feedback split into positive and negative); `chit_chat` is registered too but not chosen unless a
+config lists it. New actions are one `register_action(UserAction(...))` call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from crsim.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class UserAction:
+    """One thing a simulated user can do in a turn."""
+
+    name: str
+    #: What the action is, for the action-selection prompt.
+    meaning: str
+    #: What to write, for the response prompt.
+    instruction: str
+    #: Only available once the recommender has recommended something.
+    needs_recommendation: bool = False
+    #: Choosing it ends the conversation (and switches refinement off for the closing message).
+    ends_dialogue: bool = False
+
+
+_ACTIONS: dict[str, UserAction] = {}
+
+
+def register_action(action: UserAction) -> UserAction:
+    """Make `action` available by name; registering a different action under a taken name is an error."""
+    if not action.name.isidentifier():
+        raise ValueError(f"action name {action.name!r}: expected a word of letters, digits and underscores")
+    existing = _ACTIONS.get(action.name)
+    if existing is not None and existing != action:
+        raise ValueError(f"user action {action.name!r} is already registered")
+    _ACTIONS[action.name] = action
+    return action
+
+
+def action_names() -> list[str]:
+    return sorted(_ACTIONS)
+
+
+def get_action(name: str, where: str = "") -> UserAction:
+    """The registered action `name`; a ConfigError naming `where` and the known names otherwise."""
+    found = _ACTIONS.get(name)
+    if found is None:
+        prefix = f"{where}: " if where else ""
+        raise ConfigError(
+            f"{prefix}unknown user action {name!r}; expected one of: {', '.join(action_names())}"
+        )
+    return found
+
+
+def get_actions(names: Iterable[str], where: str) -> list[UserAction]:
+    """Each of `names` resolved, with the position of an unknown one in the error (`where[i]`)."""
+    return [get_action(name, f"{where}[{i}]") for i, name in enumerate(names)]
+
+
+REQUEST = register_action(
+    UserAction(
+        "request_recommendation",
+        "ask the recommender to recommend something (or something else)",
+        "Ask the recommender for a recommendation.",
+    )
+)
+CLARIFY = register_action(
+    UserAction(
+        "clarify_preference",
+        "tell the recommender more about what you like or want, so it can do better",
+        "Tell the recommender one or more of your preferences that it does not know yet or got wrong.",
+    )
+)
+POSITIVE = register_action(
+    UserAction(
+        "positive_feedback",
+        "say that you like the recommended item",
+        "Say that the recommended item appeals to you and why.",
+        needs_recommendation=True,
+    )
+)
+NEGATIVE = register_action(
+    UserAction(
+        "negative_feedback",
+        "say that the recommended item does not suit you",
+        "Say that the recommended item does not suit you and why.",
+        needs_recommendation=True,
+    )
+)
+INQUIRE = register_action(
+    UserAction(
+        "inquire_attribute",
+        "ask about a detail of the recommended item (its plot, cast, director, year, ...)",
+        "Ask about one detail of the recommended item that matters to you.",
+        needs_recommendation=True,
+    )
+)
+END = register_action(
+    UserAction(
+        "end_conversation",
+        "end the conversation, because you are satisfied or because you give up",
+        "End the conversation politely in your own way (thank them, or say you will look elsewhere).",
+        ends_dialogue=True,
+    )
+)
+CHIT_CHAT = register_action(
+    UserAction(
+        "chit_chat",
+        "make small talk that is not about the recommendation",
+        "Add a short remark of small talk, as people do in a chat.",
+    )
+)
+
+#: The actions a simulator chooses from unless its config says otherwise (RecUserSim's five).
+DEFAULT_ACTIONS = (
+    REQUEST.name,
+    CLARIFY.name,
+    POSITIVE.name,
+    NEGATIVE.name,
+    INQUIRE.name,
+    END.name,
+)

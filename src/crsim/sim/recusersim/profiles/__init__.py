@@ -1,0 +1,1 @@
+"""Profile dictionaries with prior distributions, one YAML file per domain (movies, restaurants)."""

@@ -1,0 +1,218 @@
+"""The refinement module: tools that bring a drafted reply in line with the user's linguistic pattern.
+
+Each tool has a judge and a refiner and runs only its refiner when its judge finds the draft off
+the user's pattern. `length`: a rule judge (words, the same count the analysis uses) and an LLM
+refiner; `formality`: an LLM judge shown one example per level, and an LLM refiner; `richness`: an
+LLM judge that lists the draft's key points (their number against the threshold), and an LLM
+refiner. Tools run in the configured order (default richness, formality, length: the length
+refiner is told to keep tone and content, so it goes last). An unreadable judge answer is recorded
+with its raw text and that tool leaves the draft as it is; an empty rewrite keeps the draft too.
+New tools register with `@refinement_tool("name")`.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from crsim.errors import ConfigError
+from crsim.llm.structured import Structured
+from crsim.sim.recusersim.profile import Traits
+
+_WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*", re.UNICODE)
+
+
+def count_words(text: str) -> int:
+    """Words as `crsim analyze` counts them (runs of letters or digits, inner apostrophes and hyphens
+    kept), so the length judge and the analysis agree; a test holds the two definitions together."""
+    return len(_WORD.findall(text))
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Category bounds shared with the analysis defaults: short <= 20 words < medium <= 40 < long;
+    low richness <= 2 key points < high."""
+
+    short_max: int = 20
+    medium_max: int = 40
+    low_richness_max: int = 2
+
+    def length(self, words: int) -> str:
+        if words <= self.short_max:
+            return "short"
+        return "medium" if words <= self.medium_max else "long"
+
+    def richness(self, points: int) -> str:
+        return "low" if points <= self.low_richness_max else "high"
+
+
+class Refining(Protocol):
+    """What a tool may use: the user's traits, the thresholds, and the simulator's two kinds of call."""
+
+    @property
+    def traits(self) -> Traits: ...
+
+    @property
+    def thresholds(self) -> Thresholds: ...
+
+    async def ask_json(
+        self, kind: str, template: str, schema: type[BaseModel], **variables: Any
+    ) -> Structured[Any]:
+        """A JSON answer to a task prompt (with the dialogue's system message and conversation)."""
+        ...
+
+    async def ask_text(self, kind: str, template: str, **variables: Any) -> tuple[str, str]:
+        """(cleaned text, raw answer) of a rewrite prompt."""
+        ...
+
+
+class Outcome(BaseModel):
+    """What one tool did to the draft; recorded per turn in `refinement`."""
+
+    tool: str
+    target: str = Field(description="The user's level, e.g. 'short'.")
+    found: str | None = Field(description="The judge's level; None when the judge's answer was unreadable.")
+    measure: int | None = Field(None, description="Words (length) or key points (richness).")
+    refined: bool = False
+    error: str | None = None
+    raw: str | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The annotation: `found` always (None = unreadable judge), other empty fields left out."""
+        return {k: v for k, v in self.model_dump().items() if v is not None or k == "found"}
+
+
+class RefinementTool(ABC):
+    name: ClassVar[str]
+
+    @abstractmethod
+    async def apply(self, ctx: Refining, draft: str) -> tuple[str, Outcome]:
+        """The (possibly rewritten) text and what happened."""
+
+
+_TOOLS: dict[str, type[RefinementTool]] = {}
+
+
+def refinement_tool(name: str) -> Callable[[type[RefinementTool]], type[RefinementTool]]:
+    def register(cls: type[RefinementTool]) -> type[RefinementTool]:
+        if name in _TOOLS and _TOOLS[name] is not cls:
+            raise ValueError(f"refinement tool {name!r} is already registered")
+        cls.name = name
+        _TOOLS[name] = cls
+        return cls
+
+    return register
+
+
+def tool_names() -> list[str]:
+    return sorted(_TOOLS)
+
+
+def get_tool(name: str, where: str = "") -> RefinementTool:
+    cls = _TOOLS.get(name)
+    if cls is None:
+        prefix = f"{where}: " if where else ""
+        raise ConfigError(
+            f"{prefix}unknown refinement tool {name!r}; expected one of: {', '.join(tool_names())}"
+        )
+    return cls()
+
+
+async def _rewrite(
+    ctx: Refining, tool: str, draft: str, outcome: Outcome, template: str, **variables: Any
+) -> tuple[str, Outcome]:
+    text, raw = await ctx.ask_text(f"refine_{tool}", template, draft=draft, **variables)
+    if not text:
+        outcome.error, outcome.raw = "empty rewrite; the draft was kept", raw
+        return draft, outcome
+    outcome.refined = True
+    return text, outcome
+
+
+@refinement_tool("length")
+class LengthTool(RefinementTool):
+    """Rule judge (word count against the thresholds), LLM refiner."""
+
+    async def apply(self, ctx: Refining, draft: str) -> tuple[str, Outcome]:
+        limits, target = ctx.thresholds, ctx.traits.sentence_length
+        words = count_words(draft)
+        found = limits.length(words)
+        outcome = Outcome(tool="length", target=target, found=found, measure=words)
+        if found == target:
+            return draft, outcome
+        goal = {
+            "short": f"at most {limits.short_max} words",
+            "medium": f"between {limits.short_max + 1} and {limits.medium_max} words",
+            "long": f"more than {limits.medium_max} words (about {limits.medium_max + 15})",
+        }[target]
+        return await _rewrite(ctx, "length", draft, outcome, "refine_length.j2", words=words, target=goal)
+
+
+class FormalityAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(max_length=160)
+    level: Literal["formal", "neutral", "informal"]
+
+
+@refinement_tool("formality")
+class FormalityTool(RefinementTool):
+    """LLM judge with one example per level, LLM refiner."""
+
+    async def apply(self, ctx: Refining, draft: str) -> tuple[str, Outcome]:
+        target = ctx.traits.formality
+        answer = await ctx.ask_json("judge_formality", "judge_formality.j2", FormalityAnswer, draft=draft)
+        if answer.value is None:
+            return draft, Outcome(
+                tool="formality", target=target, found=None, error=answer.error, raw=answer.raw
+            )
+        found = answer.value.level
+        outcome = Outcome(tool="formality", target=target, found=found)
+        if found == target:
+            return draft, outcome
+        return await _rewrite(
+            ctx, "formality", draft, outcome, "refine_formality.j2", found=found, target=target
+        )
+
+
+class KeyPoints(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    key_points: list[str] = Field(max_length=10)
+
+
+@refinement_tool("richness")
+class RichnessTool(RefinementTool):
+    """LLM judge listing the key points (their number against the threshold), LLM refiner."""
+
+    async def apply(self, ctx: Refining, draft: str) -> tuple[str, Outcome]:
+        target, limits = ctx.traits.information_richness, ctx.thresholds
+        answer = await ctx.ask_json("judge_richness", "count_points.j2", KeyPoints, draft=draft)
+        if answer.value is None:
+            return draft, Outcome(
+                tool="richness", target=target, found=None, error=answer.error, raw=answer.raw
+            )
+        count = len([p for p in answer.value.key_points if p.strip()])
+        found = limits.richness(count)
+        outcome = Outcome(tool="richness", target=target, found=found, measure=count)
+        if found == target:
+            return draft, outcome
+        return await _rewrite(
+            ctx,
+            "richness",
+            draft,
+            outcome,
+            "refine_richness.j2",
+            count=count,
+            target=target,
+            low_max=limits.low_richness_max,
+        )
+
+
+#: Default order: content first, then tone, then length (whose refiner keeps content and tone).
+DEFAULT_TOOLS = ("richness", "formality", "length")

@@ -1,0 +1,606 @@
+"""`recusersim`: the RecUserSim-style agent simulator (Chen et al., WWW'25 companion).
+
+Per dialogue: a profile is sampled from the domain's dictionary (seeded by the user id, so a user
+has the same profile against every CRS) and checked for contradictions by the `annotator` role.
+Per turn, after a CRS message:
+
+1. concurrently, the rating questions (language, action, and recommendation when items were
+   recommended) and, when a recommended item lies outside the known preferences, the excitation
+   question (`memory.py`);
+2. action selection (several actions at once, tendencies from the action pattern);
+3. the personalised response (ratings as words, the actions' instructions, the linguistic pattern);
+4. the refinement tools in order, unless the user ends the conversation (`refine.py`).
+
+Every call of a dialogue starts with the same system message (the profile), followed by the
+conversation so far and only then the task, so a provider with prompt-prefix caching (llama.cpp's
+slots, OpenAI's automatic caching) reuses the shared prefix across all calls of a turn and across
+turns. Each user utterance records its LLM calls by kind (`llm_calls_by_kind`); the dialogue's
+`metadata["recusersim"]` and `user_profile.persona` record the profile, the conflict fixes and the
+discovered preferences.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import Counter
+from typing import Annotated, Any, ClassVar, Literal, cast
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator
+
+from crsim.crs.base import CRSReply
+from crsim.errors import ConfigError
+from crsim.llm.client import LLMHub
+from crsim.llm.errors import LLMOutputError
+from crsim.llm.prompts import load_template, render
+from crsim.llm.structured import Structured, generate_json
+from crsim.llm.types import GenerationConfig, Message
+from crsim.llm.types import system as system_message
+from crsim.llm.types import user as user_message
+from crsim.model.dialogue import Role
+from crsim.model.domain import Domain
+from crsim.model.items import Item
+from crsim.model.user import SimulatedUser
+from crsim.registry import Params as BaseParams
+from crsim.registry import simulator
+from crsim.seeding import derive_seed
+from crsim.sim.base import DialogueNotes, UserTurn
+from crsim.sim.prompt.common import (
+    CRS_LABEL,
+    USER_LABEL,
+    Entry,
+    clean_utterance,
+    need_view,
+    recent_turns,
+    transcript,
+)
+from crsim.sim.recusersim.actions import DEFAULT_ACTIONS, UserAction, get_action, get_actions
+from crsim.sim.recusersim.memory import Discovery, Memory
+from crsim.sim.recusersim.profile import (
+    PART_TITLES,
+    PARTS,
+    REMOVE,
+    Profile,
+    ProfileDictionary,
+    apply_fixes,
+    fix_schema,
+    load_dictionary,
+    sample_profile,
+)
+from crsim.sim.recusersim.rating import DIMENSIONS, describe, rating_record, score_schema
+from crsim.sim.recusersim.refine import DEFAULT_TOOLS, Outcome, RefinementTool, Thresholds, get_tool
+
+PROMPTS = "crsim.sim.recusersim.prompts"
+
+_STYLE_LENGTH = {
+    "short": "very brief messages of at most {short} words",
+    "medium": "messages of one to three sentences, {short_1} to {medium} words",
+    "long": "long, detailed messages of more than {medium} words",
+}
+_STYLE_FORMALITY = {
+    "formal": "formal and polite, in complete sentences",
+    "neutral": "plain and friendly, neither stiff nor slangy",
+    "informal": "casual, with contractions and relaxed punctuation",
+}
+_STYLE_RICHNESS = {
+    "low": "sharing only one or two things at a time",
+    "high": "sharing plenty of details about what you want and why",
+}
+
+
+def _dictionary_check(ref: str) -> str:
+    try:
+        load_dictionary(ref)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+    return ref
+
+
+def _actions_check(names: list[str]) -> list[str]:
+    try:
+        get_actions(names, "actions")
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+    return names
+
+
+def _tools_check(names: list[str]) -> list[str]:
+    for i, name in enumerate(names):
+        try:
+            get_tool(name, f"refinements[{i}]")
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+    if len(set(names)) != len(names):
+        raise ValueError("a refinement tool is listed twice")
+    return names
+
+
+class RecUserSimParams(BaseParams):
+    role: str = Field(
+        "user", min_length=1, description="Model role of ratings, actions, replies and refinement."
+    )
+    profile_role: str = Field(
+        "annotator", min_length=1, description="Model role of profile conflict resolution."
+    )
+    profile: Annotated[str, AfterValidator(_dictionary_check)] = Field(
+        "movies",
+        description="Profile dictionary: a shipped one (movies, restaurants) or a YAML file path.",
+    )
+    profile_seed: int = Field(
+        0,
+        description="Profiles are drawn from (profile_seed, user id): one user, one profile for all CRSs.",
+    )
+    resolve_conflicts: bool = Field(
+        True, description="Let the LLM fix contradictions in the sampled profile."
+    )
+    max_changes: int = Field(3, ge=1, le=10, description="Most profile changes one resolution may propose.")
+    actions: Annotated[list[str], AfterValidator(_actions_check)] = Field(
+        default_factory=lambda: list(DEFAULT_ACTIONS),
+        min_length=1,
+        description="Registered user actions to choose from (crsim.sim.recusersim.actions).",
+    )
+    opening_actions: Annotated[list[str], AfterValidator(_actions_check)] = Field(
+        default_factory=lambda: ["request_recommendation"],
+        min_length=1,
+        description="Actions of the first message (nothing has been said to rate yet; no LLM call).",
+    )
+    max_actions: int = Field(3, ge=1, le=5, description="Most actions chosen in one turn.")
+    excitation: bool = Field(
+        True, description="Ask whether items outside the known preferences reveal new ones."
+    )
+    refinements: Annotated[list[str], AfterValidator(_tools_check)] = Field(
+        default_factory=lambda: list(DEFAULT_TOOLS),
+        description="Refinement tools, applied in this order; [] switches refinement off.",
+    )
+    short_max: int = Field(20, ge=1, description="Most words of a short message (length judge and style).")
+    medium_max: int = Field(40, ge=2, description="Most words of a medium message.")
+    low_richness_max: int = Field(2, ge=0, description="Most key points of a low-information message.")
+    temperature: float | None = Field(
+        None, ge=0.0, le=2.0, description="Sampling temperature (default: the role's)."
+    )
+    max_tokens: int | None = Field(
+        None, ge=1, description="Token cap of replies and rewrites (default: the role's)."
+    )
+    json_max_tokens: int = Field(
+        160, ge=16, description="Token cap of JSON answers (ratings, actions, judges)."
+    )
+    justification_chars: int = Field(
+        160, ge=20, description="Longest justification or reason in JSON answers."
+    )
+    max_history_turns: int | None = Field(
+        None, ge=1, description="Only the last N turns go into prompts, for small context windows; None: all."
+    )
+    plot_chars: int = Field(
+        160, ge=0, description="Characters of a recommended item's plot shown in prompts."
+    )
+    include_preferences: bool = Field(
+        True, description="Show the user's liked/disliked slot values from the population."
+    )
+    record_timing: bool = Field(
+        False,
+        description="Record wall-clock seconds per turn and step in the annotations "
+        "(records then differ between runs).",
+    )
+
+    @field_validator("medium_max")
+    @classmethod
+    def _above_short(cls, value: int, info: Any) -> int:
+        short = info.data.get("short_max")
+        if short is not None and value <= short:
+            raise ValueError(f"medium_max ({value}) must be above short_max ({short})")
+        return value
+
+
+class ActionChoice(BaseModel):
+    """Recorded action selection."""
+
+    reasoning: str
+    actions: list[str]
+
+
+@simulator("recusersim")
+class RecUserSim:
+    """One dialogue of a RecUserSim-style simulated user (module docstring)."""
+
+    Params: ClassVar[type[BaseParams]] = RecUserSimParams
+    needs_llm: ClassVar[bool] = True
+
+    @classmethod
+    def llm_roles(cls, params: RecUserSimParams) -> list[str]:
+        return [params.role, params.profile_role] if params.resolve_conflicts else [params.role]
+
+    def __init__(self, params: RecUserSimParams, domain: Domain, seed: int, *, llms: LLMHub) -> None:
+        self.settings, self.domain, self.seed = params, domain, seed
+        self.llm = llms.role(params.role)
+        self.profile_llm = llms.role(params.profile_role) if params.resolve_conflicts else self.llm
+        self.dictionary: ProfileDictionary = load_dictionary(params.profile)
+        self.actions = get_actions(params.actions, "actions")
+        self.opening = get_actions(params.opening_actions, "opening_actions")
+        self.tools: list[RefinementTool] = [get_tool(name) for name in params.refinements]
+        self._thresholds = Thresholds(params.short_max, params.medium_max, params.low_richness_max)
+        self.memory: Memory | None = None
+        self.sampled: Profile | None = None
+        self.resolution: dict[str, Any] = {}
+        self.turn = 0
+        self._system: Message | None = None
+        self._calls: Counter[str] = Counter()
+        self._all_calls: Counter[str] = Counter()
+        self._timing: dict[str, float] = {}
+
+    # --- the protocol ---------------------------------------------------------------------------
+
+    async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
+        started = time.perf_counter()
+        need = need_view(user, self.domain, preferences=self.settings.include_preferences)
+        rng = random.Random(derive_seed(self.settings.profile_seed, "recusersim-profile", user.id))
+        self.sampled = sample_profile(self.dictionary, rng)
+        profile = self.sampled
+        self.memory = Memory(profile, need)  # the resolution prompt reads the need from memory
+        if self.settings.resolve_conflicts:
+            profile = await self._timed("profile", self._resolve(self.sampled))
+        self.memory.profile = profile
+        self._system = system_message(
+            render(load_template(PROMPTS, "system.j2"), **self._persona_variables())
+        )
+        if greeting is not None:
+            self.memory.history.append(Entry(Role.CRS, greeting.text))
+            self.memory.note_recommended(self._recommended(greeting))
+        self.turn = 1
+        notes: dict[str, Any] = {}
+        return await self._reply(self.opening, [], notes, started)
+
+    async def respond(self, reply: CRSReply) -> UserTurn:
+        memory = self._memory()
+        started = time.perf_counter()
+        memory.history.append(Entry(Role.CRS, reply.text))
+        recommended = self._recommended(reply)
+        memory.note_recommended(recommended)
+        self.turn += 1
+        notes: dict[str, Any] = {}
+        ratings = await self._timed("rating", self._rate_and_excite(recommended, notes))
+        notes["ratings"] = {"turn": self.turn - 1, **ratings}
+        described = describe(ratings)
+        chosen = await self._timed("action", self._choose(described, notes))
+        return await self._reply(chosen, described, notes, started)
+
+    def dialogue_notes(self) -> DialogueNotes:
+        """The profile (persona keys the analyses read) and what happened to it, for the dialogue record."""
+        if self.memory is None or self.sampled is None:
+            return DialogueNotes()
+        profile = self.memory.profile
+        persona: dict[str, Any] = {
+            **profile.traits.model_dump(),
+            "profile": profile.model_dump(mode="json"),
+        }
+        metadata = {
+            "recusersim": {
+                "profile_dictionary": self.dictionary.domain,
+                "sampled_profile": self.sampled.model_dump(mode="json"),
+                "conflict_resolution": self.resolution,
+                "discovered_preferences": [d.model_dump() for d in self.memory.discovered],
+                "llm_calls_by_kind": dict(sorted(self._all_calls.items())),
+            }
+        }
+        return DialogueNotes(persona=persona, metadata=metadata)
+
+    # --- steps ----------------------------------------------------------------------------------
+
+    async def _resolve(self, sampled: Profile) -> Profile:
+        """Conflict resolution: proposed changes applied where valid; everything recorded."""
+        memory = self._memory()
+        lines = []
+        for part in PARTS:
+            for key, attribute in self.dictionary.part(part).items():
+                held = sampled.values_of(f"{part}.{key}")
+                lines.append(
+                    {
+                        "path": f"{part}.{key}",
+                        "value": ", ".join(held) or REMOVE,
+                        "allowed": [*attribute.values, REMOVE],
+                    }
+                )
+        wish = (
+            "; ".join(f"{c.slot}: {' or '.join(c.values)}" for c in memory.need.constraints)
+            or "nothing specific"
+        )
+        template = load_template(PROMPTS, "resolve.j2")
+        variables = {"domain": self.domain.name, "lines": lines, "wish": wish}
+        messages = [
+            system_message(render(template, part="system", **variables)),
+            user_message(render(template, part="task", **variables)),
+        ]
+        schema = fix_schema(self.dictionary, self.settings.max_changes, self.settings.justification_chars)
+        config = GenerationConfig(
+            temperature=self.settings.temperature,
+            max_tokens=self.settings.json_max_tokens * 2,
+            seed=derive_seed(self.settings.profile_seed, "recusersim-resolve", sampled.model_dump_json())
+            % 2**31,
+        )
+        answer = await generate_json(self.profile_llm, messages, schema, config)
+        self._count("profile", answer)
+        if answer.value is None:
+            self.resolution = {"error": answer.error, "raw": answer.raw, "changes": []}
+            return sampled
+        proposals = [c.model_dump() for c in answer.value.changes]  # type: ignore[attr-defined]
+        fixed, record = apply_fixes(sampled, self.dictionary, proposals)
+        self.resolution = {
+            "changes": [r.model_dump() for r in record],
+            "changed": [r.attribute for r in record if r.applied],
+        }
+        return fixed
+
+    async def _rate_and_excite(self, recommended: list[str], notes: dict[str, Any]) -> dict[str, Any]:
+        """The rating questions and the excitation question, concurrently."""
+        memory = self._memory()
+        items = [item for i in recommended if (item := self.domain.items.get(i)) is not None]
+        dimensions = [d for d in DIMENSIONS if d != "recommendation" or items]
+        jobs: list[Any] = [self._rate(d, items) for d in dimensions]
+        candidate = (
+            memory.excitation_candidate(recommended, self.domain.items) if self.settings.excitation else None
+        )
+        if candidate is not None:
+            memory.checked.add(candidate.id)
+            jobs.append(self._excite(candidate))
+        results = await asyncio.gather(*jobs, return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        if candidate is not None:
+            notes["excitation"] = results[-1]
+        return dict(zip(dimensions, results, strict=False))
+
+    async def _rate(self, dimension: str, items: list[Item]) -> dict[str, Any]:
+        schema = score_schema(dimension, self.settings.justification_chars)
+        answer = await self.ask_json(
+            "rating",
+            "rate.j2",
+            schema,
+            dimension=dimension,
+            items=[self._describe_item(i) for i in items],
+            discovered=self._discovered(),
+        )
+        return rating_record(answer)
+
+    async def _excite(self, item: Item) -> dict[str, Any]:
+        memory = self._memory()
+        schema = create_model(
+            "Excitation",
+            __config__=ConfigDict(extra="forbid"),
+            reasoning=(str, Field(max_length=self.settings.justification_chars)),
+            agreeable=(bool, ...),
+            new_preference=(str, Field(max_length=60)),
+        )
+        answer = await self.ask_json(
+            "excitation",
+            "excite.j2",
+            schema,
+            item=self._describe_item(item),
+            known=sorted(memory.known_preferences()),
+        )
+        record: dict[str, Any] = {"item_id": item.id, "item": item.display_title}
+        if answer.value is None:
+            return {**record, "error": answer.error, "raw": answer.raw}
+        value = answer.value.model_dump()
+        record.update(value)
+        preference = str(value["new_preference"]).strip()
+        if value["agreeable"] and preference:
+            discovery = Discovery(
+                turn=self.turn,
+                item_id=item.id,
+                item=item.display_title,
+                preference=preference,
+                reason=value["reasoning"],
+            )
+            memory.discovered.append(discovery)
+            record["discovered"] = True
+        else:
+            record["discovered"] = False
+        return record
+
+    async def _choose(self, described: list[str], notes: dict[str, Any]) -> list[UserAction]:
+        memory = self._memory()
+        available = [a for a in self.actions if not a.needs_recommendation or memory.recommended]
+        names = cast(Any, Literal)[tuple(a.name for a in available)]
+        schema = create_model(
+            "ActionSelection",
+            __config__=ConfigDict(extra="forbid"),
+            reasoning=(str, Field(max_length=self.settings.justification_chars)),
+            actions=(list[names], Field(min_length=1, max_length=self.settings.max_actions)),  # type: ignore[valid-type]
+        )
+        pattern = self.dictionary.action_patterns[memory.profile.traits.action_pattern]
+        shown = [
+            {"name": a.name, "meaning": a.meaning, "tendency": pattern.tendencies.get(a.name)}
+            for a in available
+        ]
+        answer = await self.ask_json(
+            "action",
+            "act.j2",
+            schema,
+            ratings=described,
+            discovered=self._discovered(),
+            actions=shown,
+            pattern_name=memory.profile.traits.action_pattern,
+            turn=self.turn,
+        )
+        if answer.value is None:
+            raise LLMOutputError(f"{self.llm.describe()}: action selection: {answer.error}", answer.raw)
+        chosen = list(dict.fromkeys(answer.value.actions))
+        notes["actions"] = chosen
+        notes["action_reasoning"] = answer.value.reasoning
+        return [get_action(name) for name in chosen]
+
+    async def _reply(
+        self, actions: list[UserAction], described: list[str], notes: dict[str, Any], started: float
+    ) -> UserTurn:
+        memory = self._memory()
+        if "actions" not in notes:
+            notes["actions"] = [a.name for a in actions]
+        text, raw = await self._timed(
+            "response",
+            self.ask_text(
+                "response",
+                "respond.j2",
+                ratings=described,
+                discovered=self._discovered(),
+                actions=[{"name": a.name, "instruction": a.instruction} for a in actions],
+            ),
+        )
+        if not text:
+            raise LLMOutputError(f"{self.llm.describe()}: the user's reply is empty once cleaned", raw)
+        if text != raw.strip():
+            notes["raw_answer"] = raw
+        ends = any(a.ends_dialogue for a in actions)
+        if ends:
+            notes["refinement"] = "skipped: the user ends the conversation"
+        elif self.tools:
+            draft = text
+            text, outcomes = await self._timed("refinement", self._refine(text))
+            notes["refinement"] = [o.record() for o in outcomes]
+            notes["refinements_fired"] = [o.tool for o in outcomes if o.refined]
+            if text != draft:
+                notes["draft"] = draft
+        memory.history.append(Entry(Role.USER, text))
+        notes["llm_calls_by_kind"] = dict(sorted(self._calls.items()))
+        self._all_calls.update(self._calls)
+        self._calls.clear()
+        if self.settings.record_timing:
+            self._timing["turn"] = time.perf_counter() - started
+            notes["latency_s"] = {k: round(v, 3) for k, v in self._timing.items()}
+        self._timing = {}
+        return UserTurn(text=text, end=ends, annotations=notes)
+
+    async def _refine(self, text: str) -> tuple[str, list[Outcome]]:
+        outcomes = []
+        for tool in self.tools:
+            text, outcome = await tool.apply(self, text)
+            outcomes.append(outcome)
+        return text, outcomes
+
+    # --- what the refinement tools use (crsim.sim.recusersim.refine.Refining) --------------------
+
+    @property
+    def traits(self) -> Any:
+        return self._memory().profile.traits
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return self._thresholds
+
+    async def ask_json(
+        self, kind: str, template: str, schema: type[BaseModel], **variables: Any
+    ) -> Structured[Any]:
+        config = GenerationConfig(
+            temperature=self.settings.temperature,
+            max_tokens=self.settings.json_max_tokens,
+            seed=self._seed(kind, variables.get("dimension", "")),
+        )
+        answer = await generate_json(self.llm, self._messages(template, variables), schema, config)
+        self._count(kind, answer)
+        return answer
+
+    async def ask_text(self, kind: str, template: str, **variables: Any) -> tuple[str, str]:
+        config = GenerationConfig(
+            temperature=self.settings.temperature,
+            max_tokens=self.settings.max_tokens,
+            seed=self._seed(kind, ""),
+            stop=(f"\n{CRS_LABEL}:", f"\n{USER_LABEL}:"),
+        )
+        self._calls[kind] += 1
+        completion = await self.llm.generate(self._messages(template, variables), config)
+        return clean_utterance(completion.text), completion.text
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    def _memory(self) -> Memory:
+        if self.memory is None:
+            raise RuntimeError("respond() called before start()")
+        return self.memory
+
+    def _messages(self, template: str, variables: dict[str, Any]) -> list[Message]:
+        """The dialogue's fixed system message, then the conversation, then the task: a stable prefix."""
+        assert self._system is not None
+        shown, omitted = recent_turns(self._memory().history, self.settings.max_history_turns)
+        if shown:
+            cut = f" (its first {omitted} messages left out)" if omitted else ""
+            conversation = f"The conversation so far{cut}:\n{transcript(shown)}"
+        else:
+            conversation = "The conversation has not started yet; you write the first message."
+        task = render(load_template(PROMPTS, template), style=self._style(), **variables)
+        return [self._system, user_message(f"{conversation}\n\n{task}")]
+
+    def _count(self, kind: str, answer: Structured[Any]) -> None:
+        self._calls[kind] += 1 if answer.ok and not answer.repaired else 2
+
+    def _seed(self, kind: str, detail: str) -> int:
+        return derive_seed(self.seed, kind, detail, self.turn) % 2**31
+
+    async def _timed(self, step: str, awaitable: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await awaitable
+        finally:
+            self._timing[step] = self._timing.get(step, 0.0) + time.perf_counter() - started
+
+    def _recommended(self, reply: CRSReply) -> list[str]:
+        """Ids the CRS recommended; for a CRS that sends text only, the titles linked in it."""
+        if reply.recommended_items:
+            return list(reply.recommended_items)
+        if not reply.text:
+            return []
+        return list(dict.fromkeys(m.item_id for m in self.domain.items.linker.link(reply.text)))
+
+    def _describe_item(self, item: Item) -> str:
+        parts = [item.display_title]
+        if item.genres:
+            parts.append(", ".join(item.genres))
+        if item.directors:
+            parts.append("directed by " + ", ".join(item.directors[:2]))
+        if item.actors:
+            parts.append("with " + ", ".join(item.actors[:3]))
+        text = "; ".join(parts)
+        if item.plot and self.settings.plot_chars:
+            plot = (
+                item.plot
+                if len(item.plot) <= self.settings.plot_chars
+                else item.plot[: self.settings.plot_chars] + "..."
+            )
+            text += f". {plot}"
+        return text
+
+    def _discovered(self) -> list[str]:
+        return [d.preference for d in self._memory().discovered]
+
+    def _style(self) -> str:
+        traits, s = self._memory().profile.traits, self.settings
+        length = _STYLE_LENGTH[traits.sentence_length].format(
+            short=s.short_max, short_1=s.short_max + 1, medium=s.medium_max
+        )
+        return (
+            f"{length}; {_STYLE_FORMALITY[traits.formality]}; {_STYLE_RICHNESS[traits.information_richness]}"
+        )
+
+    def _persona_variables(self) -> dict[str, Any]:
+        memory = self._memory()
+        profile = memory.profile
+        sections = []
+        for part in PARTS:
+            lines = [
+                {
+                    "label": self.dictionary.label(part, key),
+                    "value": ", ".join(profile.values_of(f"{part}.{key}")),
+                }
+                for key in profile.part(part)
+                if profile.values_of(f"{part}.{key}")
+            ]
+            if lines:
+                sections.append({"title": PART_TITLES[part], "lines": lines})
+        pattern = self.dictionary.action_patterns[profile.traits.action_pattern]
+        return {
+            "domain": self.domain.name,
+            "sections": sections,
+            "need": memory.need,
+            "traits": profile.traits,
+            "pattern": pattern.description,
+            "style": self._style(),
+        }
