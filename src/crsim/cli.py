@@ -59,6 +59,8 @@ def run(
     concurrency: Annotated[int | None, _option("concurrency", "--concurrency")] = None,
     max_turns: Annotated[int | None, _option("max_turns", "--max-turns")] = None,
     trials: Annotated[int | None, _option("trials", "--trials")] = None,
+    executor: Annotated[str | None, _option("executor", "--executor")] = None,
+    address: Annotated[str | None, _option("ray_address", "--address")] = None,
     resume: Annotated[
         bool, typer.Option(help="Continue the run in --out, holding only missing dialogues.")
     ] = False,
@@ -77,6 +79,8 @@ def run(
             "concurrency": concurrency,
             "max_turns": max_turns,
             "trials": trials,
+            "executor": executor,
+            "address": address,
         }
         cfg = load_config(config, overrides)
         if resume and cfg.out is None:

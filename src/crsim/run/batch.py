@@ -49,7 +49,7 @@ class BatchResult:
 
 
 #: Config fields that change how a run executes, not what it produces: they may differ on resume.
-OPERATIONAL_FIELDS = frozenset({"out", "concurrency"})
+OPERATIONAL_FIELDS = frozenset({"out", "concurrency", "executor", "ray_address", "shard_size"})
 
 
 def prepare_run_dir(experiment: Experiment, run_dir: Path, resume: bool) -> tuple[set[str], int]:
@@ -164,30 +164,47 @@ async def run_batch(
     resume: bool = False,
     on_dialogue: ProgressCallback | None = None,
 ) -> BatchResult:
-    """Hold every planned dialogue not yet in the run folder, `config.concurrency` at a time."""
+    """Hold every planned dialogue not yet in the run folder with the configured executor: in this
+    process, `config.concurrency` at a time, or as Ray tasks (`crsim.run.ray_executor`)."""
     done, dropped = prepare_run_dir(experiment, run_dir, resume)
     experiment.llms.set_cache_path(run_dir / LLM_CACHE)
     todo = [t for t in experiment.tasks if t.id not in done]
     result = BatchResult(run_dir, len(experiment.tasks), len(done), 0, dropped_bytes=dropped)
-    queue: asyncio.Queue[DialogueTask] = asyncio.Queue()
-    for task in todo:
-        queue.put_nowait(task)
     writer = DialogueWriter(run_dir / DIALOGUES)
 
-    async def worker() -> None:
-        while not queue.empty():
-            dialogue = await hold_dialogue(experiment, queue.get_nowait())
-            writer.write(dialogue)
-            result.ran += 1
-            result.terminations[dialogue.termination.reason if dialogue.termination else "unknown"] += 1
-            if on_dialogue is not None:
-                on_dialogue(dialogue)
+    def record(dialogue: Dialogue) -> None:
+        writer.write(dialogue)
+        result.ran += 1
+        result.terminations[dialogue.termination.reason if dialogue.termination else "unknown"] += 1
+        if on_dialogue is not None:
+            on_dialogue(dialogue)
 
     try:
-        workers = min(experiment.config.concurrency, max(1, len(todo)))
-        await asyncio.gather(*(worker() for _ in range(workers)))
+        if experiment.config.executor == "ray":
+            from crsim.run.ray_executor import hold_on_ray
+
+            await hold_on_ray(experiment, todo, run_dir, record)
+        else:
+            await hold_dialogues(experiment, todo, record)
     finally:
         writer.close()
         await experiment.llms.aclose()
     canonical_order(run_dir / DIALOGUES, {t.id: t.index for t in experiment.tasks})
     return result
+
+
+async def hold_dialogues(
+    experiment: Experiment, tasks: list[DialogueTask], record: Callable[[Dialogue], None]
+) -> None:
+    """Hold `tasks` in this process, `config.concurrency` at a time, handing each dialogue to `record`
+    as it finishes (the local executor, and each shard of the Ray executor)."""
+    queue: asyncio.Queue[DialogueTask] = asyncio.Queue()
+    for task in tasks:
+        queue.put_nowait(task)
+
+    async def worker() -> None:
+        while not queue.empty():
+            record(await hold_dialogue(experiment, queue.get_nowait()))
+
+    workers = min(experiment.config.concurrency, max(1, len(tasks)))
+    await asyncio.gather(*(worker() for _ in range(workers)))

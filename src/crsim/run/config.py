@@ -53,6 +53,18 @@ class ExperimentConfig(BaseModel):
     )
     max_turns: int = Field(20, ge=1, le=200, description="Turns (user utterance + CRS reply) per dialogue.")
     concurrency: int = Field(32, ge=1, le=4096, description="Dialogues held at the same time.")
+    executor: Literal["local", "ray"] = Field(
+        "local",
+        description="Where dialogues run: in this process (local) or as Ray tasks, one per shard (ray).",
+    )
+    ray_address: str | None = Field(
+        None,
+        description="Ray cluster for --executor ray ('auto', 'host:6379', 'ray://host:10001'); "
+        "default: a Ray instance on this machine.",
+    )
+    shard_size: int = Field(
+        50, ge=1, le=100_000, description="Dialogues per Ray task; each shard runs as one asyncio batch."
+    )
     out: Path | None = Field(None, description="Run folder (default: runs/<name>-<timestamp>).")
 
 
@@ -63,6 +75,8 @@ CLI_OVERRIDES: dict[str, str] = {
     "seed": "seed",
     "users": "users.size",
     "concurrency": "concurrency",
+    "executor": "executor",
+    "address": "ray_address",
     "max_turns": "max_turns",
     "trials": "trials",
 }
