@@ -1,0 +1,72 @@
+"""crsim.analysis dataframes and `crsim export` on a small real run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from crsim.analysis import dialogues_df, scores_df, utterances_df
+from crsim.cli import app
+from crsim.errors import DataError
+from crsim.model.io import iter_dialogues
+from report_support import small_run
+
+pd = pytest.importorskip("pandas", reason="dataframes need the `analysis` extra")
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return small_run(tmp_path_factory.mktemp("frames") / "run", users=4, crss=["popular", "retrieval"])
+
+
+def test_frames_match_the_records(run_dir: Path) -> None:
+    dialogues = list(iter_dialogues(run_dir / "dialogues.jsonl"))
+    frame = dialogues_df(run_dir)
+    assert list(frame["dialogue_id"]) == [d.id for d in dialogues]
+    assert list(frame["turns"]) == [d.num_turns for d in dialogues]
+    assert set(frame["crs_id"]) == {"popular", "retrieval"}
+    assert frame["termination"].notna().all()
+    utterances = utterances_df(run_dir)
+    assert len(utterances) == sum(len(d.utterances) for d in dialogues)
+    first = utterances[utterances["dialogue_id"] == dialogues[0].id]
+    assert list(first["text"]) == [u.text for u in dialogues[0].utterances]
+    crs = first[first["role"] == "crs"]
+    assert any(len(items) for items in crs["recommended_items"])
+    user = first[first["role"] == "user"].iloc[0]
+    assert json.loads(user["annotations"]) == dialogues[0].utterances[1].annotations
+    scores = scores_df(run_dir)
+    assert len(scores) == 6 * len(dialogues)
+    wide = scores[scores["turn"].isna()].pivot(index="dialogue_id", columns="metric", values="value")
+    assert list(wide.loc[dialogues[0].id, ["Turns"]]) == [dialogues[0].num_turns]
+
+
+def test_export_parquet_and_csv(run_dir: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["export", str(run_dir), "-o", str(tmp_path / "pq")])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_parquet(tmp_path / "pq" / "utterances.parquet")
+    assert list(frame.columns) == list(utterances_df(run_dir).columns)
+    assert len(pd.read_parquet(tmp_path / "pq" / "scores.parquet")) == len(scores_df(run_dir))
+    result = runner.invoke(app, ["export", str(run_dir), "--format", "csv", "-o", str(tmp_path / "csv")])
+    assert result.exit_code == 0, result.output
+    csv = pd.read_csv(tmp_path / "csv" / "dialogues.csv")
+    assert list(csv["dialogue_id"]) == list(dialogues_df(run_dir)["dialogue_id"])
+    bad = runner.invoke(app, ["export", str(run_dir), "--format", "xlsx"])
+    assert bad.exit_code == 2 and "--format: unknown format 'xlsx'" in bad.output
+
+
+def test_bad_input_names_file_record_and_field(run_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"no manifest\.json"):
+        dialogues_df(tmp_path)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "manifest.json").write_text((run_dir / "manifest.json").read_text())
+    lines = (run_dir / "dialogues.jsonl").read_text().splitlines()
+    (broken / "dialogues.jsonl").write_text(lines[0] + "\n{not json\n")
+    with pytest.raises(DataError, match=r"dialogues.jsonl, record 2"):
+        utterances_df(broken)
+    result = CliRunner().invoke(app, ["export", str(broken)])
+    assert result.exit_code == 2 and "record 2" in result.output
