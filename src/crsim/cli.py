@@ -25,6 +25,7 @@ from crsim.eval.gcdf1.cli import gcdf1_app
 from crsim.eval.judge.cli import judge_app
 from crsim.meta.cli import meta_eval
 from crsim.run.config import field_description
+from crsim.sim.pepper.cli import pepper_app
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False, help=__doc__
@@ -33,6 +34,7 @@ app.add_typer(data_app, name="data")
 app.add_typer(analyze_app, name="analyze")
 app.add_typer(judge_app, name="judge")
 app.add_typer(gcdf1_app, name="gcdf1")
+app.add_typer(pepper_app, name="pepper")
 app.command("meta-eval")(meta_eval)
 cache_app = typer.Typer(no_args_is_help=True, help="Inspect or empty an LLM response cache.")
 app.add_typer(cache_app, name="cache")

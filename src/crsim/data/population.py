@@ -35,15 +35,16 @@ class PopulationConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    source: Literal["movielens", "redial", "iard"] = Field(
+    source: Literal["movielens", "redial", "iard", "pepper", "reviews"] = Field(
         "movielens",
         description="Where users come from: MovieLens rating histories, ReDial seekers' movie feedback, "
-        "or IARD seekers' accepted recommendations and feedback.",
+        "IARD seekers' accepted recommendations and feedback, or PEPPER users (all top-rated items "
+        "as targets, the rest seen) from MovieLens ('pepper') or a reviews table ('reviews').",
     )
     file: Path | None = Field(
         None,
         description="Source file instead of the shipped one (ReDial: a dialogues .jsonl[.gz] file; "
-        "IARD: the original umap2020_IARD_Cai.json[.gz]).",
+        "IARD: the original umap2020_IARD_Cai.json[.gz]; reviews: a CSV or JSONL reviews table).",
     )
     size: int = Field(100, ge=1, description="Number of simulated users.")
     target_share: float = Field(
@@ -73,6 +74,12 @@ class PopulationConfig(BaseModel):
         0.5, gt=0, description="How far a value's mean rating must lie above/below the user's mean rating."
     )
     max_preferences: int = Field(5, ge=0, description="At most this many likes (and dislikes) per slot.")
+    selected_targets: int = Field(
+        3,
+        ge=1,
+        description="PEPPER sources: targets drawn at random into the 'selected' subset (told to the "
+        "target-biased simulator; at most all but one); the rest is the 'residual' subset.",
+    )
     seed: int | None = Field(None, description="Population seed; when unset, the experiment seed is used.")
 
     @field_validator("num_constraints", "num_requests")

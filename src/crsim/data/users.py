@@ -9,7 +9,8 @@ from crsim.model.user import SimulatedUser
 
 
 def build_users(config: PopulationConfig, domain: Domain, seed: int) -> list[SimulatedUser]:
-    """MovieLens users (rating histories), ReDial or IARD seekers (dialogue feedback), on `domain`."""
+    """MovieLens users (rating histories), ReDial or IARD seekers (dialogue feedback), or PEPPER
+    users (MovieLens or a reviews table, split by rating), on `domain`."""
     if config.source == "movielens":
         if config.file is not None:
             raise ConfigError(
@@ -18,6 +19,10 @@ def build_users(config: PopulationConfig, domain: Domain, seed: int) -> list[Sim
         from crsim.data.movies import movie_ratings
 
         return build_population(config, domain, movie_ratings(), seed)
+    if config.source in ("pepper", "reviews"):
+        from crsim.data.population_pepper import build_pepper_population
+
+        return build_pepper_population(config, domain, seed)
     if config.source == "iard":
         from crsim.data.population_iard import build_iard_population
 

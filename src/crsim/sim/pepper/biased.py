@@ -1,0 +1,97 @@
+"""`target_biased`: the target-biased baseline of PEPPER's analysis (after Zhu et al.'s simple user).
+
+The user is told the attributes of a random *selected* subset of their targets (genres,
+directors, stars and plot; never the titles) and describes what they want from them. The other
+targets form the *residual* subset. Which targets are selected is a property of the user
+(`profile.persona["target_split"]`, drawn by the PEPPER populations), so that both simulators'
+dialogues with a user are scored on the same subsets; for other populations the simulator
+draws the split itself from the dialogue seed. The split is kept in `Dialogue.metadata["target_split"]`.
+
+The general preferences are still written (one cached narrative per user) and recorded, only so
+that the pepper3 judge sees the same preferences for both simulators; they are not in the prompt.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from pydantic import Field
+
+from crsim.crs.base import CRSReply
+from crsim.data.population_pepper import split_targets
+from crsim.errors import DataError
+from crsim.llm.client import LLMHub
+from crsim.llm.prompts import load_template, render
+from crsim.model.domain import Domain
+from crsim.model.user import SimulatedUser
+from crsim.registry import simulator
+from crsim.sim.base import UserTurn
+from crsim.sim.pepper.common import ChatUser, PepperParams, TemplateName
+from crsim.sim.pepper.profile import PROMPTS, ItemView, item_view
+
+
+def target_split(user: SimulatedUser, count: int, seed: int) -> tuple[list[str], list[str]]:
+    """(selected, residual) targets: the population's split when it has one, else drawn with `seed`."""
+    given = user.profile.persona.get("target_split")
+    if isinstance(given, dict):
+        selected, residual = given.get("selected"), given.get("residual")
+        if isinstance(selected, list) and isinstance(residual, list):
+            return [str(t) for t in selected], [str(t) for t in residual]
+    if not user.need.targets:
+        return [], []
+    return split_targets(list(user.need.targets), count, random.Random(seed))
+
+
+@simulator("target_biased")
+class TargetBiasedSimulator(ChatUser):
+    """A user who knows the attributes (not the titles) of some of their targets."""
+
+    class Params(PepperParams):
+        selected_targets: int = Field(
+            3, ge=1, le=20, description="Targets told to the user when the population gives no split."
+        )
+        prompt: TemplateName = Field(
+            "biased.j2", description="Message prompt: a template of crsim.sim.pepper.prompts or a file path."
+        )
+        record_general_preferences: bool = Field(
+            True,
+            description="Write (or fetch from the cache) and record the user's general preferences "
+            "for the judge.",
+        )
+
+    def __init__(self, params: Params, domain: Domain, seed: int, *, llms: LLMHub) -> None:
+        super().__init__(params, domain, seed, llms=llms)
+        self.params = params
+        self.template = load_template(PROMPTS, params.prompt)
+        self.targets: list[ItemView] = []
+
+    async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
+        self.user = user
+        selected, residual = target_split(user, self.params.selected_targets, self.seed)
+        if not selected:
+            raise DataError(
+                f"user {user.id!r}: no target items to describe; the target-biased user needs targets"
+            )
+        self.notes.metadata["target_split"] = {"selected": selected, "residual": residual}
+        self.targets = [
+            item_view(self.domain.items[t], self.params.plot_chars)
+            for t in selected
+            if t in self.domain.items
+        ]
+        if self.params.record_general_preferences:
+            await self.load_general_preferences(user)
+        notes: dict[str, Any] = {"selected_targets": selected}
+        if greeting is not None:
+            self.hear(greeting)
+        else:
+            self.turn = 1
+        cue = render(self.template, targets=self.targets, part="opening")
+        return await self.write(self.messages(self.template, {"targets": self.targets}, cue), notes, [])
+
+    async def respond(self, reply: CRSReply) -> UserTurn:
+        if self.user is None:
+            raise RuntimeError("respond() called before start()")
+        self.hear(reply)
+        cue = render(self.template, targets=self.targets, part="reply")
+        return await self.write(self.messages(self.template, {"targets": self.targets}, cue), {}, [])

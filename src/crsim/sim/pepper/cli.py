@@ -1,0 +1,195 @@
+"""`crsim pepper`: PEPPER's analyses of a run (PC curves, selected vs residual) and the preference
+representation accuracy study (docs/pepper.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from crsim.cli_support import atomic_output, user_errors
+from crsim.errors import ConfigError, DataError
+
+if TYPE_CHECKING:
+    from crsim.llm.client import LLMHub
+    from crsim.model.domain import Domain
+    from crsim.model.user import SimulatedUser
+    from crsim.sim.pepper.accuracy import AccuracyOptions, AccuracyReport
+
+pepper_app = typer.Typer(
+    add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False, help=__doc__
+)
+console = Console(soft_wrap=True)
+
+
+def _dialogues_file(run: Path) -> Path:
+    path = run / "dialogues.jsonl" if run.is_dir() else run
+    if not path.is_file():
+        raise DataError(
+            "not found; expected a run folder with dialogues.jsonl or a dialogue JSONL file", path=str(path)
+        )
+    return path
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+@pepper_app.command("curves")
+def curves_command(
+    run: Annotated[
+        Path, typer.Argument(help="Run folder written by `crsim run` (or a dialogue JSONL file).")
+    ],
+    k: Annotated[int, typer.Option(min=1, help="Cut-off K of the plotted PC_t@K curve.")] = 10,
+    split_k: Annotated[int, typer.Option("--split-k", min=1, help="K of the selected/residual table.")] = 50,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Folder for pepper_curves.json and the PNG plots (default: the run folder)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the curves and table as JSON.")] = False,
+) -> None:
+    """PC_t@K and Recall@(t,K) per turn for K in 5, 10, 20, 50 per CRS × simulator, a PC_t plot and
+    Recall plot (PNG), and PC on the selected and residual targets with the gap Δ = PC_res − PC_sel."""
+    from crsim.eval.pepper import pepper_curves, plot_curves, split_table
+    from crsim.model.io import iter_dialogues
+
+    with user_errors():
+        path = _dialogues_file(run)
+        dialogues = list(iter_dialogues(path))
+        if not dialogues:
+            raise DataError("holds no dialogues", path=str(path))
+        ks = sorted({5, 10, 20, 50, k})
+        curves = pepper_curves(dialogues, ks)
+        rows = split_table(dialogues, split_k)
+        folder = out or (run if run.is_dir() else run.parent)
+        result = {
+            "curves": [c.as_record() for c in curves],
+            "split": [
+                {
+                    "crs_id": r.crs_id,
+                    "simulator_id": r.simulator_id,
+                    "n": r.n,
+                    "k": split_k,
+                    "pc_selected": r.selected,
+                    "pc_residual": r.residual,
+                    "gap": r.gap,
+                }
+                for r in rows
+            ],
+        }
+        with atomic_output(folder / "pepper_curves.json") as handle:
+            json.dump(result, handle, indent=1)
+        pc_png = plot_curves(curves, f"PC@{k}", folder / f"pc_curve_at{k}.png")
+        recall_png = plot_curves(curves, f"Recall@(t,{k})", folder / f"recall_curve_at{k}.png")
+    if as_json:
+        typer.echo(json.dumps(result, indent=1))
+        return
+    table = Table(title=f"PC_t@K and Recall@(t,K) at the last turn (T = {len(curves[0].curve.mean)})")
+    table.add_column("CRS")
+    table.add_column("simulator")
+    last: dict[tuple[str, str], dict[str, float | None]] = {}
+    for c in curves:
+        last.setdefault((c.crs_id, c.simulator_id), {})[c.curve.metric] = c.curve.mean[-1]
+    columns = [f"PC@{x}" for x in ks] + [f"Recall@(t,{x})" for x in ks]
+    for column in columns:
+        table.add_column(column, justify="right")
+    for (crs_id, simulator_id), values in last.items():
+        table.add_row(crs_id, simulator_id, *(_number(values.get(column)) for column in columns))
+    console.print(table)
+    split = Table(title=f"Selected vs residual targets: PC@{split_k} at the last turn")
+    for column in ("CRS", "simulator", "n", "PC_sel", "PC_res", "Δ"):
+        split.add_column(column, justify="left" if column in ("CRS", "simulator") else "right")
+    for r in rows:
+        split.add_row(
+            r.crs_id, r.simulator_id, str(r.n), _number(r.selected), _number(r.residual), _number(r.gap)
+        )
+    console.print(split)
+    console.print(f"wrote {folder / 'pepper_curves.json'}, {pc_png}, {recall_png}", highlight=False)
+
+
+@pepper_app.command("pref-accuracy")
+def pref_accuracy_command(
+    config: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Experiment config: its `users` (a PEPPER source) and `llm` (role 'user') sections."
+        ),
+    ] = None,
+    users: Annotated[int | None, typer.Option(min=1, help="Number of users (default: the config's).")] = None,
+    pairs: Annotated[int, typer.Option(min=1, help="Target pairs with different ratings per user.")] = 5,
+    out: Annotated[Path | None, typer.Option(help="JSON file for the scores and every choice.")] = None,
+    cache: Annotated[
+        Path | None, typer.Option(help="LLM response cache (SQLite); default: none, or beside --out.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Preference representation accuracy (PEPPER Table 2): for pairs of a user's targets with
+    different ratings, which one the LLM picks given general preferences, raw feedback or binary
+    likes/dislikes; accuracy against the true ratings."""
+    from crsim.data.population_pepper import pepper_source
+    from crsim.data.users import build_users
+    from crsim.llm.client import LLMHub
+    from crsim.run.build import build_domain
+    from crsim.run.config import load_config
+    from crsim.sim.pepper.accuracy import AccuracyOptions
+
+    with user_errors():
+        experiment = load_config(config, {"users": users})
+        if experiment.users.source not in ("pepper", "reviews"):
+            raise ConfigError(
+                f"users.source: {experiment.users.source!r}; the study needs a PEPPER source "
+                "('pepper' or 'reviews')"
+            )
+        domain = build_domain(experiment)
+        population = build_users(experiment.users, domain, experiment.seed)
+        source = pepper_source(experiment.users, domain)
+        true = {u.id: source.ratings[str(u.profile.persona["source_user_id"])] for u in population}
+        cache_path = cache or (out.with_name(out.stem + ".llm_cache.sqlite") if out else None)
+        hub = LLMHub(experiment.llm, cache_path=cache_path)
+        hub.check(["user"])
+        report = asyncio.run(
+            _accuracy(
+                hub, population, true, domain, AccuracyOptions(pairs_per_user=pairs, seed=experiment.seed)
+            )
+        )
+        if out is not None:
+            with atomic_output(out) as handle:
+                handle.write(report.model_dump_json(indent=1))
+    if as_json:
+        typer.echo(report.model_dump_json(indent=1))
+        return
+    table = Table(title=f"Preference representation accuracy ({report.users} users)")
+    for column in ("representation", "pairs", "answered", "correct", "accuracy", "picked first"):
+        table.add_column(column, justify="left" if column == "representation" else "right")
+    for s in report.scores:
+        table.add_row(
+            s.representation,
+            str(s.pairs),
+            str(s.answered),
+            str(s.correct),
+            _number(s.accuracy),
+            _number(s.picked_first),
+        )
+    console.print(table)
+    if out is not None:
+        console.print(f"wrote {out}", highlight=False)
+
+
+async def _accuracy(
+    hub: LLMHub,
+    population: list[SimulatedUser],
+    true: dict[str, dict[str, float]],
+    domain: Domain,
+    options: AccuracyOptions,
+) -> AccuracyReport:
+    from crsim.sim.pepper.accuracy import preference_accuracy
+
+    try:
+        return await preference_accuracy(hub.role("user"), population, true, domain, options)
+    finally:
+        await hub.aclose()

@@ -1,0 +1,121 @@
+"""What the two PEPPER simulators share: arguments, the conversation as chat messages, cleaning."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar
+
+import jinja2
+from pydantic import Field
+
+from crsim.crs.base import CRSReply
+from crsim.llm.client import LLMHub
+from crsim.llm.errors import LLMOutputError
+from crsim.llm.prompts import render, template_check
+from crsim.llm.types import GenerationConfig, Message, assistant, system, user
+from crsim.model.dialogue import Role
+from crsim.model.domain import Domain
+from crsim.model.user import SimulatedUser
+from crsim.registry import Params as BaseParams
+from crsim.seeding import derive_seed
+from crsim.sim.base import DialogueNotes, UserTurn
+from crsim.sim.pepper.profile import PROMPTS, GeneralPreferences, general_preferences
+from crsim.sim.prompt.common import Entry, clean_utterance, recent_turns
+
+TemplateName = Annotated[str, template_check(PROMPTS)]
+
+
+class PepperParams(BaseParams):
+    """Arguments shared by `pepper` and `target_biased`."""
+
+    role: str = Field("user", min_length=1, description="Model role whose LLM plays the user.")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature of every call.")
+    max_tokens: int | None = Field(
+        None, ge=1, description="Token cap per user message (default: the role's)."
+    )
+    max_history_turns: int | None = Field(
+        3, ge=1, description="Only the last N turns go into the prompt (small context windows); None: all."
+    )
+    narrative_items: int = Field(
+        9,
+        ge=1,
+        le=50,
+        description="Seen items (best and worst rated) the general preferences are written from.",
+    )
+    narrative_max_tokens: int = Field(
+        160, ge=16, description="Token cap of the general-preferences narrative."
+    )
+    plot_chars: int = Field(160, ge=0, description="Plots are cut to this many characters in prompts.")
+
+
+class ChatUser:
+    """One dialogue of an LLM-played user whose prompt is a system message plus the conversation as
+    chat messages (the recommender's as `user`, the simulated user's own as `assistant`)."""
+
+    needs_llm: ClassVar[bool] = True
+
+    @classmethod
+    def llm_roles(cls, params: PepperParams) -> list[str]:
+        return [params.role]
+
+    def __init__(self, params: PepperParams, domain: Domain, seed: int, *, llms: LLMHub) -> None:
+        self.settings, self.domain, self.seed = params, domain, seed
+        self.llm = llms.role(params.role)
+        self.history: list[Entry] = []
+        self.turn = 0
+        self.user: SimulatedUser | None = None
+        self.general: GeneralPreferences | None = None
+        self.notes = DialogueNotes()
+
+    def dialogue_notes(self) -> DialogueNotes:
+        return self.notes
+
+    async def load_general_preferences(self, user: SimulatedUser) -> GeneralPreferences:
+        """The user's general preferences (one narrative per user and model, through the cache); kept
+        in the record's persona, which is where the pepper3 judge reads them."""
+        general = await general_preferences(
+            self.llm,
+            user,
+            self.domain,
+            narrative_items=self.settings.narrative_items,
+            plot_chars=self.settings.plot_chars,
+            max_tokens=self.settings.narrative_max_tokens,
+        )
+        self.notes.persona.update(
+            general_preferences=general.narrative, binary_preferences=general.binary.as_record()
+        )
+        return general
+
+    def messages(self, template: jinja2.Template, variables: dict[str, Any], latest: str) -> list[Message]:
+        """System part, the recent conversation, and `latest` (the cue after the last CRS message)."""
+        shown, _ = recent_turns(self.history, self.settings.max_history_turns)
+        chat: list[Message] = [system(render(template, part="system", **variables))]
+        for entry in shown:
+            chat.append(user(entry.text) if entry.role == Role.CRS else assistant(entry.text))
+        if chat[-1]["role"] == "user":
+            chat[-1] = user(f"{chat[-1]['content']}\n\n{latest}".strip())
+        else:
+            chat.append(user(latest))
+        return chat
+
+    async def write(self, messages: list[Message], notes: dict[str, Any], shown: list[str]) -> UserTurn:
+        """Generate, clean and record one user message; an empty one is an error with the raw text."""
+        config = GenerationConfig(
+            temperature=self.settings.temperature,
+            max_tokens=self.settings.max_tokens,
+            seed=derive_seed(self.seed, "turn", self.turn) % 2**31,
+            stop=("\nRecommender:", "\nUser:"),
+        )
+        completion = await self.llm.generate(messages, config)
+        text = clean_utterance(completion.text)
+        if not text:
+            raise LLMOutputError(
+                f"{self.llm.describe()}: the user message is empty once cleaned", completion.text
+            )
+        if text != completion.text.strip():
+            notes["raw_answer"] = completion.text
+        self.history.append(Entry(Role.USER, text))
+        return UserTurn(text=text, annotations=notes, shown_items=shown)
+
+    def hear(self, reply: CRSReply) -> None:
+        self.history.append(Entry(Role.CRS, reply.text))
+        self.turn += 1

@@ -1,0 +1,1 @@
+"""Prompt templates of the PEPPER simulators (jinja2 files, loaded as package resources)."""
