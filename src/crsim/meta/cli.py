@@ -8,6 +8,7 @@ on its own (tests, `python -m`).
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -23,9 +24,10 @@ from crsim.meta.baselines import load_baselines
 from crsim.meta.correlation import meta_evaluate
 from crsim.meta.evaluator import LLM_CACHE, run_evaluator
 from crsim.meta.gold import GoldSet, load_gold
+from crsim.meta.learned import PROTOCOL_TITLES, PROTOCOLS, Protocol, cross_validate
 from crsim.meta.predictions import Predictions, read_run_file, write_run_file
 from crsim.meta.ranking import rank_systems
-from crsim.meta.report import build_report, markdown_report, rich_report
+from crsim.meta.report import MetaReport, build_report, markdown_report, rich_report
 from crsim.registry import ComponentSpec, metric_registry
 
 console = Console()
@@ -78,6 +80,14 @@ def meta_eval(
     name: Annotated[
         str | None, typer.Option(help="Row name in the tables (default: evaluator/file).")
     ] = None,
+    protocol: Annotated[
+        str | None,
+        typer.Option(
+            help="With --evaluator learned_crsarena: retrain and predict out of fold, cv5 (grouped 5-fold"
+            " CV by conversation), loso (leave one system out) or both; without it the shipped model"
+            " is scored on the conversations it was trained on."
+        ),
+    ] = None,
     rank: Annotated[
         bool, typer.Option("--rank", help="Also rank the CRSs: evaluator versus humans.")
     ] = False,
@@ -99,6 +109,11 @@ def meta_eval(
             raise CrsimError("--json and --markdown: choose one output format")
         default_aspect = _aspect(aspect, "--aspect")
         ranked_by = _aspect(rank_aspect, "--rank-aspect")
+        if protocol is not None:
+            protocols = _protocols(protocol, evaluator, arg, config, save_run)
+            reports = _learned_reports(protocols, gold, limit, name, ranked_by if rank else None)
+            _print_learned(reports, as_json=as_json, markdown=markdown, save_run=save_run)
+            return
         calls: dict[str, int] = {}
         if run_file is not None:
             predictions: Predictions = read_run_file(run_file)
@@ -123,6 +138,8 @@ def meta_eval(
         if save_run is not None:
             write_run_file(predictions, save_run, order=[c.conv_id for c in gold_set])
         result = meta_evaluate(gold_set, predictions, label)
+        if evaluator == LEARNED:
+            result.notes[IN_SAMPLE] = len(gold_set)
         ranking = rank_systems(gold_set, predictions, ranked_by) if rank else None
         report = build_report(result, load_baselines(), ranking)
     if as_json:
@@ -136,6 +153,75 @@ def meta_eval(
             console.print(escape(f"LLM calls made (cache hits excluded): {made}"), highlight=False)
         if save_run is not None:
             console.print(escape(f"predictions written to {save_run}"), highlight=False)
+
+
+LEARNED = "learned_crsarena"
+IN_SAMPLE = (
+    "conversation(s) the shipped learned_crsarena model was trained on: in-sample numbers, not a"
+    " validation (use --protocol cv5|loso|both)"
+)
+
+
+def _protocols(
+    protocol: str, evaluator: str | None, arg: list[str] | None, config: Path | None, save_run: Path | None
+) -> list[Protocol]:
+    """The protocols asked for; options that a retrained evaluator would ignore are errors."""
+    if evaluator != LEARNED:
+        raise CrsimError(
+            f"--protocol: only --evaluator {LEARNED} is trained here (got {evaluator or 'a run file'})"
+        )
+    if arg or config is not None:
+        raise CrsimError("--protocol retrains the model in every fold; --arg and --config do not apply")
+    chosen: list[Protocol] = (
+        list(PROTOCOLS) if protocol == "both" else [p for p in PROTOCOLS if p == protocol]
+    )
+    if not chosen:
+        raise CrsimError(f"--protocol: expected cv5, loso or both, got {protocol!r}")
+    if save_run is not None and len(chosen) > 1:
+        raise CrsimError("--save-run writes one run file: choose --protocol cv5 or loso")
+    return chosen
+
+
+def _learned_reports(
+    protocols: list[Protocol], gold: Path | None, limit: int | None, name: str | None, ranked_by: str | None
+) -> dict[str, tuple[MetaReport, Predictions, list[str]]]:
+    """Out-of-fold predictions of every protocol, correlated like any evaluator's."""
+    gold_set = load_gold(gold, link_items=True, limit_per_split=limit)
+    out: dict[str, tuple[MetaReport, Predictions, list[str]]] = {}
+    for protocol in protocols:
+        started = time.perf_counter()
+        run = cross_validate(gold_set, protocol, progress=lambda line: typer.echo(line, err=True))
+        seconds = time.perf_counter() - started
+        label = f"{name or LEARNED} ({PROTOCOL_TITLES[protocol]})"
+        result = meta_evaluate(gold_set, run.predictions, label)
+        ranking = rank_systems(gold_set, run.predictions, ranked_by) if ranked_by else None
+        order = [c.conv_id for c in gold_set]
+        out[protocol] = (build_report(result, load_baselines(), ranking), run.predictions, order)
+        typer.echo(f"{PROTOCOL_TITLES[protocol]}: {len(run.folds)} folds in {seconds:.1f} s", err=True)
+    return out
+
+
+def _print_learned(
+    reports: dict[str, tuple[MetaReport, Predictions, list[str]]],
+    *,
+    as_json: bool,
+    markdown: bool,
+    save_run: Path | None,
+) -> None:
+    for _, predictions, order in reports.values():
+        if save_run is not None:
+            write_run_file(predictions, save_run, order=order)
+    if as_json:
+        data = {protocol: report.model_dump(mode="json") for protocol, (report, _, _) in reports.items()}
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    for report, _, _ in reports.values():
+        if markdown:
+            typer.echo(markdown_report(report))
+        else:
+            console.print(rich_report(report))
+    if save_run is not None:
+        console.print(escape(f"predictions written to {save_run}"), highlight=False)
 
 
 def _evaluate(

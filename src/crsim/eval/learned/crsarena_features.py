@@ -1,0 +1,265 @@
+"""Features of the CRSArena-Eval evaluator: one row per CRS utterance (turn level) and one per dialogue.
+
+A *turn row* describes one CRS utterance in its context: its own words, the user utterance before
+it (what it answers) and the one after it (how the user took it), as three bags of terms for
+TF-IDF, plus named numbers (`TURN_FEATURES`): position in the dialogue, length, titles and
+recommended items, repetition of earlier CRS text or items, word overlap with the user's request,
+and the user cues (`crsim.eval.learned.features.utterance_cues`) of the utterances before and
+after. The whole dialogue's dense features are appended, because raters judged a turn knowing
+the conversation around it.
+
+A *dialogue row* is the satisfaction estimator's `DialogueDocument` (user terms, CRS terms, the
+dense structure and cue features) plus `CONTEXT_FEATURES`: further counts that describe how the
+conversation went (no-answer replies, recommendations without a year, the user's last words).
+
+Nothing here reads labels; the same rows serve training and prediction.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from itertools import pairwise
+
+from rapidfuzz import fuzz
+
+from crsim.eval.learned.features import (
+    DENSE_FEATURES,
+    USER_CUES,
+    DialogueDocument,
+    analyzer,
+    document,
+    sentiment,
+    utterance_cues,
+)
+from crsim.model.dialogue import Dialogue, Role, Utterance
+from crsim.model.text import normalize
+
+#: Bumped whenever a feature's definition changes; artifacts record it and refuse a mismatch.
+CRSARENA_FEATURE_VERSION = 1
+
+#: The three bags of terms of a turn row.
+TURN_TEXTS: tuple[str, ...] = ("crs", "user_before", "user_after")
+#: The two bags of terms of a dialogue row.
+DIALOGUE_TEXTS: tuple[str, ...] = ("user", "crs")
+
+_YEAR_TITLE = re.compile(r"\(\s*(19|20)\d\d\s*\)")
+_FUNCTION_TEXT = (
+    "a an the i you me my to of and or in on for is it that this with be can could would do what "
+    "some any like movie movies film films please recommend something about are was have has im its"
+)
+#: Words left out when comparing the content of a request and a reply.
+_FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
+
+_OWN = (
+    "relative_position",
+    "log_position",
+    "is_first",
+    "is_last",
+    "log_words",
+    "is_short",
+    "question",
+    "year_titles",
+    "log_recommended",
+    "recommends",
+    "repeats_crs_text",
+    "similarity_to_previous_crs",
+    "repeated_items_share",
+    "new_items",
+    "request_overlap",
+    "request_content_overlap",
+    "sentiment",
+    "before_exists",
+    "before_log_words",
+    "after_exists",
+    "after_log_words",
+    "after_sentiment",
+)
+#: Named numbers of a turn row, in vector order: own features, cues before and after, then the dialogue's.
+TURN_FEATURES: tuple[str, ...] = (
+    *_OWN,
+    *(f"before_{cue}" for cue in USER_CUES),
+    *(f"after_{cue}" for cue in USER_CUES),
+    *(f"dialogue_{name}" for name in DENSE_FEATURES),
+)
+#: Named numbers added to a dialogue row beyond `DENSE_FEATURES`.
+CONTEXT_FEATURES: tuple[str, ...] = (
+    "log_crs_words_total",
+    "short_crs_share",
+    "titled_crs_share",
+    "crs_after_complaint_share",
+    "user_words_first",
+    "first_user_request",
+    "last_user_goodbye_or_thanks",
+    "mean_request_overlap",
+)
+#: All dense numbers of a dialogue row, in vector order.
+DIALOGUE_FEATURES: tuple[str, ...] = (*DENSE_FEATURES, *CONTEXT_FEATURES)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRow:
+    """One CRS utterance with its context: `position` in the dialogue, turn t, terms and numbers."""
+
+    position: int
+    turn: int
+    texts: tuple[tuple[str, ...], ...]
+    dense: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DialogueRow:
+    """One dialogue: the terms of each side and the dense numbers (`DIALOGUE_FEATURES`)."""
+
+    texts: tuple[tuple[str, ...], ...]
+    dense: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DialogueFeatures:
+    """Everything the evaluator reads of one dialogue."""
+
+    dialogue: DialogueRow
+    turns: tuple[TurnRow, ...]
+
+
+def crs_turns(dialogue: Dialogue) -> dict[int, int]:
+    """Position of every CRS utterance -> turn t (user utterances so far, at least 1)."""
+    turns: dict[int, int] = {}
+    users = 0
+    for position, utterance in enumerate(dialogue.utterances):
+        if utterance.role is Role.USER:
+            users += 1
+        elif utterance.role is Role.CRS:
+            turns[position] = max(users, 1)
+    return turns
+
+
+def dialogue_features(dialogue: Dialogue) -> DialogueFeatures:
+    """The dialogue row and one turn row per CRS utterance (none when the CRS never spoke)."""
+    base = document(dialogue)
+    context = _context(dialogue)
+    row = DialogueRow(
+        texts=(base.user_terms, base.crs_terms),
+        dense=(*base.dense, *(context[name] for name in CONTEXT_FEATURES)),
+    )
+    return DialogueFeatures(row, tuple(_turn_rows(dialogue, base)))
+
+
+def _words(text: str) -> list[str]:
+    return normalize(text).split()
+
+
+def _content(words: list[str]) -> set[str]:
+    return {w for w in words if w not in _FUNCTION_WORDS and len(w) > 2}
+
+
+def _overlap(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a) if a else 0.0
+
+
+def _neighbour(utterances: list[Utterance], position: int, step: int) -> Utterance | None:
+    """The nearest user utterance before (`step` -1) or after (+1) a position, if any."""
+    index = position + step
+    while 0 <= index < len(utterances):
+        if utterances[index].role is Role.USER:
+            return utterances[index]
+        if step > 0:  # another CRS utterance comes first: the user has not reacted to this one
+            return None
+        index += step
+    return None
+
+
+def _turn_rows(dialogue: Dialogue, base: DialogueDocument) -> list[TurnRow]:
+    utterances = list(dialogue.utterances)
+    turns = crs_turns(dialogue)
+    crs_positions = list(turns)
+    dialogue_dense = base.dense
+    seen_texts: set[str] = set()
+    seen_items: set[str] = set()
+    previous_norm: str | None = None
+    rows = []
+    for index, position in enumerate(crs_positions):
+        utterance = utterances[position]
+        norm = normalize(utterance.text)
+        words = norm.split()
+        before = _neighbour(utterances, position, -1)
+        after = _neighbour(utterances, position, +1)
+        before_words = _words(before.text) if before else []
+        after_words = _words(after.text) if after else []
+        items = list(dict.fromkeys(utterance.recommended_items))
+        repeated = [i for i in items if i in seen_items]
+        own = {
+            "relative_position": index / max(len(crs_positions) - 1, 1),
+            "log_position": math.log1p(index),
+            "is_first": float(index == 0),
+            "is_last": float(index == len(crs_positions) - 1),
+            "log_words": math.log1p(len(words)),
+            "is_short": float(len(words) <= 4),
+            "question": float("?" in utterance.text),
+            "year_titles": float(len(_YEAR_TITLE.findall(utterance.text))),
+            "log_recommended": math.log1p(len(items)),
+            "recommends": float(bool(items) or any(a.intent == "recommend" for a in utterance.acts)),
+            "repeats_crs_text": float(bool(norm) and norm in seen_texts),
+            "similarity_to_previous_crs": fuzz.ratio(norm, previous_norm) / 100.0 if previous_norm else 0.0,
+            "repeated_items_share": len(repeated) / len(items) if items else 0.0,
+            "new_items": float(len(items) - len(repeated)),
+            "request_overlap": _overlap(set(before_words), set(words)),
+            "request_content_overlap": _overlap(_content(before_words), _content(words)),
+            "sentiment": sentiment(norm),
+            "before_exists": float(before is not None),
+            "before_log_words": math.log1p(len(before_words)),
+            "after_exists": float(after is not None),
+            "after_log_words": math.log1p(len(after_words)),
+            "after_sentiment": sentiment(" ".join(after_words)),
+        }
+        before_cues = utterance_cues(before) if before else frozenset()
+        after_cues = utterance_cues(after) if after else frozenset()
+        dense = (
+            *(own[name] for name in _OWN),
+            *(float(cue in before_cues) for cue in USER_CUES),
+            *(float(cue in after_cues) for cue in USER_CUES),
+            *dialogue_dense,
+        )
+        texts = (
+            tuple(analyzer(utterance.text)),
+            tuple(analyzer(before.text)) if before else (),
+            tuple(analyzer(after.text)) if after else (),
+        )
+        rows.append(TurnRow(position=position, turn=turns[position], texts=texts, dense=dense))
+        if norm:
+            seen_texts.add(norm)
+        seen_items.update(items)
+        previous_norm = norm
+    return rows
+
+
+def _context(dialogue: Dialogue) -> dict[str, float]:
+    """The `CONTEXT_FEATURES` of a dialogue."""
+    utterances = list(dialogue.utterances)
+    crs = [u for u in utterances if u.role is Role.CRS]
+    user = [u for u in utterances if u.role is Role.USER]
+    crs_words = [len(_words(u.text)) for u in crs]
+    after_complaint = []
+    overlaps = []
+    for before, reply in pairwise(utterances):
+        if before.role is Role.USER and reply.role is Role.CRS:
+            overlaps.append(_overlap(_content(_words(before.text)), _content(_words(reply.text))))
+            after_complaint.append("complaint" in utterance_cues(before))
+    first_cues = utterance_cues(user[0]) if user else frozenset()
+    last_cues = utterance_cues(user[-1]) if user else frozenset()
+    return {
+        "log_crs_words_total": math.log1p(sum(crs_words)),
+        "short_crs_share": _share([n <= 4 for n in crs_words]),
+        "titled_crs_share": _share([bool(_YEAR_TITLE.search(u.text)) for u in crs]),
+        "crs_after_complaint_share": _share(after_complaint),
+        "user_words_first": math.log1p(len(_words(user[0].text))) if user else 0.0,
+        "first_user_request": float("request" in first_cues),
+        "last_user_goodbye_or_thanks": float(bool({"goodbye", "thanks"} & last_cues)),
+        "mean_request_overlap": sum(overlaps) / len(overlaps) if overlaps else 0.0,
+    }
+
+
+def _share(flags: list[bool]) -> float:
+    return sum(flags) / len(flags) if flags else 0.0
