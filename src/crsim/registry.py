@@ -69,7 +69,6 @@ _BUILTIN_MODULES = {
         "crsim.eval.gcdf1.evaluator",
         "crsim.eval.learned.satisfaction",
         "crsim.eval.learned.crsarena",
-        "crsim.eval.learned.crsarena",
         "crsim.eval.pepper",
         "crsim.eval.metrics.user_ratings",
     ),
