@@ -11,7 +11,9 @@ import json
 import math
 import os
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -162,38 +164,6 @@ def score_dialogues(
 GroupKey = tuple[str | None, str | None]
 
 
-def _summarize_group(
-    key: GroupKey,
-    records: list[ScoreRecord],
-    terminations: dict[str, str],
-    errors: Counter[str],
-    examples: dict[str, str],
-    seed: int,
-) -> GroupSummary:
-    values: dict[str, list[float | None]] = defaultdict(list)
-    missing: dict[str, Counter[str]] = defaultdict(Counter)
-    annotated: dict[str, set[str]] = defaultdict(set)
-    for label, dialogue_values in _per_dialogue(records).items():
-        for value, reason in dialogue_values:
-            values[label].append(value)
-            if value is None:
-                missing[label][reason or "unknown"] += 1
-    for record in records:
-        if record.annotator:
-            annotated[record.annotator].add(record.dialogue_id)
-    return GroupSummary(
-        crs_id=key[0],
-        simulator_id=key[1],
-        n_dialogues=len(terminations),
-        terminations=dict(sorted(Counter(terminations.values()).items())),
-        errors=dict(sorted(errors.items())),
-        error_examples=dict(sorted(examples.items())),
-        metrics={label: aggregate(vals, seed=seed) for label, vals in values.items()},
-        missing_reasons={label: dict(sorted(c.items())) for label, c in missing.items()},
-        annotated={name: len(ids) for name, ids in sorted(annotated.items())},
-    )
-
-
 def _per_dialogue(records: list[ScoreRecord]) -> dict[str, list[tuple[float | None, str | None]]]:
     """Metric label -> one (value, missing reason) per dialogue, in record order.
 
@@ -229,28 +199,82 @@ def summarize(
     With `dialogues`, dialogue counts and termination reasons come from them, so dialogues without
     any record (e.g. no metrics configured) still count; otherwise they come from the records.
     """
-    groups: dict[GroupKey, list[ScoreRecord]] = defaultdict(list)
-    ends: dict[GroupKey, dict[str, str]] = defaultdict(dict)
-    for record in records:
-        key = (record.crs_id, record.simulator_id)
-        groups[key].append(record)
-        if dialogues is None:
-            ends[key].setdefault(record.dialogue_id, record.termination or "unknown")
-    errors: dict[GroupKey, Counter[str]] = defaultdict(Counter)
-    examples: dict[GroupKey, dict[str, str]] = defaultdict(dict)
-    for dialogue in dialogues or ():
-        key = (dialogue.crs_id, dialogue.simulator_id)
-        reason = dialogue.termination.reason.value if dialogue.termination else "unknown"
-        if dialogue.id not in ends[key] and dialogue.termination and dialogue.termination.error:
-            error = dialogue.termination.error
-            kind = f"{error.source}: {error.type}"
-            errors[key][kind] += 1
-            examples[key].setdefault(kind, error.message)
-        ends[key].setdefault(dialogue.id, reason)
-    ordered = sorted(set(groups) | set(ends), key=lambda k: (k[0] or "", k[1] or ""))
-    return [
-        _summarize_group(key, groups[key], ends[key], errors[key], examples[key], seed) for key in ordered
-    ]
+    builder = SummaryBuilder(seed=seed)
+    builder.add(records, dialogues)
+    return builder.summaries()
+
+
+@dataclass
+class _GroupState:
+    """What a group's summary needs: one (value, missing reason) per dialogue and metric, not records."""
+
+    ends: dict[str, str] = field(default_factory=dict)
+    errors: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, str] = field(default_factory=dict)
+    values: dict[str, list[float | None]] = field(default_factory=lambda: defaultdict(list))
+    missing: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    annotated: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+
+
+class SummaryBuilder:
+    """Per (CRS, simulator) summaries built batch by batch, so a large evaluation can stream.
+
+    `add` takes the records of some dialogues (all records of a dialogue in one call) and, optionally,
+    those dialogues; only one value per dialogue and metric is kept between calls.
+    """
+
+    def __init__(self, *, seed: int = 0) -> None:
+        self.seed = seed
+        self._groups: dict[GroupKey, _GroupState] = {}
+
+    def _state(self, key: GroupKey) -> _GroupState:
+        if key not in self._groups:
+            self._groups[key] = _GroupState()
+        return self._groups[key]
+
+    def add(self, records: Iterable[ScoreRecord], dialogues: Iterable[Dialogue] | None = None) -> None:
+        batch: dict[GroupKey, list[ScoreRecord]] = defaultdict(list)
+        for record in records:
+            key = (record.crs_id, record.simulator_id)
+            batch[key].append(record)
+            if dialogues is None:
+                self._state(key).ends.setdefault(record.dialogue_id, record.termination or "unknown")
+        for dialogue in dialogues or ():
+            state = self._state((dialogue.crs_id, dialogue.simulator_id))
+            reason = dialogue.termination.reason.value if dialogue.termination else "unknown"
+            if dialogue.id not in state.ends and dialogue.termination and dialogue.termination.error:
+                error = dialogue.termination.error
+                kind = f"{error.source}: {error.type}"
+                state.errors[kind] += 1
+                state.examples.setdefault(kind, error.message)
+            state.ends.setdefault(dialogue.id, reason)
+        for key, group in batch.items():
+            state = self._state(key)
+            for label, dialogue_values in _per_dialogue(group).items():
+                for value, why in dialogue_values:
+                    state.values[label].append(value)
+                    if value is None:
+                        state.missing[label][why or "unknown"] += 1
+            for record in group:
+                if record.annotator:
+                    state.annotated[record.annotator].add(record.dialogue_id)
+
+    def summaries(self) -> list[GroupSummary]:
+        ordered = sorted(self._groups, key=lambda k: (k[0] or "", k[1] or ""))
+        return [self._summary(key, self._groups[key]) for key in ordered]
+
+    def _summary(self, key: GroupKey, state: _GroupState) -> GroupSummary:
+        return GroupSummary(
+            crs_id=key[0],
+            simulator_id=key[1],
+            n_dialogues=len(state.ends),
+            terminations=dict(sorted(Counter(state.ends.values()).items())),
+            errors=dict(sorted(state.errors.items())),
+            error_examples=dict(sorted(state.examples.items())),
+            metrics={label: aggregate(vals, seed=self.seed) for label, vals in state.values.items()},
+            missing_reasons={label: dict(sorted(c.items())) for label, c in state.missing.items()},
+            annotated={name: len(ids) for name, ids in sorted(state.annotated.items())},
+        )
 
 
 def turn_curves(dialogues: Iterable[Dialogue], metric: Metric, max_turns: int) -> TurnCurve:
@@ -270,6 +294,21 @@ def turn_curves(dialogues: Iterable[Dialogue], metric: Metric, max_turns: int) -
 def write_scores(records: Iterable[ScoreRecord], path: str | Path) -> None:
     """JSON Lines, one record per dialogue and metric; replaces `path` only once all are written."""
     _write_atomic(Path(path), (record.model_dump_json() + "\n" for record in records))
+
+
+@contextmanager
+def scores_writer(path: str | Path) -> Iterator[Callable[[Iterable[ScoreRecord]], None]]:
+    """`write(records)` appends records as JSON Lines to a temporary file that replaces `path` only when
+    the block completes, so scores can be written batch by batch and a failure keeps the old file."""
+    path = Path(path)
+    temp = path.with_name(f".{path.name}.part")
+    try:
+        with temp.open("w", encoding="utf-8", newline="\n") as handle:
+            yield lambda records: handle.writelines(record.model_dump_json() + "\n" for record in records)
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
 
 
 def _write_atomic(path: Path, chunks: Iterable[str]) -> None:

@@ -54,6 +54,10 @@ def interval_possible(n: int, confidence: float) -> bool:
     return n > 0 and float(n) ** -n < (1 - confidence) / 2
 
 
+#: Resampled values held at once (per batch of resamples): about 32 MB of float64, whatever n is.
+_RESAMPLED_VALUES = 4_000_000
+
+
 def _bootstrap(values: np.ndarray, *, seed: int, confidence: float, resamples: int) -> tuple[float, float]:
     mean = float(values.mean())
     if float(values.max()) == float(values.min()):
@@ -68,5 +72,6 @@ def _bootstrap(values: np.ndarray, *, seed: int, confidence: float, resamples: i
         confidence_level=confidence,
         method="percentile",
         rng=np.random.default_rng(seed),
+        batch=max(1, _RESAMPLED_VALUES // values.size),  # same result as one batch, bounded memory
     )
     return float(result.confidence_interval.low), float(result.confidence_interval.high)

@@ -12,7 +12,9 @@ run's `llm_cache.sqlite` so a second evaluation makes no calls.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +24,17 @@ from crsim.errors import ConfigError
 from crsim.eval.evaluate import (
     GroupSummary,
     ScoreRecord,
+    SummaryBuilder,
     build_metrics,
     default_metrics,
-    summarize,
-    write_scores,
+    read_scores,
+    scores_writer,
     write_summary,
 )
 from crsim.eval.pipeline import AnnotationCounts, DialogueAnnotator, score_all
 from crsim.llm.client import LLMHub
 from crsim.llm.config import LLMSettings
+from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
 from crsim.registry import ComponentSpec
@@ -81,12 +85,25 @@ class EvaluateOptions(BaseModel):
 
 @dataclass
 class EvaluationResult:
-    records: list[ScoreRecord]
     summaries: list[GroupSummary]
     annotation: AnnotationCounts
     out_dir: Path
     llm_calls: int = 0
     llm_roles: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def records(self) -> list[ScoreRecord]:
+        """The score records, read back from `scores.jsonl` (not kept in memory while scoring)."""
+        return read_scores(self.out_dir / SCORES)
+
+
+#: Dialogues read, scored and written at a time: memory stays flat however large the run.
+BATCH = 500
+
+
+def _batches(dialogues: Iterator[Dialogue], size: int) -> Iterator[list[Dialogue]]:
+    while batch := list(islice(dialogues, size)):
+        yield batch
 
 
 def evaluate_path(
@@ -95,6 +112,9 @@ def evaluate_path(
     """Score a run folder (manifest + dialogues.jsonl) or a dialogue JSONL file; write the results.
 
     Results go into the run folder, or for a file into `out` (default: `<file stem>-eval/` beside it).
+    Dialogues stream through in batches: each batch is scored (LLM evaluators concurrently within it),
+    its records appended to a temporary scores file and folded into the summaries, so memory does not
+    grow with the run; the scores file replaces the old one only when every dialogue is scored.
     """
     options = options or EvaluateOptions()
     if path.is_dir():
@@ -114,23 +134,26 @@ def evaluate_path(
     hub = LLMHub(settings, cache_path=out_dir / LLM_CACHE)
     metrics = build_metrics(specs, llms=hub)
     annotator = _annotator(options, config, hub)
-    dialogues = list(iter_dialogues(dialogues_path))
     counts = AnnotationCounts()
+    builder = SummaryBuilder(seed=int(config.get("seed", 0)))
 
-    async def go() -> list[ScoreRecord]:
+    async def go() -> None:
         try:
-            return await score_all(
-                dialogues, metrics, annotator=annotator, concurrency=options.concurrency, counts=counts
-            )
+            with scores_writer(out_dir / SCORES) as write:
+                for batch in _batches(iter_dialogues(dialogues_path), BATCH):
+                    records = await score_all(
+                        batch, metrics, annotator=annotator, concurrency=options.concurrency, counts=counts
+                    )
+                    write(records)
+                    builder.add(records, batch)
         finally:
             await hub.aclose()
 
-    records = asyncio.run(go())
-    summaries = summarize(records, dialogues, seed=int(config.get("seed", 0)))
-    write_scores(records, out_dir / SCORES)
+    asyncio.run(go())
+    summaries = builder.summaries()
     write_summary(summaries, out_dir / SUMMARY)
     calls = {name: llm.calls for name, llm in hub.roles.items()}
-    return EvaluationResult(records, summaries, counts, out_dir, sum(calls.values()), calls)
+    return EvaluationResult(summaries, counts, out_dir, sum(calls.values()), calls)
 
 
 def _manifest_metrics(config: dict[str, Any], path: Path) -> list[ComponentSpec]:
