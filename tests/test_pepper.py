@@ -444,3 +444,22 @@ def test_three_pepper_dialogues_on_the_local_model(tmp_path: Path) -> None:
         assert dialogue.user_profile is not None and dialogue.user_profile.persona["general_preferences"]
         assert users[1].annotations["item_interface"][0]["item"] == users[1].shown_items[0]
         assert dialogue.llm_usage["user"].calls >= 3
+
+
+def test_pref_accuracy_command(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "users: {source: pepper, size: 1}\n"
+        "simulators: [{name: pepper, args: {narrative_items: 4}}]\n"
+        "llm: {default: {provider: scripted, replies: ['A']}, cache: {mode: 'off'}}\n",
+        encoding="utf-8",
+    )
+    result = runner.invoke(
+        app, ["pepper", "pref-accuracy", str(config), "--pairs", "2", "--out", str(tmp_path / "a.json")]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "a.json").read_text(encoding="utf-8"))
+    assert [s["pairs"] for s in report["scores"]] == [2, 2, 2] and report["scores"][0]["picked_first"] == 1.0
+    config.write_text("users: {size: 1}\n", encoding="utf-8")
+    wrong = runner.invoke(app, ["pepper", "pref-accuracy", str(config)])
+    assert wrong.exit_code == 2 and "PEPPER source" in wrong.output

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from crsim.llm.client import LLMHub
     from crsim.model.domain import Domain
     from crsim.model.user import SimulatedUser
+    from crsim.run.config import ExperimentConfig
     from crsim.sim.pepper.accuracy import AccuracyOptions, AccuracyReport
 
 pepper_app = typer.Typer(
@@ -136,7 +137,6 @@ def pref_accuracy_command(
     from crsim.llm.client import LLMHub
     from crsim.run.build import build_domain
     from crsim.run.config import load_config
-    from crsim.sim.pepper.accuracy import AccuracyOptions
 
     with user_errors():
         experiment = load_config(config, {"users": users})
@@ -152,11 +152,8 @@ def pref_accuracy_command(
         cache_path = cache or (out.with_name(out.stem + ".llm_cache.sqlite") if out else None)
         hub = LLMHub(experiment.llm, cache_path=cache_path)
         hub.check(["user"])
-        report = asyncio.run(
-            _accuracy(
-                hub, population, true, domain, AccuracyOptions(pairs_per_user=pairs, seed=experiment.seed)
-            )
-        )
+        options = _accuracy_options(experiment, pairs)
+        report = asyncio.run(_accuracy(hub, population, true, domain, options))
         if out is not None:
             with atomic_output(out) as handle:
                 handle.write(report.model_dump_json(indent=1))
@@ -178,6 +175,24 @@ def pref_accuracy_command(
     console.print(table)
     if out is not None:
         console.print(f"wrote {out}", highlight=False)
+
+
+def _accuracy_options(experiment: ExperimentConfig, pairs: int) -> AccuracyOptions:
+    """The narrative settings of the config's first `pepper` simulator, so that the study judges the
+    same general preferences as the dialogues (and finds them in a shared cache)."""
+    from crsim.registry import simulator_registry
+    from crsim.sim.pepper.accuracy import AccuracyOptions
+    from crsim.sim.pepper.common import PepperParams
+
+    options = AccuracyOptions(pairs_per_user=pairs, seed=experiment.seed)
+    for i, spec in enumerate(experiment.simulators):
+        params = simulator_registry.params(spec.name, spec.args, where=f"simulators[{i}]")
+        if spec.name == "pepper" and isinstance(params, PepperParams):
+            options.narrative_items = params.narrative_items
+            options.plot_chars = params.plot_chars
+            options.narrative_max_tokens = params.narrative_max_tokens
+            break
+    return options
 
 
 async def _accuracy(

@@ -43,8 +43,8 @@ class Reflection(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    like: str = Field(min_length=1, max_length=200)
-    dislike: str = Field(min_length=1, max_length=200)
+    like: str = Field(min_length=1, max_length=80)
+    dislike: str = Field(min_length=1, max_length=80)
 
 
 @dataclass(frozen=True)
