@@ -195,8 +195,13 @@ def pepper_user(
     mean_rating = fmean(seen.values())
     preferences = _preferences(seen, mean_rating, config, domain)
     own_tags = persona.get("tags")
-    if isinstance(own_tags, dict) and own_tags:
-        preferences["tag"] = tag_preferences(own_tags, seen, mean_rating, config)
+    if isinstance(own_tags, dict) and own_tags:  # own tags count as keyword preferences
+        tagged = tag_preferences(own_tags, seen, mean_rating, config)
+        given = preferences.get("keyword", SlotPreferences())
+        preferences["keyword"] = SlotPreferences(
+            likes=list(dict.fromkeys([*given.likes, *tagged.likes])),
+            dislikes=list(dict.fromkeys([*given.dislikes, *tagged.dislikes])),
+        )
     profile = UserProfile(
         item_ratings=seen,
         preferences={s: p for s, p in preferences.items() if p.likes or p.dislikes},
