@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import time
 from collections import Counter
 from typing import Annotated, Any, ClassVar, Literal, cast
@@ -87,6 +88,22 @@ _STYLE_RICHNESS = {
     "low": "sharing only one or two things at a time",
     "high": "sharing plenty of details about what you want and why",
 }
+
+
+#: Openings of the task parts of our prompts: a small model that starts repeating them has stopped
+#: writing the user's message (stop sequences), and a rewrite that opens with them is cut to what follows.
+_ECHOES = ("\nIn your next message", "\nRewrite it", "\nYour draft message", "\nThe conversation so far")
+_ECHO_LINE = re.compile(
+    r"^\s*(?:(?:rewrite it|your draft message|in your next message|write only)\b.*"
+    r"|here(?: is|'s) (?:the |your |my )?(?:revised |rewritten |new |next )?"
+    r"(?:version|message|reply)\b[^\n]*:)\s*$",
+    re.I | re.M,
+)
+
+
+def clean_reply(raw: str) -> str:
+    """The user's words in an answer: lines that repeat our instructions dropped, then `clean_utterance`."""
+    return clean_utterance(_ECHO_LINE.sub("", raw))
 
 
 def _dictionary_check(ref: str) -> str:
@@ -157,7 +174,16 @@ class RecUserSimParams(BaseParams):
     medium_max: int = Field(40, ge=2, description="Most words of a medium message.")
     low_richness_max: int = Field(2, ge=0, description="Most key points of a low-information message.")
     temperature: float | None = Field(
-        None, ge=0.0, le=2.0, description="Sampling temperature (default: the role's)."
+        None,
+        ge=0.0,
+        le=2.0,
+        description="Sampling temperature of replies and rewrites (default: the role's).",
+    )
+    json_temperature: float | None = Field(
+        None,
+        ge=0.0,
+        le=2.0,
+        description="Sampling temperature of JSON answers: ratings, actions, judges (default: the role's).",
     )
     max_tokens: int | None = Field(
         None, ge=1, description="Token cap of replies and rewrites (default: the role's)."
@@ -312,7 +338,7 @@ class RecUserSim:
         ]
         schema = fix_schema(self.dictionary, self.settings.max_changes, self.settings.justification_chars)
         config = GenerationConfig(
-            temperature=self.settings.temperature,
+            temperature=self.settings.json_temperature,
             max_tokens=self.settings.json_max_tokens * 2,
             seed=derive_seed(self.settings.profile_seed, "recusersim-resolve", sampled.model_dump_json())
             % 2**31,
@@ -491,7 +517,7 @@ class RecUserSim:
         self, kind: str, template: str, schema: type[BaseModel], **variables: Any
     ) -> Structured[Any]:
         config = GenerationConfig(
-            temperature=self.settings.temperature,
+            temperature=self.settings.json_temperature,
             max_tokens=self.settings.json_max_tokens,
             seed=self._seed(kind, variables.get("dimension", "")),
         )
@@ -504,11 +530,11 @@ class RecUserSim:
             temperature=self.settings.temperature,
             max_tokens=self.settings.max_tokens,
             seed=self._seed(kind, ""),
-            stop=(f"\n{CRS_LABEL}:", f"\n{USER_LABEL}:"),
+            stop=(f"\n{CRS_LABEL}:", f"\n{USER_LABEL}:", *_ECHOES),
         )
         self._calls[kind] += 1
         completion = await self.llm.generate(self._messages(template, variables), config)
-        return clean_utterance(completion.text), completion.text
+        return clean_reply(completion.text), completion.text
 
     # --- helpers --------------------------------------------------------------------------------
 
