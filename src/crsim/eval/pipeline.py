@@ -56,8 +56,11 @@ async def score_all(
     counts = counts if counts is not None else AnnotationCounts()
     counts.annotator = annotator.name if annotator is not None else None
     limit = asyncio.Semaphore(max(1, concurrency))
-    needs_await = annotator is not None or any(isinstance(m, Evaluator) for m in metrics)
-    if not needs_await:  # the common fast path: no awaiting at all
+    dialogues = list(dialogues)
+    needs_await = any(isinstance(m, Evaluator) for m in metrics) or (
+        annotator is not None and any(needs_acts(d) for d in dialogues)
+    )
+    if not needs_await:  # the common fast path: nothing to annotate, no evaluator to await
         return [score_dialogue(d, m) for d in dialogues for m in metrics if isinstance(m, Metric)]
 
     async def one(dialogue: Dialogue) -> list[ScoreRecord]:
