@@ -395,6 +395,12 @@ def test_preference_accuracy_scores_each_representation() -> None:
     )
     assert "You enjoy" not in raw_prompt[0]["content"]
     assert read_choice("Answer: B") == "B" and read_choice("Both") is None
+    options = AccuracyOptions(representations=("general",), both_orders=True)
+    both = asyncio.run(
+        preference_accuracy(ScriptedHub(answers()).role("user"), [user], true, DOMAIN, options)
+    )
+    assert both.scores[0].pairs == 2 and both.scores[0].answered == 0  # "A" both times: no consistent pick
+    assert both.choices[0].error == "the choice changes with the order"
 
 
 # --- the real local model ------------------------------------------------------------------------

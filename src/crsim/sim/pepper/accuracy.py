@@ -6,7 +6,8 @@ Accuracy is the share of answered pairs where it picked the higher-rated one. Re
 `general` (the general-preferences narrative), `raw` (the seen items with the user's own
 feedback: ratings and reviews or tags) and `binary` (the like/dislike phrases). The targets are
 unknown to every representation. An answer that is neither A nor B is counted as unreadable with
-its raw text, never as a choice.
+its raw text, never as a choice. With `both_orders`, each pair is asked in both orders and counts
+only when both answers pick the same movie (a model that always answers "A" then answers nothing).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
+import jinja2
 from pydantic import BaseModel
 
 from crsim.llm.client import LLM
@@ -66,6 +69,8 @@ class AccuracyOptions:
     plot_chars: int = 160
     narrative_max_tokens: int = 160
     seed: int = 0
+    #: Ask each pair in both orders; a pair counts only when both answers pick the same movie.
+    both_orders: bool = False
 
 
 def target_pairs(ratings: dict[str, float], count: int, rng: random.Random) -> list[tuple[str, str]]:
@@ -114,6 +119,7 @@ async def preference_accuracy(
             max_tokens=options.narrative_max_tokens,
         )
         base = {
+            "domain": domain,
             "general": general.narrative,
             "seen": general.seen,
             "likes": general.binary.likes,
@@ -121,21 +127,20 @@ async def preference_accuracy(
         }
         for representation in options.representations:
             for a, b in pairs:
-                variables = {
-                    **base,
-                    "representation": representation,
-                    "a": item_view(domain.items[a], options.plot_chars),
-                    "b": item_view(domain.items[b], options.plot_chars),
-                }
-                messages = [
-                    system(render(template, part="system", **variables)),
-                    user(render(template, part="task", **variables)),
-                ]
-                config = GenerationConfig(temperature=0.0, max_tokens=4, seed=0, grammar=ANSWER_GRAMMAR)
-                completion = await llm.generate(messages, config)
-                letter = read_choice(completion.text)
+                first, raw_first = await _ask(
+                    llm, template, {**base, "representation": representation}, a, b, options
+                )
+                picked, raw, error = first, raw_first, None if first else "the answer is neither A nor B"
+                if options.both_orders:
+                    second, raw_second = await _ask(
+                        llm, template, {**base, "representation": representation}, b, a, options
+                    )
+                    raw = f"{raw_first} | {raw_second}"
+                    if first is None or second is None:
+                        picked, error = None, "an answer is neither A nor B"
+                    elif first != second:
+                        picked, error = None, "the choice changes with the order"
                 higher = a if ratings[a] > ratings[b] else b
-                picked = None if letter is None else (a if letter == "A" else b)
                 choices.append(
                     PairChoice(
                         user_id=person.id,
@@ -145,11 +150,31 @@ async def preference_accuracy(
                         higher=higher,
                         choice=picked,
                         correct=None if picked is None else picked == higher,
-                        raw=completion.text,
-                        error=None if letter else "the answer is neither A nor B",
+                        raw=raw,
+                        error=error,
                     )
                 )
     return AccuracyReport(users=len(users), scores=score(choices, options.representations), choices=choices)
+
+
+async def _ask(
+    llm: LLM, template: jinja2.Template, variables: dict[str, Any], a: str, b: str, options: AccuracyOptions
+) -> tuple[str | None, str]:
+    """The item picked when `a` is shown as A and `b` as B (None: unreadable), and the raw answer."""
+    domain_items = variables["domain"].items
+    variables = {
+        **variables,
+        "a": item_view(domain_items[a], options.plot_chars),
+        "b": item_view(domain_items[b], options.plot_chars),
+    }
+    messages = [
+        system(render(template, part="system", **variables)),
+        user(render(template, part="task", **variables)),
+    ]
+    config = GenerationConfig(temperature=0.0, max_tokens=4, seed=0, grammar=ANSWER_GRAMMAR)
+    completion = await llm.generate(messages, config)
+    letter = read_choice(completion.text)
+    return (None if letter is None else (a if letter == "A" else b)), completion.text
 
 
 def score(choices: list[PairChoice], representations: tuple[str, ...]) -> list[RepresentationScore]:

@@ -127,6 +127,9 @@ def pref_accuracy_command(
     cache: Annotated[
         Path | None, typer.Option(help="LLM response cache (SQLite); default: none, or beside --out.")
     ] = None,
+    both_orders: Annotated[
+        bool, typer.Option("--both-orders", help="Ask each pair in both orders; count only consistent picks.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Preference representation accuracy (PEPPER Table 2): for pairs of a user's targets with
@@ -153,6 +156,7 @@ def pref_accuracy_command(
         hub = LLMHub(experiment.llm, cache_path=cache_path)
         hub.check(["user"])
         options = _accuracy_options(experiment, pairs)
+        options.both_orders = both_orders
         report = asyncio.run(_accuracy(hub, population, true, domain, options))
         if out is not None:
             with atomic_output(out) as handle:
