@@ -40,8 +40,10 @@ test: $(VENV)/.installed-dev
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
+# Each benchmark prints a table and writes bench/results/<name>.json (docs/performance.md).
 bench: $(VENV)/.installed-run
 	$(BIN)/python bench/abus_throughput.py
+	$(BIN)/python bench/scale.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -146,10 +146,12 @@ def timed(args: list[str]) -> dict[str, float]:
     stderr = process.stderr.read().decode() if process.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(args)} failed:\n{stderr}")
-    return {"seconds": round(wall, 2), "peak_mb": round(usage.ru_maxrss / 1024, 1)}
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"seconds": round(wall, 2), "cpu_s": round(cpu, 2), "peak_mb": round(usage.ru_maxrss / 1024, 1)}
 
 
 def measure(dialogues: int, folder: Path) -> dict[str, Any]:
+    load_before = os.getloadavg()[0]
     start = time.perf_counter()
     size = write_run(folder, dialogues)
     generate_s = time.perf_counter() - start
@@ -160,9 +162,10 @@ def measure(dialogues: int, folder: Path) -> dict[str, Any]:
         "Dialogue validation pass": timed([sys.executable, "-c", VALIDATE_PASS, records]),
         "crsim evaluate": timed([*crsim, "evaluate", str(folder), "--json"]),
     }
-    baseline = steps["json.loads pass (baseline)"]["seconds"]
+    baseline = steps["json.loads pass (baseline)"]
     for step in steps.values():
-        step["ratio_to_baseline"] = round(step["seconds"] / baseline, 2)
+        step["ratio_to_baseline"] = round(step["seconds"] / baseline["seconds"], 2)
+        step["cpu_ratio_to_baseline"] = round(step["cpu_s"] / baseline["cpu_s"], 2)
     scores = folder / "scores.jsonl"
     return {
         "dialogues": dialogues,
@@ -171,17 +174,24 @@ def measure(dialogues: int, folder: Path) -> dict[str, Any]:
         "generate_s": round(generate_s, 1),
         "steps": steps,
         "targets": {"seconds": 60, "peak_mb": 2048},
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.system()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "system": platform.system(),
+            "load_average_1m": [round(load_before, 1), round(os.getloadavg()[0], 1)],
+        },
     }
 
 
 def print_table(result: dict[str, Any]) -> None:
     print(f"{result['dialogues']:,} dialogues, {result['file_mb']} MB of records")
-    print(f"{'step':<30} {'seconds':>9} {'peak MB':>9} {'× baseline':>11}")
+    print(f"{'step':<30} {'wall s':>8} {'CPU s':>8} {'peak MB':>9} {'× baseline (wall, CPU)':>24}")
     for name, step in result["steps"].items():
+        ratios = f"{step['ratio_to_baseline']:.2f}, {step['cpu_ratio_to_baseline']:.2f}"
         print(
-            f"{name:<30} {step['seconds']:>9.2f} {step['peak_mb']:>9.1f} {step['ratio_to_baseline']:>11.2f}"
+            f"{name:<30} {step['seconds']:>8.2f} {step['cpu_s']:>8.2f} {step['peak_mb']:>9.1f} {ratios:>24}"
         )
+    print(f"load average (1 min) before and after: {result['machine']['load_average_1m']}")
 
 
 def main() -> None:
