@@ -597,3 +597,23 @@ def test_a_reply_that_repeats_our_instructions_is_cut_to_the_users_words() -> No
     assert clean_reply('Rewrite it to 20 words:\n"Just a comedy, thanks."') == "Just a comedy, thanks."
     assert clean_reply("Here is your next message:\n\nUser: A thriller, please.") == "A thriller, please."
     assert clean_reply("Here is what I want: a comedy.") == "Here is what I want: a comedy."
+
+
+async def test_the_action_answer_can_leave_out_its_reason(domain: Domain) -> None:
+    sim, provider = simulator(
+        Answers(ActionSelection={"actions": ["clarify_preference"]}),
+        domain,
+        refinements=[],
+        action_reason=False,
+    )
+    await sim.start(fan(), CRSReply("Hi!"))
+    turn = await sim.respond(CRSReply("Which genre?"))
+    assert (
+        turn.annotations["actions"] == ["clarify_preference"] and "action_reasoning" not in turn.annotations
+    )
+    schema = next(
+        g.json_schema
+        for _, g in provider.requests
+        if g.json_schema and g.json_schema["title"] == "ActionSelection"
+    )
+    assert schema is not None and list(schema["properties"]) == ["actions"]

@@ -163,6 +163,11 @@ class RecUserSimParams(BaseParams):
         description="Actions of the first message (nothing has been said to rate yet; no LLM call).",
     )
     max_actions: int = Field(3, ge=1, le=5, description="Most actions chosen in one turn.")
+    action_reason: bool = Field(
+        True,
+        description="The action answer starts with a one-sentence reason; off for very small models, "
+        "which can fill the reason with junk until the token cap cuts the JSON.",
+    )
     excitation: bool = Field(
         True, description="Ask whether items outside the known preferences reveal new ones."
     )
@@ -428,12 +433,11 @@ class RecUserSim:
         memory = self._memory()
         available = [a for a in self.actions if not a.needs_recommendation or memory.recommended]
         names = cast(Any, Literal)[tuple(a.name for a in available)]
-        schema = create_model(
-            "ActionSelection",
-            __config__=ConfigDict(extra="forbid"),
-            reasoning=(str, Field(max_length=self.settings.justification_chars)),
-            actions=(list[names], Field(min_length=1, max_length=self.settings.max_actions)),  # type: ignore[valid-type]
-        )
+        fields: dict[str, Any] = {}
+        if self.settings.action_reason:
+            fields["reasoning"] = (str, Field(max_length=self.settings.justification_chars))
+        fields["actions"] = (list[names], Field(min_length=1, max_length=self.settings.max_actions))  # type: ignore[valid-type]
+        schema = create_model("ActionSelection", __config__=ConfigDict(extra="forbid"), **fields)
         pattern = self.dictionary.action_patterns[memory.profile.traits.action_pattern]
         shown = [
             {"name": a.name, "meaning": a.meaning, "tendency": pattern.tendencies.get(a.name)}
@@ -448,12 +452,14 @@ class RecUserSim:
             actions=shown,
             pattern_name=memory.profile.traits.action_pattern,
             turn=self.turn,
+            reason=self.settings.action_reason,
         )
         if answer.value is None:
             raise LLMOutputError(f"{self.llm.describe()}: action selection: {answer.error}", answer.raw)
         chosen = list(dict.fromkeys(answer.value.actions))
         notes["actions"] = chosen
-        notes["action_reasoning"] = answer.value.reasoning
+        if self.settings.action_reason:
+            notes["action_reasoning"] = answer.value.reasoning
         return [get_action(name) for name in chosen]
 
     async def _reply(
