@@ -140,6 +140,23 @@ def measure(users: int) -> dict[str, Any]:
     }
 
 
+def print_table(result: dict[str, Any]) -> None:
+    """The measurements as a plain table (the JSON file has the same numbers)."""
+    rows = [
+        ("dialogues (mean turns)", f"{result['dialogues']} ({result['mean_turns']})"),
+        ("wall time", f"{result['wall_s']} s"),
+        ("dialogues per second", result["dialogues_per_s"]),
+        ("baseline: null participants, dialogues/s", result["baseline_null_participants_dialogues_per_s"]),
+        ("ratio real / baseline throughput", result["ratio_real_to_null_throughput"]),
+        *((f"share of wall time: {k}", v) for k, v in result["share"].items()),
+        ("build population", f"{result['build_population_s']} s"),
+        ("score the run", f"{result['score_s']} s"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -147,7 +164,7 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=1000)
     args = parser.parse_args()
     result = measure(args.users)
-    print(json.dumps(result, indent=2))
+    print_table(result)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
