@@ -617,3 +617,45 @@ async def test_the_action_answer_can_leave_out_its_reason(domain: Domain) -> Non
         if g.json_schema and g.json_schema["title"] == "ActionSelection"
     )
     assert schema is not None and list(schema["properties"]) == ["actions"]
+
+
+def test_length_refinement_makes_the_controllability_analysis_see_the_intended_direction(
+    tmp_path: Path,
+) -> None:
+    """The mechanism end to end: drafts are always long; the length refiner, when the rule judge
+    fires, rewrites to the range it is asked for; `crsim analyze` then finds the sentence-length
+    pattern moving message length the intended way (persona read from the records)."""
+    from crsim.eval.analysis.diversity import controllability
+    from crsim.eval.analysis.measures import Thresholds
+    from crsim.eval.analysis.measuring import RuleMeasurer, measure_dialogues
+
+    def answer(messages: list[Message], generation: ResolvedGeneration) -> str:
+        task = messages[-1]["content"]
+        if "at most 20 words" in task and "Rewrite it" in task:
+            return "Just a fun thriller, please."
+        if "between 21 and 40 words" in task and "Rewrite it" in task:
+            return " ".join(["I would like a tense thriller with a clever twist for tonight."] * 2)
+        return Answers(reply=LONG + " " + LONG)(messages, generation)
+
+    config = ExperimentConfig.model_validate(
+        {
+            "users": {"size": 30},
+            "simulators": [
+                {"name": "recusersim", "args": {"refinements": ["length"], "resolve_conflicts": False}}
+            ],
+            "crss": [{"name": "popular"}],
+            "max_turns": 1,
+            "llm": {"default": {"provider": "scripted", "replies": ["x"]}, "cache": {"mode": "off"}},
+            "metrics": [{"name": "turns"}],
+        }
+    )
+    experiment = build_experiment(config)
+    experiment.llms.role("user").provider = ScriptedProvider(answer)
+    asyncio.run(run_batch(experiment, tmp_path / "run"))
+    dialogues = list(iter_dialogues(tmp_path / "run" / "dialogues.jsonl"))
+    measured = asyncio.run(measure_dialogues(dialogues, RuleMeasurer(), Thresholds()))
+    report = controllability(measured, method="rules", thresholds=Thresholds(), unit="utterance")
+    (length,) = [r for r in report.results if r.pattern == "sentence_length"]
+    assert length.test.direction == "intended"
+    assert length.levels["short"].counts["short"] == length.levels["short"].n > 0
+    assert length.levels["long"].counts["long"] == length.levels["long"].n > 0
