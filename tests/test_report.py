@@ -119,3 +119,39 @@ def test_bad_input_is_named(two_sims: Path, tmp_path: Path) -> None:
         list(open_run(broken).scores())
     with pytest.raises(ConfigError, match="--rank-metric: no metric 'Nope'"):
         build_report([open_run(two_sims)], rank_metric="Nope")
+
+
+def test_judge_scores_get_their_plot_and_explanations(two_sims: Path, tmp_path: Path) -> None:
+    run = tmp_path / "judged"
+    shutil.copytree(two_sims, run)
+    records = [json.loads(line) for line in (run / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
+    judged = [
+        {**r, "metric": "quality5/overall", "value": float(len(r["dialogue_id"]) % 5), "explanation": "fine"}
+        for r in records
+        if r["metric"] == "Turns"
+    ]
+    with (run / "scores.jsonl").open("a", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(r) + "\n" for r in judged)
+    summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    for group in summary:
+        group["metrics"]["quality5/overall"] = {
+            **group["metrics"]["Turns"],
+            "mean": 2.5,
+            "ci_low": 2.0,
+            "ci_high": 3.0,
+        }
+    (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    html = build_report([open_run(run)])
+    assert 'id="plot-judge"' in html and "Judge scores by CRS" in html
+    dialogues = _data(html)["dialogues"]
+    assert isinstance(dialogues, list)
+    assert dialogues[0]["explanations"] == [
+        {
+            "metric": "quality5/overall",
+            "turn": None,
+            "value": judged[0]["value"],
+            "explanation": "fine",
+            "error": None,
+        }
+    ]
+    assert dialogues[0]["scores"]["quality5/overall"] == judged[0]["value"]

@@ -87,8 +87,8 @@ def bars_with_intervals(
         axes = figure.add_subplot(rows, min(columns, len(labels)), position)
         names = list(per_metric[label])
         means = [per_metric[label][n][0] for n in names]
-        lower = [m - (per_metric[label][n][1] or m) for m, n in zip(means, names, strict=True)]
-        upper = [(per_metric[label][n][2] or m) - m for m, n in zip(means, names, strict=True)]
+        lower = [max(0.0, m - (per_metric[label][n][1] or m)) for m, n in zip(means, names, strict=True)]
+        upper = [max(0.0, (per_metric[label][n][2] or m) - m) for m, n in zip(means, names, strict=True)]
         axes.bar(
             range(len(names)),
             means,
