@@ -408,48 +408,57 @@ def test_preference_accuracy_scores_each_representation() -> None:
 
 @pytest.mark.slow
 def test_three_pepper_dialogues_on_the_local_model(tmp_path: Path) -> None:
+    """One user against three CRSs: the general preferences are written once and shared (in flight
+    or from the cache), then each dialogue shows, reflects on and answers its own recommendations."""
     from crsim.run.batch import run_batch
     from crsim.run.build import build_experiment
     from crsim.run.config import ExperimentConfig
 
+    pepper_args = {
+        "items_shown": 1,
+        "max_tokens": 16,
+        "reflect_max_tokens": 64,
+        "narrative_max_tokens": 24,
+        "narrative_items": 3,
+        "plot_chars": 60,
+    }
     config = ExperimentConfig.model_validate(
         {
-            "users": {"source": "pepper", "size": 3},
-            "simulators": [
-                {
-                    "name": "pepper",
-                    "args": {
-                        "items_shown": 1,
-                        "max_tokens": 20,
-                        "reflect_max_tokens": 32,
-                        "narrative_max_tokens": 32,
-                        "narrative_items": 3,
-                        "plot_chars": 60,
-                    },
-                }
+            "users": {"source": "pepper", "size": 1},
+            "simulators": [{"name": "pepper", "args": pepper_args}],
+            "crss": [
+                {"name": "popular", "args": {"max_questions": 0}},
+                {"name": "retrieval", "args": {"max_questions": 0}},
+                {"name": "popular", "args": {"max_questions": 0, "k": 3}, "id": "popular-3"},
             ],
-            "crss": [{"name": "popular", "args": {"max_questions": 0}}],
             "metrics": [{"name": "pc", "args": {"k": 10}}],
             "max_turns": 2,
             "concurrency": 3,
             "llm": {
-                "default": {"provider": "local", "context_size": 1024, "max_concurrency": 3, "temperature": 0}
+                "default": {"provider": "local", "context_size": 1024, "max_concurrency": 2, "temperature": 0}
             },
             "out": str(tmp_path),
         }
     )
-    asyncio.run(run_batch(build_experiment(config), tmp_path))
+    experiment = build_experiment(config)
+    asyncio.run(run_batch(experiment, tmp_path))
     records = list(iter_dialogues(tmp_path / "dialogues.jsonl"))
     assert len(records) == 3
+    narratives = set()
     for dialogue in records:
-        assert dialogue.termination is not None and dialogue.termination.reason != TerminationReason.ERROR, (
-            dialogue.termination
-        )
+        assert dialogue.termination is not None, dialogue.id
+        assert dialogue.termination.reason != TerminationReason.ERROR, dialogue.termination
         users = dialogue.by(Role.USER)
         assert len(users) == 2 and all(u.text.strip() for u in users)
-        assert dialogue.user_profile is not None and dialogue.user_profile.persona["general_preferences"]
-        assert users[1].annotations["item_interface"][0]["item"] == users[1].shown_items[0]
-        assert dialogue.llm_usage["user"].calls >= 3
+        assert dialogue.user_profile is not None
+        narratives.add(dialogue.user_profile.persona["general_preferences"])
+        assert (
+            users[1].shown_items
+            and users[1].annotations["item_interface"][0]["item"] == users[1].shown_items[0]
+        )
+        assert all(call.role == "user" and call.completion_tokens > 0 for u in users for call in u.llm_calls)
+    assert len(narratives) == 1 and next(iter(narratives))
+    assert experiment.llms.role("user").calls < sum(r.llm_usage["user"].calls for r in records)
 
 
 def test_pref_accuracy_command(tmp_path: Path) -> None:
