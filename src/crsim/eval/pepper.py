@@ -194,6 +194,7 @@ def plot_curves(curves: list[GroupCurve], metric: str, path: Path, title: str = 
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     chosen = [c for c in curves if c.curve.metric == metric]
     figure, axes = plt.subplots(figsize=(6.4, 4.0), dpi=120)
@@ -201,6 +202,7 @@ def plot_curves(curves: list[GroupCurve], metric: str, path: Path, title: str = 
         turns = [t for t, v in enumerate(group.curve.mean, start=1) if v is not None]
         values = [v for v in group.curve.mean if v is not None]
         axes.plot(turns, values, marker="o", markersize=3, label=f"{group.crs_id} / {group.simulator_id}")
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_xlabel("turn t")
     axes.set_ylabel(metric)
     axes.set_title(title or f"{metric} per turn")

@@ -90,17 +90,24 @@ def curves_command(
     if as_json:
         typer.echo(json.dumps(result, indent=1))
         return
-    table = Table(title=f"PC_t@K and Recall@(t,K) at the last turn (T = {len(curves[0].curve.mean)})")
-    table.add_column("CRS")
-    table.add_column("simulator")
-    last: dict[tuple[str, str], dict[str, float | None]] = {}
+    horizon = len(curves[0].curve.mean)
+    table = Table(title=f"PC_T@K at T = {horizon} and Recall@(t,K) averaged over turns 1..{horizon}")
+    for column in ("CRS", "simulator", "measure", *(f"K={x}" for x in ks)):
+        table.add_column(column, justify="right" if column.startswith("K=") else "left")
+    values: dict[tuple[str, str, str], dict[int, float | None]] = {}
     for c in curves:
-        last.setdefault((c.crs_id, c.simulator_id), {})[c.curve.metric] = c.curve.mean[-1]
-    columns = [f"PC@{x}" for x in ks] + [f"Recall@(t,{x})" for x in ks]
-    for column in columns:
-        table.add_column(column, justify="right")
-    for (crs_id, simulator_id), values in last.items():
-        table.add_row(crs_id, simulator_id, *(_number(values.get(column)) for column in columns))
+        name, k_text = c.curve.metric.rsplit("@", 1)
+        cutoff = int(k_text.strip("()").split(",")[-1])
+        defined = [v for v in c.curve.mean if v is not None]
+        if name == "PC":
+            value = c.curve.mean[-1]
+            measure = f"PC_{horizon}"
+        else:
+            value = sum(defined) / len(defined) if defined else None
+            measure = "Recall avg"
+        values.setdefault((c.crs_id, c.simulator_id, measure), {})[cutoff] = value
+    for (crs_id, simulator_id, measure), by_k in values.items():
+        table.add_row(crs_id, simulator_id, measure, *(_number(by_k.get(x)) for x in ks))
     console.print(table)
     split = Table(title=f"Selected vs residual targets: PC@{split_k} at the last turn")
     for column in ("CRS", "simulator", "n", "PC_sel", "PC_res", "Δ"):
