@@ -97,4 +97,3 @@ def _bootstrap_counts(
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail])
     return float(low), float(high)
-
