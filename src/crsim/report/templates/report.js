@@ -96,7 +96,7 @@
       const cells = [several ? d.run : null, d.id, d.crs, d.simulator, d.termination, String(d.turns), formatScore(d.scores[metricSelect.value])];
       const row = el("tr", { className: "dialogue-row" + (keyOf(d) === openKey ? " open" : "") });
       cells.forEach((text, index) => {
-        if (text !== null) row.appendChild(el("td", { text: text, className: index >= 5 ? "num" : "" }));
+        if (text !== null) row.appendChild(el("td", { text: text, className: index === 1 ? "id" : index >= 5 ? "num" : "" }));
       });
       row.addEventListener("click", () => open(d, row));
       rows.appendChild(row);
