@@ -69,6 +69,13 @@ def poison(run_dir: Path) -> str:
         "value": 3.0,
         "explanation": f"judge says {PAYLOAD}",
     }
+    per_turn = {
+        **judged,
+        "metric": "crsarena7/relevance",
+        "turn": 1,
+        "explanation": f"turn judge says {PAYLOAD}",
+    }
     with (run_dir / "scores.jsonl").open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(judged) + "\n")
+        handle.write(json.dumps(per_turn) + "\n")
     return str(first["id"])

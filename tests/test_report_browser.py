@@ -122,6 +122,8 @@ def test_script_in_recorded_text_never_runs(reports: dict[str, Path], browser: A
     assert dialogue_id in text
     assert f"crs says {PAYLOAD}" in text and f"user says {PAYLOAD}" in text
     assert f"judge says {PAYLOAD}" in text
+    turn_one = detail.locator(".expl", has_text="turn judge says")
+    assert turn_one.count() == 1 and "crsarena7/relevance · turn 1" in (turn_one.text_content() or "")
     assert f"id {PAYLOAD}" in text  # a recommended item id
     page.locator("#detail details").last.click()  # metadata
     manifest = page.locator("details.manifest pre").first.text_content() or ""

@@ -179,11 +179,15 @@
     if (d.llm_usage && Object.keys(d.llm_usage).length) {
       detail.appendChild(el("details", {}, [el("summary", { text: "LLM usage" }), keyValues(d.llm_usage)]));
     }
+    // Turn of each utterance (a CRS opening belongs to turn 1), so turn-level judge explanations can
+    // follow the last utterance of the turn they judge.
     let turn = 0;
-    d.utterances.forEach((u) => {
-      if (u.role === "user") turn += 1;
+    const turns = d.utterances.map((u) => (u.role === "user" ? ++turn : Math.max(turn, 1)));
+    const lastOfTurn = new Map(turns.map((t, index) => [t, index]));
+    const placed = new Set();
+    d.utterances.forEach((u, index) => {
       const box = el("div", { className: "utt " + u.role }, [
-        el("div", { className: "who", text: u.role + (turn ? " · turn " + turn : "") }),
+        el("div", { className: "who", text: u.role + " · turn " + turns[index] }),
         el("div", { className: "text", text: u.text }),
       ]);
       if (u.acts) box.appendChild(el("div", { className: "meta" }, [el("span", { text: "acts " }), el("code", { className: "acts", text: u.acts })]));
@@ -197,11 +201,17 @@
       }
       if (u.llm_calls) box.appendChild(el("div", { className: "meta", text: u.llm_calls + " LLM call(s)" }));
       if (Object.keys(u.annotations).length) box.appendChild(keyValues(u.annotations));
-      if (u.role === "crs" || u.role === "user") {
-        for (const e of d.explanations) if (e.turn === turn && u.role === "crs") box.appendChild(explanation(e));
-      }
       detail.appendChild(box);
+      if (lastOfTurn.get(turns[index]) === index) {
+        for (const e of d.explanations) {
+          if (e.turn === turns[index]) {
+            detail.appendChild(explanation(e));
+            placed.add(e);
+          }
+        }
+      }
     });
+    for (const e of d.explanations) if (e.turn && !placed.has(e)) detail.appendChild(explanation(e));
   }
 
   for (const control of [...Object.values(filters), metricSelect]) {
