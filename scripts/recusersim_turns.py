@@ -22,6 +22,8 @@ def summarize(run: Path) -> None:
     kinds: dict[str, list[Counter[str]]] = {"opening": [], "later": []}
     seconds: dict[str, dict[str, list[float]]] = {"opening": defaultdict(list), "later": defaultdict(list)}
     calls = cached = dialogues = errors = 0
+    latencies: list[float] = []
+    tokens: list[tuple[int, int]] = []
     for dialogue in iter_dialogues(run / "dialogues.jsonl"):
         dialogues += 1
         errors += bool(dialogue.termination and dialogue.termination.error)
@@ -34,10 +36,20 @@ def summarize(run: Path) -> None:
                 seconds[group][step].append(float(value))
             calls += len(utterance.llm_calls)
             cached += sum(c.cached for c in utterance.llm_calls)
+            fresh = [c for c in utterance.llm_calls if not c.cached and c.error is None]
+            latencies += [c.latency_s for c in fresh]
+            tokens += [(c.prompt_tokens, c.completion_tokens) for c in fresh]
     print(
         f"{run}: {dialogues} dialogues ({errors} ended in an error); "
         f"user-side calls {calls}, {cached} from cache"
     )
+    if latencies:
+        print(
+            f"  per provider call: {statistics.mean(latencies):.1f} s "
+            f"(median {statistics.median(latencies):.1f}), "
+            f"prompt {statistics.mean(t[0] for t in tokens):.0f} tokens, "
+            f"completion {statistics.mean(t[1] for t in tokens):.0f} tokens"
+        )
     for group, turns in kinds.items():
         if not turns:
             continue
