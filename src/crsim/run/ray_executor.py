@@ -80,14 +80,20 @@ async def hold_on_ray(
         config_json = config.model_dump_json()
         folder = str(run_dir.resolve())
         pending = [remote.remote(config_json, folder, ids) for ids in shards(tasks, config.shard_size)]
-        while pending:
-            ready, pending = await asyncio.to_thread(ray.wait, pending, num_returns=1)
-            try:
-                lines = ray.get(ready[0])
-            except ray.exceptions.RayError as exc:
-                raise CrsimError(f"a Ray shard failed ({type(exc).__name__}): {exc}") from None
-            for line in lines:
-                record(Dialogue.model_validate_json(line))
+        try:
+            while pending:
+                # A bounded wait, so an interrupted driver stops within a second, not after a shard.
+                ready, pending = await asyncio.to_thread(ray.wait, pending, num_returns=1, timeout=1.0)
+                for ref in ready:
+                    try:
+                        lines = ray.get(ref)
+                    except ray.exceptions.RayError as exc:
+                        raise CrsimError(f"a Ray shard failed ({type(exc).__name__}): {exc}") from None
+                    for line in lines:
+                        record(Dialogue.model_validate_json(line))
+        finally:
+            for ref in pending:  # shards nobody will write: free the cluster
+                ray.cancel(ref)
     finally:
         if started_here:
             ray.shutdown()
