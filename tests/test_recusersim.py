@@ -659,3 +659,23 @@ def test_length_refinement_makes_the_controllability_analysis_see_the_intended_d
     assert length.test.direction == "intended"
     assert length.levels["short"].counts["short"] == length.levels["short"].n > 0
     assert length.levels["long"].counts["long"] == length.levels["long"].n > 0
+
+
+async def test_user_ratings_does_not_apply_without_ratings_and_a_failing_notes_hook_is_the_users_error(
+    domain: Domain,
+) -> None:
+    from crsim.eval.metrics.base import NotApplicable
+
+    with pytest.raises(NotApplicable, match="no explicit user ratings"):
+        await UserRatings().evaluate(Dialogue(id="x", utterances=[_user_utterance({})]))
+
+    sim, _ = simulator(Answers(), domain, refinements=[], resolve_conflicts=False)
+
+    def broken() -> Any:
+        raise RuntimeError("notes lost")
+
+    sim.dialogue_notes = broken  # type: ignore[method-assign]
+    dialogue = await _dialogue(sim, fan(), max_turns=1)
+    assert dialogue.termination is not None and dialogue.termination.error is not None
+    assert dialogue.termination.error.source == "user" and "notes lost" in dialogue.termination.error.message
+    assert dialogue.by(Role.USER)  # the utterances are kept
