@@ -2,8 +2,9 @@
 
 The tiny model's ratings and replies carry little meaning; what is checked is that every step
 runs on a real model with constrained JSON: ratings as numbers or error values with the raw text,
-actions, replies, calls counted per kind. Conflict resolution is left out to keep the test short
-(its answer is the longest JSON); the scripted tests and `configs/recusersim.yaml` cover it.
+actions, replies, calls counted per kind. Conflict resolution (the longest JSON answer) and the
+refinement tools (one more sequential call per turn) are left out to keep the test short; the
+scripted tests and `configs/recusersim.yaml` cover them.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ from crsim.run.batch import run_batch
 from crsim.run.build import build_experiment
 from crsim.run.config import ExperimentConfig
 
-KINDS = {"profile", "rating", "excitation", "action", "response", "refine_length"}
+KINDS = {"rating", "excitation", "action", "response"}
 
 
 @pytest.mark.slow
 def test_three_recusersim_dialogues_on_the_local_model(tmp_path: Path) -> None:
     args = {
-        "refinements": ["length"],
+        "refinements": [],  # refiners add a sequential call per turn; scripted tests cover them
         "resolve_conflicts": False,  # the slowest call (a long JSON answer); scripted tests cover it
         "max_tokens": 32,
         "json_max_tokens": 64,

@@ -7,11 +7,13 @@ LLM judge that lists the draft's key points (their number against the threshold)
 refiner. Tools run in the configured order (default richness, formality, length: the length
 refiner is told to keep tone and content, so it goes last). An unreadable judge answer is recorded
 with its raw text and that tool leaves the draft as it is; an empty rewrite keeps the draft too.
-New tools register with `@refinement_tool("name")`.
+New tools register with `@refinement_tool("name")`. By default all judges first look at the draft
+concurrently (`refine_in_order`); a tool whose text an earlier refiner changed is judged again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -79,20 +81,62 @@ class Outcome(BaseModel):
     found: str | None = Field(description="The judge's level; None when the judge's answer was unreadable.")
     measure: int | None = Field(None, description="Words (length) or key points (richness).")
     refined: bool = False
+    rejudged: bool = Field(False, description="Judged again because an earlier tool changed the text.")
     error: str | None = None
     raw: str | None = None
 
     def record(self) -> dict[str, Any]:
         """The annotation: `found` always (None = unreadable judge), other empty fields left out."""
-        return {k: v for k, v in self.model_dump().items() if v is not None or k == "found"}
+        return {
+            k: v
+            for k, v in self.model_dump().items()
+            if (v is not None and v is not False) or k in ("found", "refined")
+        }
 
 
 class RefinementTool(ABC):
+    """A judge (`judge`: where the text stands against the user's level) and a refiner (`refine`:
+    a rewrite towards it), run by `apply` or by `refine_in_order`."""
+
     name: ClassVar[str]
 
     @abstractmethod
+    async def judge(self, ctx: Refining, text: str) -> Outcome:
+        """The judgement of `text` (`found` None when the judge's answer was unreadable)."""
+
+    @abstractmethod
+    async def refine(self, ctx: Refining, text: str, judged: Outcome) -> tuple[str, Outcome]:
+        """The rewritten text (or `text` when the rewrite came back empty) and the updated outcome."""
+
     async def apply(self, ctx: Refining, draft: str) -> tuple[str, Outcome]:
-        """The (possibly rewritten) text and what happened."""
+        """Judge, and refine only if the judge found the draft off the user's level."""
+        return await self.finish(ctx, draft, await self.judge(ctx, draft))
+
+    async def finish(self, ctx: Refining, text: str, judged: Outcome) -> tuple[str, Outcome]:
+        if judged.found is None or judged.found == judged.target:
+            return text, judged
+        return await self.refine(ctx, text, judged)
+
+
+async def refine_in_order(
+    ctx: Refining, tools: list[RefinementTool], draft: str, *, concurrent_judges: bool = True
+) -> tuple[str, list[Outcome]]:
+    """The tools in order, each on the text the previous ones left. With `concurrent_judges`, every
+    judge first looks at the draft at the same time; a tool whose text was changed by an earlier
+    refiner is judged again (`rejudged`), so each decision still rests on the current text, while
+    the common case (no refiner fires before the last judge) waits for one judge instead of all."""
+    early: list[Outcome | None] = [None] * len(tools)
+    if concurrent_judges and len(tools) > 1:
+        early = list(await asyncio.gather(*(tool.judge(ctx, draft) for tool in tools)))
+    text, outcomes = draft, []
+    for tool, judged in zip(tools, early, strict=True):
+        if judged is None or text != draft:
+            again = judged is not None
+            judged = await tool.judge(ctx, text)
+            judged.rejudged = again
+        text, outcome = await tool.finish(ctx, text, judged)
+        outcomes.append(outcome)
+    return text, outcomes
 
 
 _TOOLS: dict[str, type[RefinementTool]] = {}
@@ -138,19 +182,21 @@ async def _rewrite(
 class LengthTool(RefinementTool):
     """Rule judge (word count against the thresholds), LLM refiner."""
 
-    async def apply(self, ctx: Refining, draft: str) -> tuple[str, Outcome]:
-        limits, target = ctx.thresholds, ctx.traits.sentence_length
-        words = count_words(draft)
-        found = limits.length(words)
-        outcome = Outcome(tool="length", target=target, found=found, measure=words)
-        if found == target:
-            return draft, outcome
+    async def judge(self, ctx: Refining, text: str) -> Outcome:
+        words = count_words(text)
+        found = ctx.thresholds.length(words)
+        return Outcome(tool="length", target=ctx.traits.sentence_length, found=found, measure=words)
+
+    async def refine(self, ctx: Refining, text: str, judged: Outcome) -> tuple[str, Outcome]:
+        limits = ctx.thresholds
         goal = {
             "short": f"at most {limits.short_max} words",
             "medium": f"between {limits.short_max + 1} and {limits.medium_max} words",
             "long": f"more than {limits.medium_max} words (about {limits.medium_max + 15})",
-        }[target]
-        return await _rewrite(ctx, "length", draft, outcome, "refine_length.j2", words=words, target=goal)
+        }[judged.target]
+        return await _rewrite(
+            ctx, "length", text, judged, "refine_length.j2", words=judged.measure, target=goal
+        )
 
 
 class FormalityAnswer(BaseModel):
@@ -164,19 +210,16 @@ class FormalityAnswer(BaseModel):
 class FormalityTool(RefinementTool):
     """LLM judge with one example per level, LLM refiner."""
 
-    async def apply(self, ctx: Refining, draft: str) -> tuple[str, Outcome]:
+    async def judge(self, ctx: Refining, text: str) -> Outcome:
         target = ctx.traits.formality
-        answer = await ctx.ask_json("judge_formality", "judge_formality.j2", FormalityAnswer, draft=draft)
+        answer = await ctx.ask_json("judge_formality", "judge_formality.j2", FormalityAnswer, draft=text)
         if answer.value is None:
-            return draft, Outcome(
-                tool="formality", target=target, found=None, error=answer.error, raw=answer.raw
-            )
-        found = answer.value.level
-        outcome = Outcome(tool="formality", target=target, found=found)
-        if found == target:
-            return draft, outcome
+            return Outcome(tool="formality", target=target, found=None, error=answer.error, raw=answer.raw)
+        return Outcome(tool="formality", target=target, found=answer.value.level)
+
+    async def refine(self, ctx: Refining, text: str, judged: Outcome) -> tuple[str, Outcome]:
         return await _rewrite(
-            ctx, "formality", draft, outcome, "refine_formality.j2", found=found, target=target
+            ctx, "formality", text, judged, "refine_formality.j2", found=judged.found, target=judged.target
         )
 
 
@@ -190,27 +233,24 @@ class KeyPoints(BaseModel):
 class RichnessTool(RefinementTool):
     """LLM judge listing the key points (their number against the threshold), LLM refiner."""
 
-    async def apply(self, ctx: Refining, draft: str) -> tuple[str, Outcome]:
-        target, limits = ctx.traits.information_richness, ctx.thresholds
-        answer = await ctx.ask_json("judge_richness", "count_points.j2", KeyPoints, draft=draft)
+    async def judge(self, ctx: Refining, text: str) -> Outcome:
+        target = ctx.traits.information_richness
+        answer = await ctx.ask_json("judge_richness", "count_points.j2", KeyPoints, draft=text)
         if answer.value is None:
-            return draft, Outcome(
-                tool="richness", target=target, found=None, error=answer.error, raw=answer.raw
-            )
+            return Outcome(tool="richness", target=target, found=None, error=answer.error, raw=answer.raw)
         count = len([p for p in answer.value.key_points if p.strip()])
-        found = limits.richness(count)
-        outcome = Outcome(tool="richness", target=target, found=found, measure=count)
-        if found == target:
-            return draft, outcome
+        return Outcome(tool="richness", target=target, found=ctx.thresholds.richness(count), measure=count)
+
+    async def refine(self, ctx: Refining, text: str, judged: Outcome) -> tuple[str, Outcome]:
         return await _rewrite(
             ctx,
             "richness",
-            draft,
-            outcome,
+            text,
+            judged,
             "refine_richness.j2",
-            count=count,
-            target=target,
-            low_max=limits.low_richness_max,
+            count=judged.measure,
+            target=judged.target,
+            low_max=ctx.thresholds.low_richness_max,
         )
 
 

@@ -70,7 +70,14 @@ from crsim.sim.recusersim.profile import (
     sample_profile,
 )
 from crsim.sim.recusersim.rating import DIMENSIONS, describe, rating_record, score_schema
-from crsim.sim.recusersim.refine import DEFAULT_TOOLS, Outcome, RefinementTool, Thresholds, get_tool
+from crsim.sim.recusersim.refine import (
+    DEFAULT_TOOLS,
+    Outcome,
+    RefinementTool,
+    Thresholds,
+    get_tool,
+    refine_in_order,
+)
 
 PROMPTS = "crsim.sim.recusersim.prompts"
 
@@ -174,6 +181,11 @@ class RecUserSimParams(BaseParams):
     refinements: Annotated[list[str], AfterValidator(_tools_check)] = Field(
         default_factory=lambda: list(DEFAULT_TOOLS),
         description="Refinement tools, applied in this order; [] switches refinement off.",
+    )
+    concurrent_judges: bool = Field(
+        True,
+        description="All refinement judges look at the draft at once; a tool whose text an earlier "
+        "refiner changed is judged again. False: strictly one tool after the other.",
     )
     short_max: int = Field(20, ge=1, description="Most words of a short message (length judge and style).")
     medium_max: int = Field(40, ge=2, description="Most words of a medium message.")
@@ -503,11 +515,9 @@ class RecUserSim:
         return UserTurn(text=text, end=ends, annotations=notes)
 
     async def _refine(self, text: str) -> tuple[str, list[Outcome]]:
-        outcomes = []
-        for tool in self.tools:
-            text, outcome = await tool.apply(self, text)
-            outcomes.append(outcome)
-        return text, outcomes
+        return await refine_in_order(
+            self, self.tools, text, concurrent_judges=self.settings.concurrent_judges
+        )
 
     # --- what the refinement tools use (crsim.sim.recusersim.refine.Refining) --------------------
 
