@@ -528,6 +528,9 @@ async def test_formality_and_richness_refiners_follow_their_llm_judges(domain: D
     assert (formality["found"], formality["refined"]) == ("informal", True)
     assert turn.annotations["llm_calls_by_kind"]["refine_formality"] == 1
     assert turn.annotations["llm_calls_by_kind"]["refine_richness"] == 1
+    # the judges first ran concurrently on the draft; richness changed it, so formality was judged again
+    assert formality["rejudged"] is True and "rejudged" not in richness
+    assert turn.annotations["llm_calls_by_kind"]["judge_formality"] == 2
     rewrites = [m[-1]["content"] for m, g in provider.requests if "Rewrite it" in m[-1]["content"]]
     assert "at most 2 pieces of information" in rewrites[0] and "Rewrite it formally" in rewrites[1]
 
@@ -679,3 +682,32 @@ async def test_user_ratings_does_not_apply_without_ratings_and_a_failing_notes_h
     assert dialogue.termination is not None and dialogue.termination.error is not None
     assert dialogue.termination.error.source == "user" and "notes lost" in dialogue.termination.error.message
     assert dialogue.by(Role.USER)  # the utterances are kept
+
+
+@pytest.mark.parametrize("concurrent", [True, False])
+async def test_refinement_judges_look_at_the_draft_at_once_unless_switched_off(
+    domain: Domain, concurrent: bool
+) -> None:
+    class Slow(ScriptedProvider):
+        inflight = peak = 0
+
+        async def complete(self, messages: list[Message], generation: ResolvedGeneration) -> Completion:
+            Slow.inflight += 1
+            Slow.peak = max(Slow.peak, Slow.inflight)
+            await asyncio.sleep(0.02)
+            Slow.inflight -= 1
+            return await super().complete(messages, generation)
+
+    provider = Slow(Answers())  # both judges find the draft on the user's level: no refiner fires
+    args = {
+        "refinements": ["richness", "formality"],
+        "concurrent_judges": concurrent,
+        "resolve_conflicts": False,
+    }
+    sim = RecUserSim(simulator_registry.params("recusersim", args), domain, 3, llms=ScriptedHub(provider))  # type: ignore[arg-type]
+    await sim.start(fan(), CRSReply("Hi!"))
+    profile_of(sim, formality="neutral", information_richness="low")
+    Slow.peak = 0
+    text, outcomes = await sim._refine("A thriller, please.")
+    assert text == "A thriller, please." and [o.refined for o in outcomes] == [False, False]
+    assert Slow.peak == (2 if concurrent else 1)
