@@ -132,13 +132,17 @@ def score_dialogue(dialogue: Dialogue, metric: Metric) -> ScoreRecord:
     reason = error = None
     try:
         value = metric.compute(dialogue)
-        if not math.isfinite(value):
+        if not math.isfinite(value):  # a TypeError for a non-number
             value, reason, error = None, "error: non-finite value", f"returned {value!r}"
+        else:
+            value = float(value)
     except NotApplicable as exc:
         reason = exc.reason
     except Exception as exc:  # noqa: BLE001 - one failing dialogue must not stop the evaluation
         value, reason, error = None, f"error: {type(exc).__name__}", f"{type(exc).__name__}: {exc}"
-    return ScoreRecord(
+    # Built without validation: every field is a str, float or None made right here, and a large
+    # evaluation creates one record per dialogue and metric.
+    return ScoreRecord.model_construct(
         dialogue_id=dialogue.id,
         crs_id=dialogue.crs_id,
         simulator_id=dialogue.simulator_id,
