@@ -34,6 +34,7 @@ def test_three_recusersim_dialogues_on_the_local_model(tmp_path: Path) -> None:
         "justification_chars": 40,
         "max_history_turns": 1,
         "plot_chars": 60,
+        "include_preferences": False,  # shorter prompts
     }
     config = ExperimentConfig.model_validate(
         {
