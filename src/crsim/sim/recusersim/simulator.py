@@ -64,6 +64,7 @@ from crsim.sim.recusersim.profile import (
     REMOVE,
     Profile,
     ProfileDictionary,
+    Traits,
     apply_fixes,
     fix_schema,
     load_dictionary,
@@ -235,13 +236,6 @@ class RecUserSimParams(BaseParams):
         return value
 
 
-class ActionChoice(BaseModel):
-    """Recorded action selection."""
-
-    reasoning: str
-    actions: list[str]
-
-
 @simulator("recusersim")
 class RecUserSim:
     """One dialogue of a RecUserSim-style simulated user (module docstring)."""
@@ -322,7 +316,7 @@ class RecUserSim:
                 "sampled_profile": self.sampled.model_dump(mode="json"),
                 "conflict_resolution": self.resolution,
                 "discovered_preferences": [d.model_dump() for d in self.memory.discovered],
-                "llm_calls_by_kind": dict(sorted(self._all_calls.items())),
+                "llm_calls_by_kind": dict(sorted((self._all_calls + self._calls).items())),
             }
         }
         return DialogueNotes(persona=persona, metadata=metadata)
@@ -522,7 +516,7 @@ class RecUserSim:
     # --- what the refinement tools use (crsim.sim.recusersim.refine.Refining) --------------------
 
     @property
-    def traits(self) -> Any:
+    def traits(self) -> Traits:
         return self._memory().profile.traits
 
     @property
