@@ -56,8 +56,8 @@ class LabelledDialogue:
 class FitSettings:
     """The candidate settings chosen among inside the training data, and the fixed ones."""
 
-    alphas: tuple[float, ...] = (100.0, 30.0, 10.0, 3.0, 1.0, 0.3)
-    text_weights: tuple[float, ...] = (0.5, 1.0, 2.0)
+    alphas: tuple[float, ...] = (1000.0, 300.0, 100.0, 30.0, 10.0, 3.0)
+    text_weights: tuple[float, ...] = (2.0, 4.0, 8.0)
     inner_folds: int = 5
     seed: int = 0
     min_df: int = 2
