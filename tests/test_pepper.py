@@ -263,6 +263,15 @@ def test_reflected_preferences_feed_the_next_reply_once_per_item() -> None:
     }
 
 
+def test_no_item_interface_means_no_reflection() -> None:
+    user = pepper_user({MOVIES[0]: 4.5}, [MOVIES[1]])
+    provider = answers()
+    dialogue = simulate("pepper", user, ListCRS([[MOVIES[0], MOVIES[2]]]), provider, turns=2, items_shown=0)
+    assert all(g.json_schema is None for _, g in provider.requests)
+    assert all(not u.shown_items and "item_interface" not in u.annotations for u in dialogue.by(Role.USER))
+    assert "On your screen" not in provider.requests[-1][0][-1]["content"]
+
+
 def test_an_unreadable_reflection_is_kept_as_an_error_and_left_out() -> None:
     user = pepper_user({MOVIES[0]: 4.5}, [MOVIES[1]])
     provider = answers(reflection="I like it a lot")
