@@ -123,7 +123,7 @@ def main() -> None:
 
     n, unique = len(parsed), len(raw)
     results: dict[str, Any] = {
-        "data": str(args.data),
+        "data": args.data.name,  # the folder name only: results never hold a path of the machine
         "unique_dialogues": unique,
         "config": "published configuration and canonical map",
         "crsim": rate(n, timed(score(parsed, True), args.repeats)),
