@@ -28,10 +28,10 @@ from crsim.eval.learned.crsarena_model import (
     DIALOGUE_ASPECTS,
     TURN_ASPECTS,
     CrsarenaModel,
-    _turn_arrays,
     load_model,
     predict,
     save_model,
+    turn_arrays,
 )
 from crsim.eval.metrics.base import NotApplicable
 from crsim.eval.pipeline import score_all
@@ -134,7 +134,7 @@ def test_inner_folds_keep_the_turns_of_a_conversation_together(small: list[Label
 
 def test_exported_heads_equal_a_primal_ridge_fit(small: list[LabelledDialogue], model: CrsarenaModel) -> None:
     """The dual (kernel) solution exported as coefficients is the ridge regression scikit-learn fits."""
-    texts, dense = _turn_arrays([d.features for d in small])
+    texts, dense = turn_arrays([d.features for d in small])
     labels = turn_labels(small)
     complete = ~np.isnan(labels).any(axis=1)
     design = model.turn.design(texts, dense)

@@ -32,11 +32,11 @@ from crsim.eval.learned.crsarena_model import (
     LevelModel,
     TextField,
     TrainingInfo,
-    _dialogue_arrays,
-    _tfidf,
-    _turn_arrays,
     combiner_inputs,
+    dialogue_arrays,
     stack_features,
+    tfidf_matrix,
+    turn_arrays,
 )
 from crsim.eval.learned.cv import conversation_folds, grouped_folds
 
@@ -128,7 +128,7 @@ def fit_level(
     scale = dense.std(axis=0)
     scale = np.where(scale > 1e-12, scale, 1.0)
     text_matrix = sparse.hstack(
-        [_tfidf(f, [row[i] for row in texts]) for i, f in enumerate(fields)]
+        [tfidf_matrix(f, [row[i] for row in texts]) for i, f in enumerate(fields)]
         or [sparse.csr_matrix((len(texts), 0))],
         format="csr",
     )
@@ -200,7 +200,7 @@ def _pearson(x: FloatArray, y: FloatArray) -> float:
 
 
 def turn_labels(data: Sequence[LabelledDialogue]) -> FloatArray:
-    """Turn-row labels (NaN where a turn has no label of an aspect), rows in `_turn_arrays` order."""
+    """Turn-row labels (NaN where a turn has no label of an aspect), rows in `turn_arrays` order."""
     rows = []
     for item in data:
         for row in item.features.turns:
@@ -222,12 +222,12 @@ def fit_model(
     if len({item.group for item in data}) < settings.inner_folds:
         raise ValueError(f"{len(data)} dialogues cannot fill {settings.inner_folds} inner folds")
     items = [item.features for item in data]
-    texts, dense = _turn_arrays(items)
+    texts, dense = turn_arrays(items)
     turn_groups = [item.group for item in data for _ in item.features.turns]
     turn_fit = fit_level(
         texts, dense, turn_labels(data), turn_groups, TURN_ASPECTS, TURN_TEXTS, TURN_FEATURES, settings
     )
-    d_texts, d_dense = _dialogue_arrays(items, stack_features(items, turn_fit.inner))
+    d_texts, d_dense = dialogue_arrays(items, stack_features(items, turn_fit.inner))
     d_labels = np.asarray(
         [[float(item.dialogue_labels.get(a, np.nan)) for a in DIALOGUE_ASPECTS] for item in data],
         dtype=np.float64,

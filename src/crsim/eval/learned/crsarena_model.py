@@ -132,7 +132,7 @@ class LevelModel(_Frozen):
 
     def design(self, texts: Sequence[Sequence[Sequence[str]]], dense: FloatArray) -> sparse.csr_matrix:
         """Rows -> [TF-IDF blocks | standardised dense] as this level was fitted."""
-        blocks = [_tfidf(field, [row[i] for row in texts]) for i, field in enumerate(self.texts)]
+        blocks = [tfidf_matrix(field, [row[i] for row in texts]) for i, field in enumerate(self.texts)]
         scale = np.asarray(self.dense_scale)
         standard = (dense - np.asarray(self.dense_mean)) / scale
         blocks.append(sparse.csr_matrix(standard))
@@ -189,14 +189,15 @@ class Prediction:
     dialogue: dict[str, float]
 
 
-def _turn_arrays(items: Sequence[DialogueFeatures]) -> tuple[list[tuple[tuple[str, ...], ...]], FloatArray]:
+def turn_arrays(items: Sequence[DialogueFeatures]) -> tuple[list[tuple[tuple[str, ...], ...]], FloatArray]:
+    """The turn rows of all dialogues in order: their texts and their dense matrix."""
     rows = [row for item in items for row in item.turns]
     dense = np.asarray([row.dense for row in rows], dtype=np.float64).reshape(len(rows), len(TURN_FEATURES))
     return [row.texts for row in rows], dense
 
 
 def stack_features(items: Sequence[DialogueFeatures], turn_values: Mapping[str, FloatArray]) -> FloatArray:
-    """`STACK_FEATURES` of each dialogue from its turns' predictions (rows in `_turn_arrays` order)."""
+    """`STACK_FEATURES` of each dialogue from its turns' predictions (rows in `turn_arrays` order)."""
     out = np.zeros((len(items), len(STACK_FEATURES)))
     start = 0
     for row, item in enumerate(items):
@@ -223,9 +224,10 @@ def combiner_inputs(first: Mapping[str, FloatArray], stacked: FloatArray) -> Flo
     return np.hstack([np.column_stack([first[a] for a in DIALOGUE_ASPECTS]), stacked])
 
 
-def _dialogue_arrays(
+def dialogue_arrays(
     items: Sequence[DialogueFeatures], stacked: FloatArray
 ) -> tuple[list[tuple[tuple[str, ...], ...]], FloatArray]:
+    """The dialogue rows: their texts, and their dense features followed by the turn summaries."""
     base = np.asarray([item.dialogue.dense for item in items], dtype=np.float64).reshape(
         len(items), len(DIALOGUE_FEATURES)
     )
@@ -234,9 +236,9 @@ def _dialogue_arrays(
 
 def predict(model: CrsarenaModel, items: Sequence[DialogueFeatures]) -> list[Prediction]:
     """Every aspect for every dialogue; turn values keyed by the CRS utterance's position."""
-    texts, dense = _turn_arrays(items)
+    texts, dense = turn_arrays(items)
     turn_values = model.turn.predict(texts, dense)
-    d_texts, d_dense = _dialogue_arrays(items, stack_features(items, turn_values))
+    d_texts, d_dense = dialogue_arrays(items, stack_features(items, turn_values))
     stacked = stack_features(items, turn_values)
     first = model.dialogue.predict(d_texts, d_dense)
     dialogue_values = model.combiner.predict([()] * len(items), combiner_inputs(first, stacked))
@@ -259,7 +261,7 @@ def _clip(aspect: str, value: float) -> float:
     return min(max(value, low), high)
 
 
-def _tfidf(field: TextField, docs: Sequence[Sequence[str]]) -> sparse.csr_matrix:
+def tfidf_matrix(field: TextField, docs: Sequence[Sequence[str]]) -> sparse.csr_matrix:
     """TF-IDF rows as scikit-learn's TfidfVectorizer(sublinear_tf=True) gives them for this vocabulary."""
     idf = np.asarray(field.idf, dtype=np.float64)
     indptr = [0]
