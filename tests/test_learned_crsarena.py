@@ -166,6 +166,11 @@ def test_model_round_trips_through_json(
     assert (info.value.path, info.value.field) == (str(path), "dialogue")
     with pytest.raises(DataError, match=r"model\.json"):
         LearnedCrsarena(CrsarenaParams(model=str(path)))
+    data = json.loads((tmp_path / "again.json").read_text(encoding="utf-8"))
+    data["turn"]["dense_names"][0] = "mood"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(DataError, match="differ from this crsim's turn features"):
+        load_model(path)
 
 
 def test_the_shipped_model_is_small_and_trained_on_all_conversations() -> None:

@@ -43,7 +43,9 @@ from crsim.errors import DataError
 from crsim.eval.learned.crsarena_features import (
     CRSARENA_FEATURE_VERSION,
     DIALOGUE_FEATURES,
+    DIALOGUE_TEXTS,
     TURN_FEATURES,
+    TURN_TEXTS,
     DialogueFeatures,
 )
 
@@ -124,6 +126,8 @@ class LevelModel(_Frozen):
     def _consistent(self) -> LevelModel:
         if not len(self.dense_names) == len(self.dense_mean) == len(self.dense_scale):
             raise ValueError("dense_names, dense_mean and dense_scale differ in length")
+        if any(not value > 0.0 for value in self.dense_scale):
+            raise ValueError("dense_scale values must be positive")
         width = sum(len(t.vocabulary) for t in self.texts) + len(self.dense_names)
         for aspect, head in self.heads.items():
             if len(head.coef) != width:
@@ -179,6 +183,24 @@ class CrsarenaModel(_Frozen):
     )
     training: TrainingInfo
     software: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _layout(self) -> CrsarenaModel:
+        """Each level reads the texts and dense features this crsim computes, and has every head."""
+        expected = {
+            "turn": (TURN_TEXTS, TURN_FEATURES, TURN_ASPECTS),
+            "dialogue": (DIALOGUE_TEXTS, (*DIALOGUE_FEATURES, *STACK_FEATURES), DIALOGUE_ASPECTS),
+            "combiner": ((), COMBINER_FEATURES, DIALOGUE_ASPECTS),
+        }
+        for name, (texts, dense, aspects) in expected.items():
+            level: LevelModel = getattr(self, name)
+            if tuple(t.name for t in level.texts) != texts or tuple(level.dense_names) != dense:
+                raise ValueError(
+                    f"{name}: text blocks or dense features differ from this crsim's {name} features"
+                )
+            if tuple(level.heads) != aspects:
+                raise ValueError(f"{name}: expected heads {list(aspects)}, got {list(level.heads)}")
+        return self
 
 
 @dataclass(frozen=True)
