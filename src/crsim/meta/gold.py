@@ -24,7 +24,7 @@ from crsim.data.datasets.base import RawRecord, convert_dataset
 from crsim.data.datasets.crsarena import CrsArenaEvalReader, CrsArenaParams
 from crsim.errors import DataError
 from crsim.meta.aspects import DIALOGUE_ASPECTS, TURN_ASPECTS, canonical_aspect
-from crsim.model.dialogue import Dialogue, Role
+from crsim.model.dialogue import Dialogue
 
 #: The two splits, named after the dataset the CRSs were trained on, in report order.
 SPLITS: tuple[str, ...] = ("redial", "opendialkg")
@@ -87,18 +87,6 @@ class GoldSet:
         return sorted({c.crs for c in self.conversations})
 
 
-def assistant_turns(dialogue: Dialogue) -> dict[int, int]:
-    """Position of every CRS utterance -> its turn t (user utterances so far, at least 1)."""
-    turns: dict[int, int] = {}
-    users = 0
-    for position, utterance in enumerate(dialogue.utterances):
-        if utterance.role is Role.USER:
-            users += 1
-        elif utterance.role is Role.CRS:
-            turns[position] = max(users, 1)
-    return turns
-
-
 def _canonical_labels(labels: Mapping[str, int], wanted: tuple[str, ...]) -> dict[str, int]:
     """The labels of the wanted aspects under their canonical names (undocumented ones dropped)."""
     out: dict[str, int] = {}
@@ -126,7 +114,7 @@ def gold_conversation(dialogue: Dialogue) -> GoldConversation:
         dialogue=clean,
         turn_labels=turn_labels,
         dialogue_labels=_canonical_labels(human_dialogue, DIALOGUE_ASPECTS),
-        turn_of=assistant_turns(clean),
+        turn_of=clean.crs_turn_numbers(),
     )
 
 

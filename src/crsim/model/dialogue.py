@@ -142,3 +142,15 @@ class Dialogue(BaseModel):
     def num_turns(self) -> int:
         """Turns are user utterances: one user message and the CRS reply that follows it."""
         return sum(1 for u in self.utterances if u.role == Role.USER)
+
+    def crs_turn_numbers(self) -> dict[int, int]:
+        """Position of every CRS utterance -> its turn t: the user utterances before it, at least 1
+        (a CRS opening belongs to turn 1)."""
+        turns: dict[int, int] = {}
+        users = 0
+        for position, utterance in enumerate(self.utterances):
+            if utterance.role is Role.USER:
+                users += 1
+            elif utterance.role is Role.CRS:
+                turns[position] = max(users, 1)
+        return turns

@@ -124,18 +124,6 @@ class DialogueFeatures:
     turns: tuple[TurnRow, ...]
 
 
-def crs_turns(dialogue: Dialogue) -> dict[int, int]:
-    """Position of every CRS utterance -> turn t (user utterances so far, at least 1)."""
-    turns: dict[int, int] = {}
-    users = 0
-    for position, utterance in enumerate(dialogue.utterances):
-        if utterance.role is Role.USER:
-            users += 1
-        elif utterance.role is Role.CRS:
-            turns[position] = max(users, 1)
-    return turns
-
-
 def dialogue_features(dialogue: Dialogue) -> DialogueFeatures:
     """The dialogue row and one turn row per CRS utterance (none when the CRS never spoke)."""
     base = document(dialogue)
@@ -173,7 +161,7 @@ def _neighbour(utterances: list[Utterance], position: int, step: int) -> Utteran
 
 def _turn_rows(dialogue: Dialogue, base: DialogueDocument) -> list[TurnRow]:
     utterances = list(dialogue.utterances)
-    turns = crs_turns(dialogue)
+    turns = dialogue.crs_turn_numbers()
     crs_positions = list(turns)
     dialogue_dense = base.dense
     seen_texts: set[str] = set()
