@@ -5,6 +5,25 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from crsim.llm.client import LLMHub
+from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
+from crsim.llm.providers.base import Provider
+from crsim.llm.providers.scripted import ScriptedProvider
+
+
+class ScriptedHub(LLMHub):
+    """A hub whose every role is served by one scripted provider; no cache unless `cache` names a file."""
+
+    def __init__(self, provider: ScriptedProvider, cache: Path | None = None) -> None:
+        mode = "read-write" if cache is not None else "off"
+        super().__init__(
+            LLMSettings(default=ModelConfig(provider="scripted"), cache=CacheConfig(mode=mode, path=cache))
+        )
+        self.scripted = provider
+
+    def provider(self, config: ModelConfig) -> Provider:
+        return self.scripted
+
 
 def records_without_timing(path: Path) -> list[str]:
     """The dialogue records of a JSONL file without wall-clock facts (`timing`, LLM latencies and

@@ -20,29 +20,15 @@ from crsim.eval.metrics.base import NotApplicable, Value
 from crsim.eval.pipeline import evaluate_dialogue
 from crsim.llm.client import LLMHub
 from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
-from crsim.llm.providers.base import Provider
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Message, ResolvedGeneration
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.user import SlotPreferences, UserProfile
 from crsim.registry import ComponentSpec, metric_registry
 from llm_servers import closed_port_url
+from support import ScriptedHub
 
 Script = Callable[[list[Message], ResolvedGeneration], str | BaseException]
-
-
-class ScriptedHub(LLMHub):
-    """A hub whose every role is served by one scripted provider."""
-
-    def __init__(self, provider: ScriptedProvider, cache: Path | None = None) -> None:
-        mode = "read-write" if cache is not None else "off"
-        super().__init__(
-            LLMSettings(default=ModelConfig(provider="scripted"), cache=CacheConfig(mode=mode, path=cache))
-        )
-        self.scripted = provider
-
-    def provider(self, config: ModelConfig) -> Provider:
-        return self.scripted
 
 
 def grade(score: int, why: str = "it is shown in the conversation") -> str:

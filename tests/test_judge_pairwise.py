@@ -24,24 +24,13 @@ from crsim.eval.judge.pairwise import (
     rate,
     trial_of,
 )
-from crsim.llm.client import LLMHub
-from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
-from crsim.llm.providers.base import Provider
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Message, ResolvedGeneration
 from crsim.model.dialogue import Dialogue, Role, Utterance
+from support import ScriptedHub
 
 runner = CliRunner()
 CRITERIA = ["naturalness", "clarity", "adaptability", "relevance", "role_play", "realism"]
-
-
-class ScriptedHub(LLMHub):
-    def __init__(self, provider: ScriptedProvider) -> None:
-        super().__init__(LLMSettings(default=ModelConfig(provider="scripted"), cache=CacheConfig(mode="off")))
-        self.scripted = provider
-
-    def provider(self, config: ModelConfig) -> Provider:
-        return self.scripted
 
 
 def dialogue(

@@ -23,9 +23,6 @@ from crsim.data.users import build_users
 from crsim.errors import DataError
 from crsim.eval.evaluate import build_metrics
 from crsim.eval.pepper import pepper_curves, plot_curves, split_table
-from crsim.llm.client import LLMHub
-from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
-from crsim.llm.providers.base import Provider
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Message, ResolvedGeneration
 from crsim.model.dialogue import Dialogue, Role, TerminationReason
@@ -35,22 +32,12 @@ from crsim.registry import ComponentSpec, simulator_registry
 from crsim.run.loop import run_dialogue
 from crsim.sim.pepper.accuracy import AccuracyOptions, preference_accuracy, read_choice
 from crsim.sim.pepper.simulator import item_interface
+from support import ScriptedHub
 
 runner = CliRunner()
 DOMAIN = movie_domain()
 #: Ten movies of the shipped domain: Toy Story, Jumanji, Grumpier Old Men, Heat, ...
 MOVIES = [i.id for i in list(DOMAIN.items)[:12]]
-
-
-class ScriptedHub(LLMHub):
-    """Every role answered by one scripted provider, cache off."""
-
-    def __init__(self, provider: ScriptedProvider) -> None:
-        super().__init__(LLMSettings(default=ModelConfig(provider="scripted"), cache=CacheConfig(mode="off")))
-        self.scripted = provider
-
-    def provider(self, config: ModelConfig) -> Provider:
-        return self.scripted
 
 
 def answers(reflection: str = '{"like": "the jokes", "dislike": "the ending"}') -> ScriptedProvider:

@@ -20,7 +20,6 @@ from crsim.errors import ConfigError
 from crsim.llm.client import LLMHub
 from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
 from crsim.llm.errors import LLMOutputError
-from crsim.llm.providers.base import Provider
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Message, ResolvedGeneration
 from crsim.model.dialogue import Role, TerminationReason
@@ -36,20 +35,10 @@ from crsim.seeding import derive_seed
 from crsim.sim.prompt.common import Entry, clean_utterance, recent_turns, split_at_stop, within_chars
 from crsim.sim.prompt.dual import DualPromptSimulator
 from crsim.sim.prompt.single import SinglePromptSimulator
+from support import ScriptedHub
 
 EXAMPLES = Path(__file__).parent / "fixtures" / "prompt_examples.jsonl"
 Script = Callable[[list[Message], ResolvedGeneration], str]
-
-
-class ScriptedHub(LLMHub):
-    """A hub whose every role is served by one scripted provider (cache off)."""
-
-    def __init__(self, provider: ScriptedProvider) -> None:
-        super().__init__(LLMSettings(default=ModelConfig(provider="scripted"), cache=CacheConfig(mode="off")))
-        self.scripted = provider
-
-    def provider(self, config: ModelConfig) -> Provider:
-        return self.scripted
 
 
 def replies(*answers: str) -> ScriptedProvider:

@@ -45,7 +45,7 @@ from crsim.sim.recusersim.profile import (
 )
 from crsim.sim.recusersim.refine import count_words
 from crsim.sim.recusersim.simulator import RecUserSim, clean_reply
-from test_prompt_simulators import ScriptedHub
+from support import ScriptedHub
 
 CONFIG = Path(__file__).parents[1] / "configs" / "recusersim.yaml"
 LONG = (
