@@ -226,6 +226,8 @@ def test_judge_config_adds_llm_evaluators_and_a_second_evaluation_is_served_from
     first = evaluate_path(run, options)
     assert first.llm_calls == 2 and first.llm_roles == {"judge": 2}
     assert [r.value for r in first.records if r.metric == "echo"] == [4.0, 4.0]
+    # The LLM evaluator's values are marked as judged by a model; the formula's are not.
+    assert {r.metric: r.llm_judged for r in first.records} == {"echo": True, "Turns": False}
     assert (run / "llm_cache.sqlite").exists()
     again = evaluate_path(run, options)
     assert again.llm_calls == 0 and again.records == first.records

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from crsim.cli import app
 from crsim.errors import ConfigError, DataError
+from crsim.report.collect import collect_run
 from crsim.report.html import build_report, script_json
 from crsim.report.run_folder import open_run
 from report_support import PAYLOAD, poison, small_run
@@ -126,32 +127,43 @@ def test_judge_scores_get_their_plot_and_explanations(two_sims: Path, tmp_path: 
     shutil.copytree(two_sims, run)
     records = [json.loads(line) for line in (run / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
     judged = [
-        {**r, "metric": "quality5/overall", "value": float(len(r["dialogue_id"]) % 5), "explanation": "fine"}
+        {
+            **r,
+            "metric": "quality5/overall",
+            "value": float(len(r["dialogue_id"]) % 5),
+            "explanation": "fine",
+            "llm_judged": True,
+        }
         for r in records
         if r["metric"] == "Turns"
     ]
+    # Explained but computed without a language model (like GCDF1's behaviour notes): not a judge.
+    noted = [{**r, "metric": "gcdf1/igcdf1", "explanation": "no notable behaviour"} for r in judged]
+    for r in noted:
+        r.pop("llm_judged")
     with (run / "scores.jsonl").open("a", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(r) + "\n" for r in judged)
+        handle.writelines(json.dumps(r) + "\n" for r in judged + noted)
     summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
     for group in summary:
-        group["metrics"]["quality5/overall"] = {
-            **group["metrics"]["Turns"],
-            "mean": 2.5,
-            "ci_low": 2.0,
-            "ci_high": 3.0,
-        }
+        for label in ("quality5/overall", "gcdf1/igcdf1"):
+            group["metrics"][label] = {
+                **group["metrics"]["Turns"],
+                "mean": 2.5,
+                "ci_low": 2.0,
+                "ci_high": 3.0,
+            }
     (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    view = collect_run(open_run(run), "judged", max_dialogues=100)
+    assert view.judged == ["quality5/overall"]
     html = build_report([open_run(run)])
     assert 'id="plot-judge"' in html and "Judge scores by CRS" in html
     dialogues = _data(html)["dialogues"]
     assert isinstance(dialogues, list)
-    assert dialogues[0]["explanations"] == [
-        {
-            "metric": "quality5/overall",
-            "turn": None,
-            "value": judged[0]["value"],
-            "explanation": "fine",
-            "error": None,
-        }
-    ]
+    assert dialogues[0]["explanations"][0] == {
+        "metric": "quality5/overall",
+        "turn": None,
+        "value": judged[0]["value"],
+        "explanation": "fine",
+        "error": None,
+    }
     assert dialogues[0]["scores"]["quality5/overall"] == judged[0]["value"]

@@ -51,6 +51,10 @@ class ScoreRecord(BaseModel):
     annotator: str | None = Field(
         None, description="The act annotator that filled in acts this dialogue lacked, if any."
     )
+    llm_judged: bool = Field(
+        False,
+        description="True when a language model gave the value (an LLM judge), not a formula.",
+    )
 
 
 class GroupSummary(BaseModel):

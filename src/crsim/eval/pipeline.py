@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from crsim.eval.evaluate import ScoreRecord, score_dialogue
 from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, Value
@@ -104,6 +104,7 @@ async def evaluate_dialogue(dialogue: Dialogue, evaluator: Evaluator) -> list[Sc
         "crs_id": dialogue.crs_id,
         "simulator_id": dialogue.simulator_id,
         "termination": dialogue.termination.reason.value if dialogue.termination else None,
+        "llm_judged": type(evaluator).needs_llm,
     }
     try:
         values = await evaluator.evaluate(dialogue)
@@ -123,7 +124,7 @@ async def evaluate_dialogue(dialogue: Dialogue, evaluator: Evaluator) -> list[Sc
     return [_record(base, evaluator, value) for value in values]
 
 
-def _record(base: dict[str, str | None], evaluator: Evaluator, value: Value) -> ScoreRecord:
+def _record(base: dict[str, Any], evaluator: Evaluator, value: Value) -> ScoreRecord:
     reason = None
     if value.value is None:
         reason = f"error: {error_kind(value.error)}" if value.error else (value.explanation or "no value")

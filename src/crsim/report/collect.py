@@ -59,8 +59,8 @@ class RunView:
     curves: dict[str, dict[Group, Curves]] = field(default_factory=dict)
     #: metric label -> group -> one value per dialogue (turn-level values averaged per dialogue)
     values: dict[str, dict[Group, list[float]]] = field(default_factory=dict)
-    #: metric labels whose records carry explanations (LLM judges)
-    explained: list[str] = field(default_factory=list)
+    #: metric labels whose values a language model gave (LLM judges)
+    judged: list[str] = field(default_factory=list)
     browser: list[dict[str, Any]] = field(default_factory=list)
     item_ids: set[str] = field(default_factory=set)
 
@@ -113,22 +113,22 @@ def _collect_scores(view: RunView, chosen: dict[str, dict[str, Any]]) -> None:
     turn_sums: dict[tuple[str, str], list[float]] = {}
     group_of: dict[str, Group] = {}
     values: dict[str, dict[Group, list[float]]] = defaultdict(lambda: defaultdict(list))
-    explained: dict[str, None] = {}
+    judged: dict[str, None] = {}
     for record in view.folder.scores():
         group = (record.crs_id or "", record.simulator_id or "")
         entry = chosen.get(record.dialogue_id)
-        if record.explanation is not None or record.raw is not None:
-            explained.setdefault(record.metric, None)
-            if entry is not None:
-                entry["explanations"].append(
-                    {
-                        "metric": record.metric,
-                        "turn": record.turn,
-                        "value": record.value,
-                        "explanation": record.explanation,
-                        "error": record.error,
-                    }
-                )
+        if record.llm_judged:
+            judged.setdefault(record.metric, None)
+        if (record.explanation is not None or record.raw is not None) and entry is not None:
+            entry["explanations"].append(
+                {
+                    "metric": record.metric,
+                    "turn": record.turn,
+                    "value": record.value,
+                    "explanation": record.explanation,
+                    "error": record.error,
+                }
+            )
         if record.turn is None:
             if record.value is not None:
                 values[record.metric][group].append(record.value)
@@ -146,7 +146,7 @@ def _collect_scores(view: RunView, chosen: dict[str, dict[str, Any]]) -> None:
         if entry is not None:
             entry["scores"][label] = mean
     view.values = {label: dict(groups) for label, groups in values.items()}
-    view.explained = list(explained)
+    view.judged = list(judged)
 
 
 def browser_entry(dialogue: Dialogue, run: str) -> dict[str, Any]:

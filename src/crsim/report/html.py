@@ -196,7 +196,7 @@ def _plots(views: Sequence[RunView], several: bool, rank_by: str | None) -> list
     judged: dict[str, dict[str, tuple[float, float | None, float | None]]] = {}
     for view in views:
         for summary in view.summaries:
-            for label in view.explained:
+            for label in view.judged:
                 agg = summary.metrics.get(label)
                 if agg is not None and agg.mean is not None:
                     name = summary.crs_id or ""
