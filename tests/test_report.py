@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from crsim.cli import app
 from crsim.errors import ConfigError, DataError
 from crsim.report.collect import collect_run
-from crsim.report.html import build_report, script_json
+from crsim.report.html import build_report, competition_ranks, script_json
 from crsim.report.run_folder import open_run
 from report_support import PAYLOAD, poison, small_run
 
@@ -167,3 +167,8 @@ def test_judge_scores_get_their_plot_and_explanations(two_sims: Path, tmp_path: 
         "error": None,
     }
     assert dialogues[0]["scores"]["quality5/overall"] == judged[0]["value"]
+
+
+def test_tied_crss_share_their_rank() -> None:
+    assert competition_ranks({"a": 0.0, "b": 0.5, "c": 0.0, "d": 0.2}) == {"b": 1, "d": 2, "a": 3, "c": 3}
+    assert competition_ranks({"popular": 0.0, "retrieval": 0.0}) == {"popular": 1, "retrieval": 1}

@@ -224,6 +224,11 @@ def _plots(views: Sequence[RunView], several: bool, rank_by: str | None) -> list
     return found
 
 
+def competition_ranks(means: dict[str, float]) -> dict[str, int]:
+    """Rank 1 for the highest mean; tied names share the better place (1, 1, 3)."""
+    return {name: 1 + sum(other > mean for other in means.values()) for name, mean in means.items()}
+
+
 def _ranks(views: Sequence[RunView], rank_by: str | None) -> tuple[list[str], dict[str, list[int | None]]]:
     """Columns (simulator, with run and dataset when several) and the rank of each CRS in each."""
     if rank_by is None:
@@ -243,8 +248,7 @@ def _ranks(views: Sequence[RunView], rank_by: str | None) -> tuple[list[str], di
     crss = sorted({crs for c in columns for crs in means[c]})
     ranks: dict[str, list[int | None]] = {crs: [] for crs in crss}
     for column in columns:
-        ordered = sorted(means[column].items(), key=lambda kv: (-kv[1], kv[0]))
-        place = {crs: position for position, (crs, _) in enumerate(ordered, start=1)}
+        place = competition_ranks(means[column])
         for crs in crss:
             ranks[crs].append(place.get(crs))
     return columns, ranks
