@@ -381,19 +381,23 @@ def _user_utterance(annotations: dict[str, Any]) -> Any:
     return Utterance(role=Role.USER, text="hi", annotations=annotations)
 
 
+class Slow(ScriptedProvider):
+    """A scripted provider whose answers take a moment; `peak` is the most calls in flight at once."""
+
+    def __init__(self, answers: Answers) -> None:
+        super().__init__(answers)
+        self.inflight = self.peak = 0
+
+    async def complete(self, messages: list[Message], generation: ResolvedGeneration) -> Completion:
+        self.inflight += 1
+        self.peak = max(self.peak, self.inflight)
+        await asyncio.sleep(0.02)
+        self.inflight -= 1
+        return await super().complete(messages, generation)
+
+
 async def test_rating_and_excitation_calls_run_concurrently(domain: Domain) -> None:
     answers = Answers(Excitation={"reasoning": "r", "agreeable": False, "new_preference": ""})
-
-    class Slow(ScriptedProvider):
-        inflight = peak = 0
-
-        async def complete(self, messages: list[Message], generation: ResolvedGeneration) -> Completion:
-            Slow.inflight += 1
-            Slow.peak = max(Slow.peak, Slow.inflight)
-            await asyncio.sleep(0.02)
-            Slow.inflight -= 1
-            return await super().complete(messages, generation)
-
     provider = Slow(answers)
     params = simulator_registry.params("recusersim", {"refinements": []})
     sim = RecUserSim(params, domain, 3, llms=ScriptedHub(provider))  # type: ignore[arg-type]
@@ -401,10 +405,10 @@ async def test_rating_and_excitation_calls_run_concurrently(domain: Domain) -> N
     assert sim.memory is not None
     sim.memory.profile.preferences.clear()
     sim.memory.need = sim.memory.need.__class__(constraints=[], requests=[], targets=[])
-    Slow.peak = 0
+    provider.peak = 0
     turn = await sim.respond(MATRIX)
     assert turn.annotations["llm_calls_by_kind"]["excitation"] == 1
-    assert Slow.peak == 4  # three ratings and the excitation question at once
+    assert provider.peak == 4  # three ratings and the excitation question at once
 
 
 async def test_every_call_of_a_dialogue_shares_one_system_message_and_the_conversation_prefix(
@@ -688,16 +692,6 @@ async def test_user_ratings_does_not_apply_without_ratings_and_a_failing_notes_h
 async def test_refinement_judges_look_at_the_draft_at_once_unless_switched_off(
     domain: Domain, concurrent: bool
 ) -> None:
-    class Slow(ScriptedProvider):
-        inflight = peak = 0
-
-        async def complete(self, messages: list[Message], generation: ResolvedGeneration) -> Completion:
-            Slow.inflight += 1
-            Slow.peak = max(Slow.peak, Slow.inflight)
-            await asyncio.sleep(0.02)
-            Slow.inflight -= 1
-            return await super().complete(messages, generation)
-
     provider = Slow(Answers())  # both judges find the draft on the user's level: no refiner fires
     args = {
         "refinements": ["richness", "formality"],
@@ -707,7 +701,7 @@ async def test_refinement_judges_look_at_the_draft_at_once_unless_switched_off(
     sim = RecUserSim(simulator_registry.params("recusersim", args), domain, 3, llms=ScriptedHub(provider))  # type: ignore[arg-type]
     await sim.start(fan(), CRSReply("Hi!"))
     profile_of(sim, formality="neutral", information_richness="low")
-    Slow.peak = 0
+    provider.peak = 0
     text, outcomes = await sim._refine("A thriller, please.")
     assert text == "A thriller, please." and [o.refined for o in outcomes] == [False, False]
-    assert Slow.peak == (2 if concurrent else 1)
+    assert provider.peak == (2 if concurrent else 1)

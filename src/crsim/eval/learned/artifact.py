@@ -198,15 +198,21 @@ def _standardised(block: DenseBlock, docs: Sequence[DialogueDocument]) -> FloatA
     return np.asarray((raw - np.asarray(block.mean)) / np.where(scale == 0.0, 1.0, scale), dtype=np.float64)
 
 
-def save_artifact(artifact: Artifact, path: Path) -> None:
-    """Write the artifact as JSON (exact float round trip; same artifact -> same bytes)."""
+def write_json_model(model: BaseModel, path: Path) -> None:
+    """Write a learned model as compact JSON, atomically (floats round-trip exactly; the same model
+    gives the same bytes, so retraining scripts are checkable)."""
     text = json.dumps(
-        artifact.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        model.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False, allow_nan=False
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.tmp")
     temporary.write_text(text + "\n", encoding="utf-8")
     temporary.replace(path)
+
+
+def save_artifact(artifact: Artifact, path: Path) -> None:
+    """Write the artifact as JSON (exact float round trip; same artifact -> same bytes)."""
+    write_json_model(artifact, path)
 
 
 def load_artifact(path: Path) -> Artifact:

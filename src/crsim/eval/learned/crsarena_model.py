@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from scipy import sparse
 
 from crsim.errors import DataError
+from crsim.eval.learned.artifact import write_json_model
 from crsim.eval.learned.crsarena_features import (
     CRSARENA_FEATURE_VERSION,
     DIALOGUE_FEATURES,
@@ -309,13 +310,7 @@ def tfidf_matrix(field: TextField, docs: Sequence[Sequence[str]]) -> sparse.csr_
 
 def save_model(model: CrsarenaModel, path: Path) -> None:
     """Write the model as JSON (floats round-trip exactly; the same model gives the same bytes)."""
-    text = json.dumps(
-        model.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text + "\n", encoding="utf-8")
-    temporary.replace(path)
+    write_json_model(model, path)
 
 
 def load_model(path: Path) -> CrsarenaModel:
