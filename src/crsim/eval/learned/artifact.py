@@ -17,7 +17,7 @@ import json
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -215,30 +215,48 @@ def save_artifact(artifact: Artifact, path: Path) -> None:
     write_json_model(artifact, path)
 
 
-def load_artifact(path: Path) -> Artifact:
-    """Read and check an artifact; any problem is a `DataError` naming the file (and field)."""
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_json_model(
+    path: Path, model: type[M], *, kind: str, noun: str, fmt: str, versions: dict[str, int], retrain: str
+) -> M:
+    """Read a learned model written by `write_json_model` and check its format and versions before
+    validating it; any problem is a `DataError` naming the file and the field. `kind` names the
+    file in messages ("CRSArena evaluator model", `noun` for short: "model"), `retrain` the script
+    that rebuilds it."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise DataError(
-            f"cannot read the learned-evaluator artifact: {exc.strerror}", path=str(path)
-        ) from None
+        raise DataError(f"cannot read the {kind}: {exc.strerror}", path=str(path)) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"not a valid JSON artifact (corrupt or truncated): {exc}", path=str(path)) from None
-    if not isinstance(data, dict) or data.get("format") != ARTIFACT_FORMAT:
-        message = f"not a crsim learned-evaluator artifact (expected format {ARTIFACT_FORMAT!r})"
-        raise DataError(message, path=str(path), field="format")
-    for field, expected in (("version", ARTIFACT_VERSION), ("feature_version", FEATURE_VERSION)):
+        raise DataError(f"not a valid JSON {noun} (corrupt or truncated): {exc}", path=str(path)) from None
+    if not isinstance(data, dict) or data.get("format") != fmt:
+        raise DataError(f"not a crsim {kind} (expected format {fmt!r})", path=str(path), field="format")
+    for field, expected in versions.items():
         if data.get(field) != expected:
             raise DataError(
-                f"artifact {field} {data.get(field)!r} is not supported; this crsim reads {field} {expected} "
-                "(retrain with scripts/train_satisfaction.py or use a matching crsim)",
+                f"{noun} {field} {data.get(field)!r} is not supported; this crsim reads {field} {expected} "
+                f"(retrain with {retrain} or use a matching crsim)",
                 path=str(path),
                 field=field,
             )
     try:
-        return Artifact.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
-        field = ".".join(str(p) for p in error["loc"])
-        raise DataError(f"invalid artifact: {error['msg']}", path=str(path), field=field) from None
+        where = ".".join(str(p) for p in error["loc"])
+        raise DataError(f"invalid {noun}: {error['msg']}", path=str(path), field=where) from None
+
+
+def load_artifact(path: Path) -> Artifact:
+    """Read and check an artifact; any problem is a `DataError` naming the file (and field)."""
+    return read_json_model(
+        path,
+        Artifact,
+        kind="learned-evaluator artifact",
+        noun="artifact",
+        fmt=ARTIFACT_FORMAT,
+        versions={"version": ARTIFACT_VERSION, "feature_version": FEATURE_VERSION},
+        retrain="scripts/train_satisfaction.py",
+    )

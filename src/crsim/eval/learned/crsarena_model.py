@@ -26,7 +26,6 @@ saved as JSON (`save_model` / `load_model`), never pickled.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,11 +35,10 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from scipy import sparse
 
-from crsim.errors import DataError
-from crsim.eval.learned.artifact import write_json_model
+from crsim.eval.learned.artifact import read_json_model, write_json_model
 from crsim.eval.learned.crsarena_features import (
     CRSARENA_FEATURE_VERSION,
     DIALOGUE_FEATURES,
@@ -315,29 +313,12 @@ def save_model(model: CrsarenaModel, path: Path) -> None:
 
 def load_model(path: Path) -> CrsarenaModel:
     """Read and check a saved model; any problem is a `DataError` naming the file and the field."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DataError(f"cannot read the CRSArena evaluator model: {exc.strerror}", path=str(path)) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"not a valid JSON model (corrupt or truncated): {exc}", path=str(path)) from None
-    if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
-        raise DataError(
-            f"not a crsim CRSArena evaluator model (expected format {MODEL_FORMAT!r})",
-            path=str(path),
-            field="format",
-        )
-    for field, expected in (("version", MODEL_VERSION), ("feature_version", CRSARENA_FEATURE_VERSION)):
-        if data.get(field) != expected:
-            raise DataError(
-                f"{field} {data.get(field)!r} is not supported; this crsim reads {field} {expected} "
-                "(retrain with scripts/train_crsarena.py or use a matching crsim)",
-                path=str(path),
-                field=field,
-            )
-    try:
-        return CrsarenaModel.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(p) for p in error["loc"])
-        raise DataError(f"invalid model: {error['msg']}", path=str(path), field=where) from None
+    return read_json_model(
+        path,
+        CrsarenaModel,
+        kind="CRSArena evaluator model",
+        noun="model",
+        fmt=MODEL_FORMAT,
+        versions={"version": MODEL_VERSION, "feature_version": CRSARENA_FEATURE_VERSION},
+        retrain="scripts/train_crsarena.py",
+    )
