@@ -26,12 +26,11 @@ import random
 import re
 import time
 from collections import Counter
-from typing import Annotated, Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from crsim.crs.base import CRSReply
-from crsim.errors import ConfigError
 from crsim.llm.client import LLMHub
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
@@ -56,8 +55,9 @@ from crsim.sim.prompt.common import (
     recent_turns,
     transcript,
 )
-from crsim.sim.recusersim.actions import DEFAULT_ACTIONS, UserAction, get_action, get_actions
+from crsim.sim.recusersim.actions import UserAction, get_action, get_actions
 from crsim.sim.recusersim.memory import Discovery, Memory
+from crsim.sim.recusersim.params import RecUserSimParams
 from crsim.sim.recusersim.profile import (
     PART_TITLES,
     PARTS,
@@ -72,7 +72,6 @@ from crsim.sim.recusersim.profile import (
 )
 from crsim.sim.recusersim.rating import DIMENSIONS, describe, rating_record, score_schema
 from crsim.sim.recusersim.refine import (
-    DEFAULT_TOOLS,
     Outcome,
     RefinementTool,
     Thresholds,
@@ -112,128 +111,6 @@ _ECHO_LINE = re.compile(
 def clean_reply(raw: str) -> str:
     """The user's words in an answer: lines that repeat our instructions dropped, then `clean_utterance`."""
     return clean_utterance(_ECHO_LINE.sub("", raw))
-
-
-def _dictionary_check(ref: str) -> str:
-    try:
-        load_dictionary(ref)
-    except ConfigError as exc:
-        raise ValueError(str(exc)) from None
-    return ref
-
-
-def _actions_check(names: list[str]) -> list[str]:
-    try:
-        get_actions(names, "actions")
-    except ConfigError as exc:
-        raise ValueError(str(exc)) from None
-    return names
-
-
-def _tools_check(names: list[str]) -> list[str]:
-    for i, name in enumerate(names):
-        try:
-            get_tool(name, f"refinements[{i}]")
-        except ConfigError as exc:
-            raise ValueError(str(exc)) from None
-    if len(set(names)) != len(names):
-        raise ValueError("a refinement tool is listed twice")
-    return names
-
-
-class RecUserSimParams(BaseParams):
-    role: str = Field(
-        "user", min_length=1, description="Model role of ratings, actions, replies and refinement."
-    )
-    profile_role: str = Field(
-        "annotator", min_length=1, description="Model role of profile conflict resolution."
-    )
-    profile: Annotated[str, AfterValidator(_dictionary_check)] = Field(
-        "movies",
-        description="Profile dictionary: a shipped one (movies, restaurants) or a YAML file path.",
-    )
-    profile_seed: int = Field(
-        0,
-        description="Profiles are drawn from (profile_seed, user id): one user, one profile for all CRSs.",
-    )
-    resolve_conflicts: bool = Field(
-        True, description="Let the LLM fix contradictions in the sampled profile."
-    )
-    max_changes: int = Field(3, ge=1, le=10, description="Most profile changes one resolution may propose.")
-    actions: Annotated[list[str], AfterValidator(_actions_check)] = Field(
-        default_factory=lambda: list(DEFAULT_ACTIONS),
-        min_length=1,
-        description="Registered user actions to choose from (crsim.sim.recusersim.actions).",
-    )
-    opening_actions: Annotated[list[str], AfterValidator(_actions_check)] = Field(
-        default_factory=lambda: ["request_recommendation"],
-        min_length=1,
-        description="Actions of the first message (nothing has been said to rate yet; no LLM call).",
-    )
-    max_actions: int = Field(3, ge=1, le=5, description="Most actions chosen in one turn.")
-    action_reason: bool = Field(
-        True,
-        description="The action answer starts with a one-sentence reason; off for very small models, "
-        "which can fill the reason with junk until the token cap cuts the JSON.",
-    )
-    excitation: bool = Field(
-        True, description="Ask whether items outside the known preferences reveal new ones."
-    )
-    refinements: Annotated[list[str], AfterValidator(_tools_check)] = Field(
-        default_factory=lambda: list(DEFAULT_TOOLS),
-        description="Refinement tools, applied in this order; [] switches refinement off.",
-    )
-    concurrent_judges: bool = Field(
-        True,
-        description="All refinement judges look at the draft at once; a tool whose text an earlier "
-        "refiner changed is judged again. False: strictly one tool after the other.",
-    )
-    short_max: int = Field(20, ge=1, description="Most words of a short message (length judge and style).")
-    medium_max: int = Field(40, ge=2, description="Most words of a medium message.")
-    low_richness_max: int = Field(2, ge=0, description="Most key points of a low-information message.")
-    temperature: float | None = Field(
-        None,
-        ge=0.0,
-        le=2.0,
-        description="Sampling temperature of replies and rewrites (default: the role's).",
-    )
-    json_temperature: float | None = Field(
-        None,
-        ge=0.0,
-        le=2.0,
-        description="Sampling temperature of JSON answers: ratings, actions, judges (default: the role's).",
-    )
-    max_tokens: int | None = Field(
-        None, ge=1, description="Token cap of replies and rewrites (default: the role's)."
-    )
-    json_max_tokens: int = Field(
-        160, ge=16, description="Token cap of JSON answers (ratings, actions, judges)."
-    )
-    justification_chars: int = Field(
-        160, ge=20, description="Longest justification or reason in JSON answers."
-    )
-    max_history_turns: int | None = Field(
-        None, ge=1, description="Only the last N turns go into prompts, for small context windows; None: all."
-    )
-    plot_chars: int = Field(
-        160, ge=0, description="Characters of a recommended item's plot shown in prompts."
-    )
-    include_preferences: bool = Field(
-        True, description="Show the user's liked/disliked slot values from the population."
-    )
-    record_timing: bool = Field(
-        False,
-        description="Record wall-clock seconds per turn and step in the annotations "
-        "(records then differ between runs).",
-    )
-
-    @field_validator("medium_max")
-    @classmethod
-    def _above_short(cls, value: int, info: Any) -> int:
-        short = info.data.get("short_max")
-        if short is not None and value <= short:
-            raise ValueError(f"medium_max ({value}) must be above short_max ({short})")
-        return value
 
 
 @simulator("recusersim")
