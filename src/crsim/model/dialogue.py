@@ -19,23 +19,70 @@ class Role(StrEnum):
 
 
 class TerminationReason(StrEnum):
+    """Why a dialogue stopped. The error kinds say whose fault it was (after tau2-bench)."""
+
     USER_ENDED = "user_ended"
     CRS_ENDED = "crs_ended"
     MAX_TURNS = "max_turns"
+    TIMEOUT = "timeout"
+    CRS_ERROR = "crs_error"
+    USER_ERROR = "user_error"
+    INFRASTRUCTURE_ERROR = "infrastructure_error"
+    #: Records of format 1.1 and older: one error kind, attributed through `ErrorInfo.source`.
     ERROR = "error"
+
+
+class Fault(StrEnum):
+    """Who a dialogue that did not end normally is charged to."""
+
+    CRS = "crs"
+    USER = "user"
+    INFRASTRUCTURE = "infrastructure"
 
 
 class ErrorInfo(BaseModel):
     """An exception kept in a record: which participant raised it, its type and message."""
 
-    source: str = Field(description="'user', 'crs' or 'loop'.")
+    source: str = Field(description="'user', 'crs', 'infrastructure' or 'loop'.")
     type: str
     message: str
+
+
+_FAULT_OF_REASON = {
+    TerminationReason.CRS_ERROR: Fault.CRS,
+    TerminationReason.USER_ERROR: Fault.USER,
+    TerminationReason.INFRASTRUCTURE_ERROR: Fault.INFRASTRUCTURE,
+}
+_FAULT_OF_SOURCE = {"crs": Fault.CRS, "user": Fault.USER}
 
 
 class Termination(BaseModel):
     reason: TerminationReason
     error: ErrorInfo | None = None
+
+    @property
+    def fault(self) -> Fault | None:
+        """Who broke the dialogue: None when it ended normally (user, CRS or turn limit).
+
+        A timeout is charged to the participant that was being awaited (`error.source`), the CRS
+        when the record does not say; a format-1.1 `error` to its `error.source` (anything else
+        than 'user' or 'crs' is infrastructure).
+        """
+        if self.reason in _FAULT_OF_REASON:
+            return _FAULT_OF_REASON[self.reason]
+        if self.reason is TerminationReason.TIMEOUT:
+            source = self.error.source if self.error else "crs"
+            return _FAULT_OF_SOURCE.get(source, Fault.INFRASTRUCTURE)
+        if self.reason is TerminationReason.ERROR:
+            source = self.error.source if self.error else "loop"
+            return _FAULT_OF_SOURCE.get(source, Fault.INFRASTRUCTURE)
+        return None
+
+    @property
+    def evaluable(self) -> bool:
+        """Whether the dialogue says something about the CRS: not when the simulator or the
+        infrastructure broke it. CRS errors and CRS timeouts count against the CRS."""
+        return self.fault not in (Fault.USER, Fault.INFRASTRUCTURE)
 
 
 class LLMCall(BaseModel):
@@ -134,6 +181,12 @@ class Dialogue(BaseModel):
         if value.split(".")[0] != major:
             raise ValueError(f"format version {value!r} is not readable by this crsim (reads {major}.x)")
         return value
+
+    @property
+    def evaluable(self) -> bool:
+        """Whether CRS metrics count this dialogue (see `Termination.evaluable`); a record without a
+        termination (an imported dataset) is evaluable."""
+        return self.termination is None or self.termination.evaluable
 
     def by(self, role: Role) -> list[Utterance]:
         return [u for u in self.utterances if u.role == role]
