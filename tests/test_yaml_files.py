@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import subprocess
 import sys
 import time
@@ -157,3 +158,15 @@ def test_the_shipped_configs_still_load(path: Path) -> None:
         assert load_judge_config(path).judges
     else:
         assert load_config(path).crss
+
+
+def test_no_module_reads_yaml_around_yaml_files() -> None:
+    """Every YAML text is parsed by `crsim.yaml_files`, so the bounds and the duplicate check hold."""
+    source = Path(__file__).parents[1] / "src" / "crsim"
+    parse_call = re.compile(r"\byaml\.(safe_|full_|unsafe_)?(load|load_all|compose|compose_all)\(")
+    offenders = [
+        str(path.relative_to(source))
+        for path in source.rglob("*.py")
+        if path.name != "yaml_files.py" and parse_call.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
