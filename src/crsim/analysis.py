@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from crsim.errors import ConfigError
 from crsim.model.acts import format_acts
 from crsim.model.dialogue import Dialogue, Role
+from crsim.redact import redactor
 from crsim.report.run_folder import RunFolder, open_run
 
 if TYPE_CHECKING:
@@ -144,6 +145,14 @@ def scores_df(run: str | Path | RunFolder) -> pd.DataFrame:
     return frame
 
 
+def _redact_frame(frame: pd.DataFrame) -> None:
+    """Mask secrets in every text cell (error messages, texts, JSON columns), in place."""
+    mask = redactor()
+    for column in frame.columns:
+        if frame[column].dtype == object or str(frame[column].dtype).startswith("str"):
+            frame[column] = frame[column].map(lambda v: mask(v) if isinstance(v, str) else v)
+
+
 def export_run(run: str | Path | RunFolder, out_dir: Path, fmt: ExportFormat = "parquet") -> list[Path]:
     """Write dialogues, utterances and (when evaluated) scores as Parquet or CSV files in `out_dir`."""
     folder = _folder(run)
@@ -160,6 +169,7 @@ def export_run(run: str | Path | RunFolder, out_dir: Path, fmt: ExportFormat = "
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, frame in frames.items():
+        _redact_frame(frame)
         path = out_dir / f"{name}.{fmt}"
         temp = path.with_name(f".{path.name}.part")
         if fmt == "parquet":

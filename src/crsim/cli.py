@@ -24,6 +24,7 @@ from crsim.eval.analysis.cli import analyze_app
 from crsim.eval.gcdf1.cli import gcdf1_app
 from crsim.eval.judge.cli import judge_app
 from crsim.meta.cli import meta_eval
+from crsim.redact import protect_process_output
 from crsim.run.config import field_description
 from crsim.sim.pepper.cli import pepper_app
 
@@ -44,6 +45,7 @@ console = Console()
 @app.callback()
 def _main(debug: Annotated[bool, typer.Option(help="Show tracebacks for errors.")] = False) -> None:
     state["debug"] = debug
+    protect_process_output()  # secrets are masked in everything printed or logged from here on
 
 
 def _option(path: str, flag: str) -> Any:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from crsim.model.acts import DialogueAct
 from crsim.model.user import InformationNeed, UserProfile
+from crsim.redact import redact
 
 FORMAT_VERSION = "1.1"  # 1.1: llm_calls per utterance, llm_usage per dialogue
 
@@ -41,11 +42,20 @@ class Fault(StrEnum):
 
 
 class ErrorInfo(BaseModel):
-    """An exception kept in a record: which participant raised it, its type and message."""
+    """An exception kept in a record: which participant raised it, its type and message.
+
+    The message is redacted (`crsim.redact`) when the record is made: error texts quote headers and
+    server answers, which may hold a key.
+    """
 
     source: str = Field(description="'user', 'crs', 'infrastructure' or 'loop'.")
     type: str
     message: str
+
+    @field_validator("message")
+    @classmethod
+    def _redacted(cls, value: str) -> str:
+        return redact(value)
 
 
 _FAULT_OF_REASON = {
