@@ -159,7 +159,7 @@ class LLMCRS(BaseCRS):
         if not self.params.greet:
             return None
         state.messages.append(assistant(self.params.greeting))
-        return CRSReply(text=self.params.greeting, acts=[DialogueAct(intent=Intent.GREETING)])
+        return CRSReply(text=self.params.greeting, acts=[DialogueAct(intent=Intent.GREETING)], items_listed=True)
 
     async def respond(self, session: CRSSession, text: str) -> CRSReply:
         if not isinstance(session.state, LLMCRSState):
@@ -170,7 +170,7 @@ class LLMCRS(BaseCRS):
         candidates = await asyncio.to_thread(self._candidates, state)
         answer, repaired = await self._ask(session.seed, state, candidates)
         listed = [candidates[n - 1] for n in dict.fromkeys(answer.recommend)]
-        reply_text, named = self._visible(answer.message, listed, candidates)
+        reply_text, named, others = self._visible(answer.message, listed, candidates)
         chosen = listed + named
         state.messages.append(assistant(reply_text))
         ids = [item.id for item in chosen]
@@ -185,7 +185,14 @@ class LLMCRS(BaseCRS):
             "named_in_text": [item.id for item in named],
             "repaired": repaired,
         }
-        return CRSReply(text=reply_text, recommended_items=ids, acts=acts, annotations=annotations)
+        return CRSReply(
+            text=reply_text,
+            recommended_items=ids,
+            acts=acts,
+            annotations=annotations,
+            mentioned_items=others,
+            items_listed=True,
+        )
 
     # --- steps ---------------------------------------------------------------------------------
 
@@ -236,8 +243,12 @@ class LLMCRS(BaseCRS):
             "plot": _shorten(item.plot or "", self.params.plot_chars),
         }
 
-    def _visible(self, message: str, listed: list[Item], candidates: list[Item]) -> tuple[str, list[Item]]:
-        """The text the user sees, and the unlisted candidates it names (so the record follows the text).
+    def _visible(
+        self, message: str, listed: list[Item], candidates: list[Item]
+    ) -> tuple[str, list[Item], list[str]]:
+        """The text the user sees, the unlisted candidates it names (so the record follows the text),
+        and the ids of the other items it names: not candidates (earlier recommendations, items the
+        user named), so mentioned, not recommended.
 
         Listed items the linker cannot find in the message are appended by display title.
         """
@@ -245,11 +256,12 @@ class LLMCRS(BaseCRS):
         listed_ids = {item.id for item in listed}
         unlisted = {item.id: item for item in candidates if item.id not in listed_ids}
         named = [unlisted[i] for i in linked if i in unlisted]
+        others = [i for i in linked if i not in listed_ids and i not in unlisted]
         missing = [item.display_title for item in listed if item.id not in linked]
         if not missing:
-            return message, named
+            return message, named, others
         label = "Suggestion" if len(missing) == 1 else "Suggestions"
-        return f"{message} {label}: {'; '.join(missing)}.", named
+        return f"{message} {label}: {'; '.join(missing)}.", named, others
 
 
 def _shorten(text: str, limit: int) -> str:
