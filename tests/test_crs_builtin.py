@@ -248,7 +248,9 @@ def test_domain_resources_are_shared_between_instances(domain: Domain) -> None:
 
 
 @pytest.mark.parametrize("make", [popular, retrieval])
-async def test_an_answer_about_the_recommendation_mentions_it_without_recommending_it(make, domain: Domain) -> None:  # type: ignore[no-untyped-def]
+async def test_an_answer_about_the_recommendation_mentions_it_without_recommending_it(
+    make, domain: Domain
+) -> None:  # type: ignore[no-untyped-def]
     crs, session = make(domain), CRSSession(id="m1", seed=3)
     replies = await talk(crs, session, ["Hi! Can you recommend a movie?", "something scary"])
     while not replies[-1].recommended_items and len(replies) < 6:

@@ -84,7 +84,7 @@ class Exploding(Metric):
 def test_default_metrics_build() -> None:
     metrics = build_metrics(default_metrics())
     labels = [m.label for m in metrics]
-    assert labels == ["Success", "SRRR", "RDL", "Turns", "Recall@(t,10)", "PC@10"]
+    assert labels == ["Success", "SRRR", "RDL(turns)", "Turns", "Recall@(t,10)", "PC@10"]
 
 
 def test_build_errors_are_config_errors() -> None:

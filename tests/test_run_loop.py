@@ -140,7 +140,9 @@ class ScriptedText(EchoCRS):
         session.state += 1
         if self.adapter is not None:  # what an HTTP adapter returns: linked ids, marked as linked
             ids = self.adapter[session.state - 1]
-            return CRSReply(self.lines[session.state - 1], ids, annotations={"recommended_items_source": "linked"})
+            return CRSReply(
+                self.lines[session.state - 1], ids, annotations={"recommended_items_source": "linked"}
+            )
         return CRSReply(self.lines[session.state - 1])
 
 
@@ -163,7 +165,9 @@ def _id(domain: Domain, title: str, year: int) -> str:
 
 
 async def test_a_linked_title_discussed_again_is_mentioned_not_recommended_again(domain: Domain) -> None:
-    crs = ScriptedText(["You could try The Matrix (1999).", "The Matrix (1999) was directed by the Wachowskis."])
+    crs = ScriptedText(
+        ["You could try The Matrix (1999).", "The Matrix (1999) was directed by the Wachowskis."]
+    )
     dialogue = await _run(crs, CountingUser(stop_after=3), domain=domain)
     first, second = dialogue.by(Role.CRS)[1:]
     matrix = _id(domain, "The Matrix", 1999)

@@ -159,7 +159,9 @@ class LLMCRS(BaseCRS):
         if not self.params.greet:
             return None
         state.messages.append(assistant(self.params.greeting))
-        return CRSReply(text=self.params.greeting, acts=[DialogueAct(intent=Intent.GREETING)], items_listed=True)
+        return CRSReply(
+            text=self.params.greeting, acts=[DialogueAct(intent=Intent.GREETING)], items_listed=True
+        )
 
     async def respond(self, session: CRSSession, text: str) -> CRSReply:
         if not isinstance(session.state, LLMCRSState):

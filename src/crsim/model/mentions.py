@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 
-def split_linked(linked: Iterable[str], named_before: set[str] | frozenset[str]) -> tuple[list[str], list[str]]:
+def split_linked(
+    linked: Iterable[str], named_before: set[str] | frozenset[str]
+) -> tuple[list[str], list[str]]:
     """`linked` ids (deduplicated, in order) as (recommended, mentioned) given the ids named earlier."""
     recommended: list[str] = []
     mentioned: list[str] = []

@@ -178,7 +178,11 @@ class _NamedItems:
     async def _link(self, text: str) -> list[str]:
         assert self.items is not None
         linker = self.items.linker
-        mentions = linker.link(text) if len(text) <= _LINK_INLINE_CHARS else await asyncio.to_thread(linker.link, text)
+        mentions = (
+            linker.link(text)
+            if len(text) <= _LINK_INLINE_CHARS
+            else await asyncio.to_thread(linker.link, text)
+        )
         return [m.item_id for m in mentions]
 
     async def _catch_up(self, earlier: list[Utterance]) -> None:
@@ -203,7 +207,9 @@ class _NamedItems:
         return recommended, mentioned, linked
 
 
-def _crs_utterance(reply: CRSReply, named: tuple[list[str], list[str], bool], calls: list[LLMCall]) -> Utterance:
+def _crs_utterance(
+    reply: CRSReply, named: tuple[list[str], list[str], bool], calls: list[LLMCall]
+) -> Utterance:
     recommended, mentioned, linked = named
     annotations = dict(reply.annotations)
     if linked and (recommended or mentioned):

@@ -6,30 +6,62 @@ They read intents: the user's `accept` acts and the CRS's recommendations (item 
 
 from __future__ import annotations
 
+from typing import Literal
+
+from pydantic import Field
+
 from crsim.eval.metrics.base import Metric
-from crsim.eval.metrics.structure import recommendation_rounds, require_user_acts
+from crsim.eval.metrics.structure import (
+    LabelSets,
+    Round,
+    RoundsMode,
+    recommendation_rounds,
+    require_user_acts,
+)
 from crsim.model.dialogue import Dialogue
 from crsim.registry import Params as BaseParams
 from crsim.registry import metric
+
+
+class RoundParams(BaseParams):
+    """How rounds are cut: `crsim` (default) or `usersimcrs` (the stretch before the first
+    recommendation is a round of its own, as in UserSimCRS; see docs/metrics.md)."""
+
+    rounds: RoundsMode = Field("crsim", description="'crsim' or 'usersimcrs' round segmentation.")
+    labels: LabelSets | None = Field(
+        None,
+        description="Read these dataset labels (annotations.labels.intents) instead of crsim's acts: "
+        "{recommend: [...], accept: [...], reject: [...]}.",
+    )
+
+
+def _rounds(dialogue: Dialogue, params: RoundParams) -> list[Round]:
+    return recommendation_rounds(dialogue, params.rounds, params.labels)
+
+
+def _suffix(params: RoundParams) -> str:
+    return "" if params.rounds == "crsim" else f"({params.rounds})"
 
 
 @metric("success_rate")
 class SuccessRate(Metric):
     """1 if the user accepted at least one recommendation in the dialogue, else 0.
 
-    An `accept` counts only inside a recommendation round (after the CRS recommended something).
-    The population mean is the success rate.
+    A round succeeds when the user's last reaction in it (accept or reject) is an accept; an
+    `accept` counts only inside a round. The population mean is the success rate.
     """
 
-    class Params(BaseParams):
+    class Params(RoundParams):
         pass
 
+    params: Params
+
     def default_label(self) -> str:
-        return "Success"
+        return "Success" + _suffix(self.params)
 
     def compute(self, dialogue: Dialogue) -> float:
         require_user_acts(dialogue)
-        return float(any(r.accepted for r in recommendation_rounds(dialogue)))
+        return float(any(r.accepted for r in _rounds(dialogue, self.params)))
 
 
 @metric("srrr")
@@ -37,20 +69,23 @@ class SRRR(Metric):
     """Successful Recommendation Round Ratio: accepted rounds / recommendation rounds.
 
     A round is a recommending CRS utterance plus the user's reaction up to the next recommending
-    CRS utterance; it succeeds if the user accepted in it (`reject` or `seen` alone is a failure).
-    The stretch before the first recommendation is not a round. No rounds at all gives 0.0: the
-    CRS delivered nothing to accept.
+    CRS utterance; it succeeds if the user's last accept/reject reaction in it is an accept
+    (`seen` alone is a failure). By default the stretch before the first recommendation is not a
+    round (`rounds: usersimcrs` counts it). No rounds at all gives 0.0: the CRS delivered nothing
+    to accept.
     """
 
-    class Params(BaseParams):
+    class Params(RoundParams):
         pass
 
+    params: Params
+
     def default_label(self) -> str:
-        return "SRRR"
+        return "SRRR" + _suffix(self.params)
 
     def compute(self, dialogue: Dialogue) -> float:
         require_user_acts(dialogue)
-        rounds = recommendation_rounds(dialogue)
+        rounds = _rounds(dialogue, self.params)
         if not rounds:
             return 0.0
         return sum(r.accepted for r in rounds) / len(rounds)
@@ -58,24 +93,32 @@ class SRRR(Metric):
 
 @metric("rdl")
 class RDL(Metric):
-    """Reward per Dialogue Length: accepted recommendations / number of turns.
+    """Reward per Dialogue Length: accepted recommendations / dialogue length.
 
     Accepted recommendations are user utterances with an `accept` act inside a recommendation
-    round; a turn is one user utterance and the CRS reply (`Dialogue.num_turns`). 0 turns gives 0.0.
+    round (`rounds: usersimcrs`: anywhere, the leading stretch being a round). The length is the
+    number of turns (`length: turns`, one user utterance and the CRS reply, `Dialogue.num_turns`)
+    or of utterances of both participants (`length: utterances`, UserSimCRS's denominator); the
+    label names it. Length 0 gives 0.0.
     """
 
-    class Params(BaseParams):
-        pass
+    class Params(RoundParams):
+        length: Literal["turns", "utterances"] = Field(
+            "turns", description="Denominator: 'turns' (user utterances) or 'utterances' (both participants)."
+        )
+
+    params: Params
 
     def default_label(self) -> str:
-        return "RDL"
+        mode = "" if self.params.rounds == "crsim" else f", {self.params.rounds}"
+        return f"RDL({self.params.length}{mode})"
 
     def compute(self, dialogue: Dialogue) -> float:
         require_user_acts(dialogue)
-        turns = dialogue.num_turns
-        if turns == 0:
+        length = dialogue.num_turns if self.params.length == "turns" else len(dialogue.utterances)
+        if length == 0:
             return 0.0
-        return sum(r.accepts for r in recommendation_rounds(dialogue)) / turns
+        return sum(r.accepts for r in _rounds(dialogue, self.params)) / length
 
 
 @metric("turns")
