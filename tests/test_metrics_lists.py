@@ -187,6 +187,10 @@ def test_ndcg_with_several_targets_uses_the_ideal_list_of_their_number() -> None
     ideal = 1 + 1 / math.log2(3) + 1 / math.log2(4)
     expected = (1 / math.log2(3) + 1 / math.log2(4)) / ideal
     assert NDCG().score(d) == pytest.approx(expected, abs=1e-12)
+    # the ideal list has min(|Y|, K) targets, so a list shorter than K is not rewarded for it
+    short = dialogue(user(), crs("a"), targets=("a", "b"))
+    assert NDCG().score(short) == pytest.approx(1 / (1 + 1 / math.log2(3)), abs=1e-12)
+    assert NDCG(NDCG.Params(k=1)).score(short) == 1.0
     # turn t reads the standing list like Recall@(t,K); no list yet is 0
     later = dialogue(user(), crs(), user(), crs("a"), targets=("a",))
     per_turn = NDCG().per_turn(later, 3)

@@ -52,17 +52,15 @@ class Recall(PerTurnMetric):
             return [None] * max_turns
 
 
-def ndcg(ranked: tuple[str, ...], wanted: frozenset[str]) -> float:
-    """DCG of `ranked` (gain 1 per target, discount log2(rank + 1)) over the DCG of an ideal list
-    holding min(|Y|, len(ranked)) targets on top; 0 for an empty list."""
-    if not ranked:
-        return 0.0
+def ndcg(ranked: tuple[str, ...], wanted: frozenset[str], k: int) -> float:
+    """DCG of `ranked` (gain 1 per target, discount log2(rank + 1)) over the DCG of the ideal top-k
+    list, holding min(|Y|, k) targets on top (a list shorter than k gains nothing from being short)."""
     dcg = sum(1.0 / math.log2(rank + 1) for rank, item in enumerate(ranked, 1) if item in wanted)
-    ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, min(len(wanted), len(ranked)) + 1))
-    return dcg / ideal
+    ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, min(len(wanted), k) + 1))
+    return dcg / ideal if ideal else 0.0
 
 
-def reciprocal_rank(ranked: tuple[str, ...], wanted: frozenset[str]) -> float:
+def reciprocal_rank(ranked: tuple[str, ...], wanted: frozenset[str], k: int) -> float:
     """1 / the rank of the first target in `ranked`; 0 when none is there."""
     return next((1.0 / rank for rank, item in enumerate(ranked, 1) if item in wanted), 0.0)
 
@@ -75,7 +73,7 @@ class _RankMetric(PerTurnMetric):
 
     params: Params
     name: str
-    of_list: Callable[[tuple[str, ...], frozenset[str]], float]
+    of_list: Callable[[tuple[str, ...], frozenset[str], int], float]
 
     def default_label(self) -> str:
         turn = "t" if self.params.turn is None else str(self.params.turn)
@@ -84,7 +82,7 @@ class _RankMetric(PerTurnMetric):
     def _curve(self, dialogue: Dialogue) -> tuple[RecommendationTrace, list[float]]:
         wanted = targets(dialogue)
         trace = RecommendationTrace(dialogue, self.params.k)
-        return trace, [type(self).of_list(p, wanted) for p in trace.standing()]
+        return trace, [type(self).of_list(p, wanted, self.params.k) for p in trace.standing()]
 
     def compute(self, dialogue: Dialogue) -> float:
         trace, values = self._curve(dialogue)
