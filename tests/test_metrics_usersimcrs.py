@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from crsim.cli import parse_metric_specs
 from crsim.data.datasets.base import DatasetReader, convert_dataset
 from crsim.data.datasets.iard import IardReader
 from crsim.data.datasets.moviebot import MovieBotReader
@@ -26,6 +27,7 @@ from crsim.eval.metrics import Metric
 from crsim.eval.metrics.structure import LabelSets, recommendation_rounds
 from crsim.model.dialogue import Dialogue, Role
 from crsim.registry import ComponentSpec, Params
+from crsim.run.evaluation import EvaluateOptions, evaluate_path
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REFERENCE = FIXTURES / "usersimcrs_reference" / "utility_head.json.gz"
@@ -111,7 +113,16 @@ def test_every_reference_value_is_reproduced_under_the_compatibility_options(nam
 def test_compatibility_labels_say_what_they_compute() -> None:
     metrics = compat_metrics(IARD_LABELS)
     labels = [m.label for m in metrics.values()]
-    assert labels == ["Success(usersimcrs)", "SRRR(usersimcrs)", "RDL(utterances, usersimcrs)", "Turns"]
+    assert labels == [
+        "Success(usersimcrs, labels=iard)",
+        "SRRR(usersimcrs, labels=iard)",
+        "RDL(utterances, usersimcrs, labels=iard)",
+        "Turns",
+    ]
+    (custom,) = build_metrics(
+        [ComponentSpec(name="srrr", args={"labels": {"recommend": ["R"], "accept": ["A"]}})]
+    )
+    assert custom.label == "SRRR(labels)"
 
 
 def _differences(name: str, spec: ComponentSpec, key: str) -> int:
@@ -162,3 +173,22 @@ def test_user_turns_are_the_reference_turns() -> None:
     for name in INPUTS:
         for dialogue, row in zip(dialogues(name), reference()["files"][name], strict=True):
             assert sum(u.role is Role.USER for u in dialogue.utterances) == row["turns"]
+
+
+def test_crsim_evaluate_with_the_presets_gives_the_reference_means(tmp_path: Path) -> None:
+    """The whole path a user takes: a converted file, `--metrics` strings, `crsim evaluate`."""
+    name = GOLD
+    path = tmp_path / "gold.jsonl"
+    path.write_text("".join(d.model_dump_json() + "\n" for d in dialogues(name)), encoding="utf-8")
+    options = "rounds=usersimcrs,labels=iard"
+    specs = parse_metric_specs(
+        [f"success_rate:{options}", f"srrr:{options}", f"rdl:{options},length=utterances", "turns"]
+    )
+    result = evaluate_path(path, EvaluateOptions(metrics=specs, annotator="none"), out=tmp_path / "eval")
+    (summary,) = result.summaries
+    rows = reference()["files"][name]
+    expected = {key: sum(row[key] for row in rows) / len(rows) for key in ("success", "srrr", "rdl", "turns")}
+    got = {key: summary.metrics[m.label].mean for key, m in zip(expected, build_metrics(specs), strict=True)}
+    # means of 77 ratios: only the summation order differs, so agreement to 1e-12 is expected
+    assert got == pytest.approx(expected, abs=1e-12, rel=0)
+    assert summary.metrics["SRRR(usersimcrs, labels=iard)"].n == 77

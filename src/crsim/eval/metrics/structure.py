@@ -72,6 +72,17 @@ class LabelSets(BaseModel):
     reject: list[str] = Field(default_factory=list)
 
 
+#: Label sets by name, usable as `labels: iard` on the command line: UserSimCRS's defaults for IARD
+#: (its v2 utility script's recommendation/accept/reject labels) and the CIR6 labels of the MovieBot
+#: dialogues that crsim's converter maps to recommend / accept / reject.
+LABEL_PRESETS: dict[str, LabelSets] = {
+    "iard": LabelSets(recommend=["REC-S", "REC-E"], accept=["ACC"], reject=["REJ"]),
+    "moviebot": LabelSets(
+        recommend=["REVEAL", "REVEAL.SIMILAR"], accept=["NOTE.ACCEPT", "NOTE.LIKE"], reject=["NOTE.DISLIKE"]
+    ),
+}
+
+
 def _original_labels(utterance: Utterance) -> set[str]:
     labels = utterance.annotations.get("labels")
     intents = labels.get("intents") if isinstance(labels, dict) else None

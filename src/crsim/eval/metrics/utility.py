@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from crsim.eval.metrics.base import Metric
 from crsim.eval.metrics.structure import (
+    LABEL_PRESETS,
     LabelSets,
     Round,
     RoundsMode,
@@ -31,16 +32,36 @@ class RoundParams(BaseParams):
     labels: LabelSets | None = Field(
         None,
         description="Read these dataset labels (annotations.labels.intents) instead of crsim's acts: "
-        "{recommend: [...], accept: [...], reject: [...]}.",
+        f"{{recommend: [...], accept: [...], reject: [...]}} or a preset: {', '.join(LABEL_PRESETS)}.",
     )
+
+    @field_validator("labels", mode="before")
+    @classmethod
+    def _preset(cls, value: object) -> object:
+        """A preset name stands for its label sets."""
+        if isinstance(value, str):
+            if value not in LABEL_PRESETS:
+                raise ValueError(f"unknown label preset {value!r}; known: {', '.join(LABEL_PRESETS)}")
+            return LABEL_PRESETS[value]
+        return value
 
 
 def _rounds(dialogue: Dialogue, params: RoundParams) -> list[Round]:
     return recommendation_rounds(dialogue, params.rounds, params.labels)
 
 
+def _options(params: RoundParams) -> list[str]:
+    """What a label names besides the metric: non-default rounds, and the label set if any."""
+    out = [] if params.rounds == "crsim" else [params.rounds]
+    if params.labels is not None:
+        preset = next((n for n, p in LABEL_PRESETS.items() if p == params.labels), None)
+        out.append(f"labels={preset}" if preset else "labels")
+    return out
+
+
 def _suffix(params: RoundParams) -> str:
-    return "" if params.rounds == "crsim" else f"({params.rounds})"
+    options = _options(params)
+    return f"({', '.join(options)})" if options else ""
 
 
 @metric("success_rate")
@@ -110,8 +131,7 @@ class RDL(Metric):
     params: Params
 
     def default_label(self) -> str:
-        mode = "" if self.params.rounds == "crsim" else f", {self.params.rounds}"
-        return f"RDL({self.params.length}{mode})"
+        return f"RDL({', '.join([self.params.length, *_options(self.params)])})"
 
     def compute(self, dialogue: Dialogue) -> float:
         require_user_acts(dialogue)
