@@ -154,6 +154,7 @@ GOLD, PARTIAL, MOVIEBOT = list(INPUTS)
         (GOLD, ComponentSpec(name="success_rate"), "success", 0),
         (PARTIAL, ComponentSpec(name="success_rate"), "success", 1),
         (PARTIAL, ComponentSpec(name="success_rate", args={"labels": IARD_LABELS}), "success", 0),
+        (MOVIEBOT, ComponentSpec(name="success_rate"), "success", 0),
         # RDL per turn, not per utterance; the numerator (accepts inside rounds) changes nothing here
         (GOLD, ComponentSpec(name="rdl"), "rdl", 75),
         (PARTIAL, ComponentSpec(name="rdl"), "rdl", 178),
