@@ -88,8 +88,8 @@ def test_default_metrics_build() -> None:
 
 
 def test_build_errors_are_config_errors() -> None:
-    with pytest.raises(ConfigError, match="unknown metric 'ndcg'"):
-        build_metrics([ComponentSpec(name="ndcg")])
+    with pytest.raises(ConfigError, match="unknown metric 'hit_ratio'"):
+        build_metrics([ComponentSpec(name="hit_ratio")])
     with pytest.raises(ConfigError, match=r"metrics\[1\]\.args\.cutoff: unknown argument"):
         build_metrics([ComponentSpec(name="turns"), ComponentSpec(name="recall", args={"cutoff": 5})])
     with pytest.raises(ConfigError, match=r"metrics\[0\]\.args\.k"):
