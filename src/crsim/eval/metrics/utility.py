@@ -52,7 +52,7 @@ def _rounds(dialogue: Dialogue, params: RoundParams) -> list[Round]:
 
 def _options(params: RoundParams) -> list[str]:
     """What a label names besides the metric: non-default rounds, and the label set if any."""
-    out = [] if params.rounds == "crsim" else [params.rounds]
+    out: list[str] = [] if params.rounds == "crsim" else [params.rounds]
     if params.labels is not None:
         preset = next((n for n, p in LABEL_PRESETS.items() if p == params.labels), None)
         out.append(f"labels={preset}" if preset else "labels")
