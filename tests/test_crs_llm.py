@@ -334,3 +334,15 @@ async def test_an_earlier_recommendation_named_again_is_mentioned_not_recommende
     about_it = await crs.respond(session, "How long is it?")
     assert about_it.recommended_items == [] and about_it.items_listed
     assert about_it.mentioned_items == recommended.recommended_items
+
+
+async def test_an_item_outside_the_candidates_named_for_the_first_time_is_recommended(domain: Domain) -> None:
+    matrix = next(i for i in domain.items if i.title == "The Matrix" and i.year == 1999)
+    crs, _ = scripted_crs(domain, replies(answer([], f"Have you seen {matrix.display_title}?")))
+    reply = await crs.respond(CRSSession("d1", 1), "A story about a family of mafia gangsters.")
+    assert matrix.id not in reply.annotations["candidates"]
+    assert reply.recommended_items == [matrix.id] and reply.annotations["named_in_text"] == [matrix.id]
+    # the same title after the user named it is only mentioned
+    crs, _ = scripted_crs(domain, replies(answer([], f"{matrix.display_title} is great.")))
+    echoed = await crs.respond(CRSSession("d2", 1), f"I loved {matrix.display_title}.")
+    assert (echoed.recommended_items, echoed.mentioned_items) == ([], [matrix.id])
