@@ -124,12 +124,15 @@ def _done_ids(path: Path, planned: set[str]) -> set[str]:
 
 
 async def hold_dialogue(experiment: Experiment, task: DialogueTask) -> Dialogue:
-    """One dialogue, never raising: a failure outside the participants becomes an `error` record."""
+    """One dialogue, never raising: a simulator that cannot be built is a `user_error` record, any
+    other failure outside the participants an `infrastructure_error` record (source 'loop')."""
     metadata: dict[str, Any] = {"seed": task.seed, "domain": experiment.domain.name}
     if experiment.config.trials > 1:
         metadata["trial"] = task.trial
+    source = "user"
     try:
         simulator = experiment.simulator_factories[task.simulator_label](task.seed)
+        source = "loop"
         return await run_dialogue(
             simulator,
             experiment.crss[task.crs_label],
@@ -142,9 +145,11 @@ async def hold_dialogue(experiment: Experiment, task: DialogueTask) -> Dialogue:
             crs_id=task.crs_label,
             simulator_id=task.simulator_label,
             trial=task.trial,
+            timeout_s=experiment.config.dialogue_timeout_s,
         )
     except Exception as exc:  # noqa: BLE001 - one failing dialogue never sinks a run
-        error = ErrorInfo(source="loop", type=type(exc).__name__, message=str(exc))
+        error = ErrorInfo(source=source, type=type(exc).__name__, message=str(exc))
+        reason = TerminationReason.USER_ERROR if source == "user" else TerminationReason.INFRASTRUCTURE_ERROR
         return Dialogue(
             id=task.id,
             user_id=task.user.id,
@@ -153,7 +158,7 @@ async def hold_dialogue(experiment: Experiment, task: DialogueTask) -> Dialogue:
             information_need=task.user.need,
             user_profile=task.user.profile,
             metadata=metadata,
-            termination=Termination(reason=TerminationReason.ERROR, error=error),
+            termination=Termination(reason=reason, error=error),
         )
 
 
