@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from crsim.eval.metrics.base import Metric
 from crsim.eval.metrics.structure import recommendation_rounds, require_user_acts
-from crsim.model.dialogue import Dialogue
+from crsim.model.dialogue import Dialogue, Fault
 from crsim.registry import Params as BaseParams
 from crsim.registry import metric
 
@@ -18,7 +18,10 @@ class SuccessRate(Metric):
     """1 if the user accepted at least one recommendation in the dialogue, else 0.
 
     An `accept` counts only inside a recommendation round (after the CRS recommended something).
-    The population mean is the success rate.
+    The population mean is the success rate. A dialogue the CRS broke (a CRS error, or a timeout
+    while the CRS was awaited) is 0 whatever was accepted before: the CRS failed the user, as an
+    agent error fails the task in tau2-bench. (Dialogues the simulator or the infrastructure broke
+    are not scored at all; see `crsim.eval.evaluate`.)
     """
 
     class Params(BaseParams):
@@ -29,6 +32,8 @@ class SuccessRate(Metric):
 
     def compute(self, dialogue: Dialogue) -> float:
         require_user_acts(dialogue)
+        if dialogue.termination is not None and dialogue.termination.fault is Fault.CRS:
+            return 0.0
         return float(any(r.accepted for r in recommendation_rounds(dialogue)))
 
 
