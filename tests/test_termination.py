@@ -259,3 +259,59 @@ def test_the_dialogue_budget_is_a_config_field_and_a_cli_option() -> None:
     assert load_config(None).dialogue_timeout_s is None
     with pytest.raises(ConfigError, match="--dialogue-timeout: field 'dialogue_timeout_s'"):
         load_config(None, {"dialogue_timeout": 0})
+
+
+class _Unreadable:
+    """A simulator whose model never answers in the format asked for."""
+
+    async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
+        raise LLMOutputError("action selection: unreadable answer", raw="Sure!")
+
+    async def respond(self, reply: CRSReply) -> UserTurn:  # pragma: no cover - never reached
+        raise AssertionError
+
+
+def test_tables_report_and_frames_show_evaluable_n_users_and_faults(tmp_path: Path) -> None:
+    """5 users x 2 trials; the simulator breaks both dialogues of one user with `popular`."""
+    from rich.console import Console
+
+    from crsim.analysis import dialogues_df, scores_df
+    from crsim.eval.stats import USER_BOOTSTRAP
+    from crsim.report.html import build_report
+    from crsim.report.run_folder import open_run
+    from crsim.report.tables import summary_table
+    from crsim.run.evaluation import evaluate_path
+
+    experiment = build_experiment(load_config(None, {"users": 5, "trials": 2, "max_turns": 4}))
+    victim = experiment.users[0].id
+    broken = {t.seed for t in experiment.tasks if t.crs_label == "popular" and t.user.id == victim}
+    real = experiment.simulator_factories["abus"]
+    factories = {"abus": lambda seed: _Unreadable() if seed in broken else real(seed)}
+    asyncio.run(run_batch(replace(experiment, simulator_factories=factories), tmp_path / "run"))  # type: ignore[arg-type]
+    summaries = evaluate_path(tmp_path / "run").summaries
+    popular, retrieval = summaries
+    assert (popular.n_dialogues, popular.n_evaluable, popular.n_users, popular.faults) == (
+        10,
+        8,
+        5,
+        {"user": 2},
+    )
+    assert (retrieval.n_evaluable, retrieval.n_users, retrieval.faults) == (10, 5, {})
+    assert popular.metrics["Turns"].n == 8 and popular.metrics["Turns"].method == USER_BOOTSTRAP
+    assert popular.metrics["Turns"].clusters == 4  # the victim has no evaluable dialogue left
+
+    console = Console(record=True, width=200)
+    console.print(summary_table(summaries))
+    text = console.export_text()
+    assert "8 / 10" in text and "10 / 10" in text and "2 (user 2)" in text and "†" in text
+    html = build_report([open_run(tmp_path / "run")])
+    assert "<th>evaluable</th><th>users</th>" in html and "8 / 10" in html and "2 (user 2)" in html
+
+    frame = dialogues_df(tmp_path / "run")
+    broken_rows = frame[~frame["evaluable"]]
+    assert len(broken_rows) == 2 and set(broken_rows["fault"]) == {"user"}
+    assert set(broken_rows["termination"]) == {"user_error"} and frame["source_user_id"].nunique() == 5
+    scores = scores_df(tmp_path / "run")
+    left_out = scores[scores["evaluable"] == False]  # noqa: E712 - a nullable boolean column
+    assert len(left_out) > 0 and left_out["value"].isna().all()
+    assert left_out["missing_reason"].str.startswith(NOT_EVALUABLE).all()

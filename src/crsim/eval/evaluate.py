@@ -268,22 +268,39 @@ class _GroupState:
     missing: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     annotated: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
-    def end(self, dialogue_id: str, reason: str, termination: Termination | None) -> None:
+    def end(self, dialogue_id: str, reason: str, evaluable: bool, fault: str | None) -> None:
         """Record how a dialogue ended (the first time it is seen) and whose fault it was."""
         if dialogue_id in self.ends:
             return
         self.ends[dialogue_id] = reason
-        self.evaluable[dialogue_id] = termination is None or termination.evaluable
-        if termination is not None and termination.fault is not None:
-            self.faults[termination.fault.value] += 1
+        self.evaluable[dialogue_id] = evaluable
+        if fault is not None:
+            self.faults[fault] += 1
 
 
-def _termination_of(reason: str | None) -> Termination | None:
-    """The termination a score record names (records carry the reason only, not the error source)."""
+def _fault_of(termination: Termination | None) -> tuple[bool, str | None]:
+    """(evaluable, fault) of a dialogue's termination."""
+    if termination is None:
+        return True, None
+    return termination.evaluable, termination.fault.value if termination.fault else None
+
+
+def _fault_from_record(record: ScoreRecord) -> tuple[bool, str | None]:
+    """(evaluable, fault) of a dialogue known only by a score record, which names the reason but not
+    the error's source: a record left out as `not evaluable: <reason> (<fault>)` says both; otherwise
+    a new-style reason says them, and a format-1.1 `error` or a `timeout` that was scored was the CRS's."""
+    why = record.missing_reason or ""
+    if record.value is None and why.startswith(NOT_EVALUABLE) and why.endswith(")") and "(" in why:
+        return False, why[why.rindex("(") + 1 : -1]
     try:
-        return Termination(reason=TerminationReason(reason)) if reason else None
+        termination = (
+            Termination(reason=TerminationReason(record.termination)) if record.termination else None
+        )
     except ValueError:
-        return None
+        return True, None
+    if termination is not None and termination.reason in (TerminationReason.ERROR, TerminationReason.TIMEOUT):
+        return True, "crs"
+    return _fault_of(termination)
 
 
 class SummaryBuilder:
@@ -312,7 +329,7 @@ class SummaryBuilder:
             batch[key].append(record)
             if dialogues is None:
                 reason = record.termination or "unknown"
-                self._state(key).end(record.dialogue_id, reason, _termination_of(record.termination))
+                self._state(key).end(record.dialogue_id, reason, *_fault_from_record(record))
         if dialogues is None:
             self._users_known = False
         for dialogue in dialogues or ():
@@ -323,7 +340,7 @@ class SummaryBuilder:
                 kind = f"{error.source}: {error.type}"
                 state.errors[kind] += 1
                 state.examples.setdefault(kind, error.message)
-            state.end(dialogue.id, reason, dialogue.termination)
+            state.end(dialogue.id, reason, *_fault_of(dialogue.termination))
             state.users.setdefault(
                 dialogue.id, source_user_id(dialogue.user_id) if dialogue.user_id else None
             )
