@@ -315,3 +315,24 @@ def test_tables_report_and_frames_show_evaluable_n_users_and_faults(tmp_path: Pa
     left_out = scores[scores["evaluable"] == False]  # noqa: E712 - a nullable boolean column
     assert len(left_out) > 0 and left_out["value"].isna().all()
     assert left_out["missing_reason"].str.startswith(NOT_EVALUABLE).all()
+
+
+def test_turn_curves_leave_out_dialogues_the_simulator_broke() -> None:
+    from crsim.eval.evaluate import build_metrics, turn_curves
+    from crsim.eval.metrics.base import PerTurnMetric
+    from crsim.model.dialogue import Utterance
+    from crsim.model.user import InformationNeed
+    from crsim.registry import ComponentSpec
+
+    (pc,) = build_metrics([ComponentSpec(name="pc", args={"k": 10})])
+    assert isinstance(pc, PerTurnMetric)
+    talk = [Utterance(role=Role.USER, text="hi"), Utterance(role=Role.CRS, text="x", recommended_items=["t"])]
+    need = InformationNeed(targets=["t"])
+    ok = Dialogue(
+        id="a", utterances=talk, information_need=need, termination=Termination(reason="user_ended")
+    )
+    broken = Dialogue(
+        id="b", utterances=talk[:1], information_need=need, termination=Termination(reason="user_error")
+    )
+    curve = turn_curves([ok, broken], pc, 2)
+    assert (curve.mean, curve.n) == ([1.0, 1.0], [1, 1])

@@ -385,10 +385,11 @@ class SummaryBuilder:
 
 
 def turn_curves(dialogues: Iterable[Dialogue], metric: Metric, max_turns: int) -> TurnCurve:
-    """Population mean of a per-turn metric at turns 1..max_turns (e.g. PEPPER's PC_t curve)."""
+    """Population mean of a per-turn metric at turns 1..max_turns (e.g. PEPPER's PC_t curve), over
+    the evaluable dialogues (those the simulator or the infrastructure broke are left out)."""
     if not isinstance(metric, PerTurnMetric):
         raise ConfigError(f"metric {metric.label!r} has no per-turn values; use recall, pc, pcir or jaccard")
-    rows = [metric.per_turn(d, max_turns) for d in dialogues]
+    rows = [metric.per_turn(d, max_turns) for d in dialogues if d.evaluable]
     table = np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=float)
     table = table.reshape(len(rows), max_turns)
     defined = ~np.isnan(table)
