@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
+from crsim.cli import app
 from crsim.eval.evaluate import score_dialogues, summarize
 from crsim.eval.metrics.utility import Turns
 from crsim.eval.stats import DIALOGUE_BOOTSTRAP, USER_BOOTSTRAP, aggregate
 from crsim.model.dialogue import Dialogue, Role, Termination, Utterance
+
+runner = CliRunner()
 
 
 def _users_with_repeats(rng: np.random.Generator, users: int, per_user: int) -> tuple[list[float], list[str]]:
@@ -116,3 +123,23 @@ def test_summaries_count_distinct_users_and_resample_them_when_they_repeat() -> 
         plain.ci_low,
         plain.ci_high,
     )
+
+
+def test_the_cli_refuses_reuse_unless_asked_and_then_shows_distinct_users(tmp_path: Path) -> None:
+    """6 MovieLens users rate at least 1,000 catalogue movies: 8 users is reuse."""
+    config = tmp_path / "c.yaml"
+    config.write_text("users: {min_ratings: 1000}\ncrss: [{name: popular}]\nmax_turns: 2\n", encoding="utf-8")
+    refused = runner.invoke(app, ["run", str(config), "--users", "8", "--out", str(tmp_path / "a")])
+    assert refused.exit_code == 2
+    assert (
+        "users.size: 8 users asked for, but the MovieLens population holds 6 eligible users" in refused.output
+    )
+    assert "--allow-reuse" in refused.output and not (tmp_path / "a").exists()
+    args = ["run", str(config), "--users", "8", "--allow-reuse", "--out", str(tmp_path / "b"), "--json"]
+    allowed = runner.invoke(app, args)
+    assert allowed.exit_code == 0, allowed.output
+    (summary,) = json.loads(allowed.output)
+    assert (summary["n_dialogues"], summary["n_users"]) == (8, 6)
+    assert summary["metrics"]["Turns"]["method"] == USER_BOOTSTRAP
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["config"]["users"]["allow_reuse"] is True
