@@ -336,3 +336,20 @@ def test_turn_curves_leave_out_dialogues_the_simulator_broke() -> None:
     )
     curve = turn_curves([ok, broken], pc, 2)
     assert (curve.mean, curve.n) == ([1.0, 1.0], [1, 1])
+
+
+def test_a_run_started_before_the_new_fields_resumes_unless_they_are_changed(tmp_path: Path) -> None:
+    """Manifests written before `dialogue_timeout_s` and `users.allow_reuse` existed lack them."""
+    import json
+
+    experiment = build_experiment(load_config(None, {"users": 2, "max_turns": 2}))
+    asyncio.run(run_batch(experiment, tmp_path / "r"))
+    path = tmp_path / "r" / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    del manifest["config"]["dialogue_timeout_s"], manifest["config"]["users"]["allow_reuse"]
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    resumed = asyncio.run(run_batch(build_experiment(experiment.config), tmp_path / "r", resume=True))
+    assert (resumed.already_done, resumed.ran) == (4, 0)
+    budgeted = load_config(None, {"users": 2, "max_turns": 2, "dialogue_timeout": 5})
+    with pytest.raises(ConfigError, match=r"started with in dialogue_timeout_s;"):
+        asyncio.run(run_batch(build_experiment(budgeted), tmp_path / "r", resume=True))

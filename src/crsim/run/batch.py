@@ -65,7 +65,8 @@ def prepare_run_dir(experiment: Experiment, run_dir: Path, resume: bool) -> tupl
             raise ConfigError(
                 f"{run_dir}: a run already exists here; pass --resume to continue it or choose --out"
             )
-        changed = config_differences(read_manifest(run_dir).get("config"), config)
+        previous = with_added_defaults(read_manifest(run_dir).get("config"), _defaults(experiment))
+        changed = config_differences(previous, config)
         if changed:
             raise ConfigError(
                 f"{manifest_path}: the config differs from the one this run was started with in "
@@ -84,6 +85,20 @@ def prepare_run_dir(experiment: Experiment, run_dir: Path, resume: bool) -> tupl
 
 
 _ABSENT = object()
+
+
+def _defaults(experiment: Experiment) -> dict[str, Any]:
+    """Every config field at its default, as a manifest records them."""
+    return type(experiment.config)().model_dump(mode="json", exclude={"out"})
+
+
+def with_added_defaults(previous: Any, defaults: Any) -> Any:
+    """A manifest's config with the fields it lacks at their defaults: a field added to crsim after
+    the run started (e.g. `dialogue_timeout_s`) and left at its default is not a change."""
+    if not isinstance(previous, dict) or not isinstance(defaults, dict):
+        return previous
+    merged = {key: with_added_defaults(value, defaults.get(key)) for key, value in previous.items()}
+    return {**{k: v for k, v in defaults.items() if k not in previous}, **merged}
 
 
 def config_differences(previous: Any, current: Any, prefix: str = "") -> list[str]:
