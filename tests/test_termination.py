@@ -204,6 +204,7 @@ def test_legacy_error_records_are_attributed_by_their_source() -> None:
     (summary,) = summarize(records, dialogues)
     assert (summary.n_evaluable, summary.n_dialogues, summary.metrics["Turns"].n) == (1, 3, 1)
     assert summary.metrics["Turns"].missing == 0  # not evaluable is not "missing"
+    assert summary.metrics["Turns"].not_evaluable == 2
     assert summary.faults == {"crs": 1, "infrastructure": 1, "user": 1}
 
 

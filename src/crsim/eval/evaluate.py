@@ -265,6 +265,7 @@ class _GroupState:
     examples: dict[str, str] = field(default_factory=dict)
     values: dict[str, list[float | None]] = field(default_factory=lambda: defaultdict(list))
     clusters: dict[str, list[str | None]] = field(default_factory=lambda: defaultdict(list))
+    left_out: Counter[str] = field(default_factory=Counter)
     missing: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     annotated: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
@@ -350,7 +351,8 @@ class SummaryBuilder:
                 values, clusters = state.values[label], state.clusters[label]  # listed even if all left out
                 for dialogue_id, value, why in dialogue_values:
                     if value is None and why is not None and why.startswith(NOT_EVALUABLE):
-                        continue  # counted beside the metrics, as n_dialogues - n_evaluable
+                        state.left_out[label] += 1  # counted beside the metric, not in n
+                        continue
                     values.append(value)
                     clusters.append(state.users.get(dialogue_id))
                     if value is None:
@@ -376,7 +378,12 @@ class SummaryBuilder:
             errors=dict(sorted(state.errors.items())),
             error_examples=dict(sorted(state.examples.items())),
             metrics={
-                label: aggregate(vals, seed=self.seed, clusters=state.clusters[label] if users else None)
+                label: aggregate(
+                    vals,
+                    seed=self.seed,
+                    clusters=state.clusters[label] if users else None,
+                    not_evaluable=state.left_out[label],
+                )
                 for label, vals in state.values.items()
             },
             missing_reasons={label: dict(sorted(c.items())) for label, c in state.missing.items()},

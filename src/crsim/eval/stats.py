@@ -32,6 +32,11 @@ class Aggregate(BaseModel):
     ci_high: float | None = Field(description="Upper end of the percentile-bootstrap interval (see ci_low).")
     n: int = Field(description="Number of present values.")
     missing: int = Field(description="Number of values that were None (not applicable or failed).")
+    not_evaluable: int = Field(
+        0,
+        description="Dialogues left out because the simulator or the infrastructure broke them: "
+        "neither in n nor missing (n + missing + not_evaluable = dialogues).",
+    )
     confidence: float = 0.95
     method: str | None = Field(
         None,
@@ -52,13 +57,15 @@ def aggregate(
     confidence: float = 0.95,
     resamples: int = 2000,
     clusters: Sequence[str | None] | None = None,
+    not_evaluable: int = 0,
 ) -> Aggregate:
     """Mean, std and a percentile-bootstrap CI of the mean; deterministic for a given seed.
 
     `clusters`, when given, names the user of each value (same length as `values`; None for an
     unknown user, who then counts as a user of their own). When some user holds two or more of the
     present values, the CI is a cluster bootstrap over users (`USER_BOOTSTRAP`); otherwise it
-    resamples values (`DIALOGUE_BOOTSTRAP`), exactly as without `clusters`.
+    resamples values (`DIALOGUE_BOOTSTRAP`), exactly as without `clusters`. `not_evaluable` is
+    recorded as given: the dialogues the caller left out before (see `Aggregate.not_evaluable`).
     No values: everything None. Too few values (or users) for an interval (`interval_possible`): CI
     None. Constant values: CI (mean, mean), since every resample gives the same mean.
     """
@@ -91,6 +98,7 @@ def aggregate(
         ci_high=high,
         n=n,
         missing=missing,
+        not_evaluable=not_evaluable,
         confidence=confidence,
         method=method,
         clusters=units if groups is not None else None,
