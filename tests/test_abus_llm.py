@@ -427,7 +427,7 @@ async def test_unreadable_acts_end_the_dialogue_with_an_error_keeping_the_raw_an
     crs = PopularCRS(PopularCRS.Params(), domain)
     dialogue = await run_dialogue(sim, crs, make_user(), dialogue_id="d2", session=CRSSession("d2", 1))
     assert dialogue.termination is not None
-    assert dialogue.termination.reason == TerminationReason.ERROR
+    assert dialogue.termination.reason == TerminationReason.USER_ERROR
     error = dialogue.termination.error
     assert error is not None and error.source == "user" and error.type == "LLMOutputError"
     assert "the recommender greets the user" in error.message

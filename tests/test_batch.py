@@ -174,9 +174,9 @@ def test_a_failing_crs_ends_only_its_dialogues(tmp_path: Path) -> None:
     result = asyncio.run(run_batch(flaky, tmp_path / "r"))
     dialogues = list(iter_dialogues(tmp_path / "r" / "dialogues.jsonl"))
     assert len(dialogues) == 9
-    failed = [d for d in dialogues if d.termination and d.termination.reason == "error"]
+    failed = [d for d in dialogues if d.termination and d.termination.reason == "crs_error"]
     assert failed and len(failed) < 9
-    assert result.terminations["error"] == len(failed)
+    assert result.terminations["crs_error"] == len(failed)
     assert all(d.termination.error.type == "ConnectionError" for d in failed)  # type: ignore[union-attr]
 
 

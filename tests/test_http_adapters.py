@@ -182,7 +182,7 @@ async def test_api_key_is_sent_but_never_recorded(
         )
         _, dialogues = await run_experiment(experiment, tmp_path / "run")
     assert headers and set(headers) == {f"Bearer {SENTINEL}"}
-    assert all(d.termination and d.termination.reason == "error" for d in dialogues)
+    assert all(d.termination and d.termination.reason == "crs_error" for d in dialogues)
     written = "".join(p.read_text() for p in (tmp_path / "run").iterdir()) + caplog.text
     assert SENTINEL not in written and "CRSIM_TEST_KEY" in json.dumps(experiment.components)
     monkeypatch.delenv("CRSIM_TEST_KEY")

@@ -63,7 +63,7 @@ def test_three_dual_prompt_dialogues_with_the_local_model_then_again_from_the_ca
     assert len(records) == 3 and _provider_calls(first) > 0
     for dialogue in records:
         assert dialogue.termination is not None
-        if dialogue.termination.reason == TerminationReason.ERROR:  # a tiny model may fail a decision
+        if dialogue.termination.reason == TerminationReason.USER_ERROR:  # a tiny model may fail a decision
             assert dialogue.termination.error and dialogue.termination.error.type == "LLMOutputError"
             continue
         users = dialogue.by(Role.USER)
@@ -131,12 +131,17 @@ def test_a_failing_endpoint_ends_each_dialogue_with_its_error(
     assert len(dialogues) == 3
     for dialogue in dialogues:
         assert dialogue.termination is not None and dialogue.termination.error is not None
-        assert dialogue.termination.reason == TerminationReason.ERROR
+        # an endpoint that cannot be reached, refuses the key or does not answer in time is the
+        # infrastructure's fault; a model the endpoint does not serve is the simulator's setup
+        expected = "user_error" if kind == "unknown_model" else "infrastructure_error"
+        assert dialogue.termination.reason == expected
+        assert not dialogue.evaluable
         assert (dialogue.termination.error.source, dialogue.termination.error.type) == ("user", error_type)
         assert "LLM role 'user'" in dialogue.termination.error.message
         assert dialogue.llm_usage["user"].failed_calls >= 1
     (summary,) = summarize([], dialogues)
     assert summary.errors == {f"user: {error_type}": 3}
+    assert (summary.n_evaluable, summary.n_dialogues) == (0, 3)
     if kind == "missing_key":
         assert "CRSIM_TEST_KEY" in summary.error_examples[f"user: {error_type}"]
     if kind == "unknown_model":

@@ -13,7 +13,7 @@ from crsim.data.population import PopulationConfig, build_population, default_po
 from crsim.errors import ConfigError
 from crsim.model.domain import Domain
 from crsim.model.items import Item, ItemCollection
-from crsim.model.user import SimulatedUser
+from crsim.model.user import SimulatedUser, source_user_id
 
 
 @pytest.fixture(scope="module")
@@ -130,12 +130,39 @@ def test_tiny_domain_constraints_use_what_targets_share() -> None:
 
 
 def test_min_ratings_and_cycling_when_size_exceeds_eligible_users() -> None:
-    users = build_population(PopulationConfig(size=7, min_ratings=5), _tiny_domain(), _tiny_ratings(), seed=1)
+    config = PopulationConfig(size=7, min_ratings=5, allow_reuse=True)
+    users = build_population(config, _tiny_domain(), _tiny_ratings(), seed=1)
     ids = [u.id for u in users]
     assert len(ids) == 7 and len(set(ids)) == 7
     assert {i.split("#")[0] for i in ids} == {"ml-1", "ml-2", "ml-3"}
     assert sorted(ids[:3]) == ["ml-1", "ml-2", "ml-3"]
     assert all(i.endswith("#2") for i in ids[3:6]) and ids[6].endswith("#3")
+    assert {source_user_id(i) for i in ids} == {"ml-1", "ml-2", "ml-3"}
+
+
+def test_more_users_than_the_population_holds_is_an_error_unless_reuse_is_asked_for() -> None:
+    config = PopulationConfig(size=4, min_ratings=5)
+    expected = (
+        r"^users.size: 4 users asked for, but the MovieLens population holds 3 eligible users; ask for at "
+        r"most 3, or set users.allow_reuse: true \(--allow-reuse\) to simulate users more than once$"
+    )
+    with pytest.raises(ConfigError, match=expected):
+        build_population(config, _tiny_domain(), _tiny_ratings(), seed=1)
+    assert (
+        len(build_population(PopulationConfig(size=3, min_ratings=5), _tiny_domain(), _tiny_ratings(), 1))
+        == 3
+    )
+
+
+def test_the_source_user_of_a_reused_id() -> None:
+    assert [source_user_id(i) for i in ("ml-7", "ml-7#2", "ml-7#10", "ml-7#1", "redial-#3x", "a#19")] == [
+        "ml-7",
+        "ml-7",
+        "ml-7",
+        "ml-7#1",
+        "redial-#3x",
+        "a",
+    ]
 
 
 def test_too_few_targets_share_anything_gives_fewer_constraints() -> None:

@@ -66,7 +66,9 @@ def test_shipped_source_is_the_original_release() -> None:
 
 def test_every_eligible_seeker_once_then_a_second_round(users: list[SimulatedUser]) -> None:
     assert len({u.id for u in users}) == ELIGIBLE and all("#" not in u.id for u in users)
-    more = build_iard_population(PopulationConfig(size=ELIGIBLE + 3), movie_domain(), seed=5)
+    more = build_iard_population(
+        PopulationConfig(size=ELIGIBLE + 3, allow_reuse=True), movie_domain(), seed=5
+    )
     assert sum("#2" in u.id for u in more) == 3
 
 
@@ -131,7 +133,7 @@ def test_another_source_file(tmp_path: Path, domain: Domain) -> None:
     path = tmp_path / "iard.json"
     path.write_text(json.dumps({k: raw[k] for k in keep}), encoding="utf-8")
     assert [s.conversation_id for s in iard_seekers(domain, path)] == ["474"]
-    users = build_users(PopulationConfig(source="iard", file=path, size=2), domain, seed=1)
+    users = build_users(PopulationConfig(source="iard", file=path, size=2, allow_reuse=True), domain, seed=1)
     assert [u.id for u in users] == ["iard-474", "iard-474#2"]
     conjuring = domain.items[users[0].need.targets[0]]
     assert conjuring.title == "The Conjuring"

@@ -97,7 +97,7 @@ def test_first_seeker_of_the_test_split() -> None:
 def test_size_beyond_the_eligible_seekers_cycles() -> None:
     domain = movie_domain()
     eligible = sum(1 for s in redial_seekers(domain) if len(s.ratings) >= 2)
-    users = build_redial_population(PopulationConfig(size=eligible + 5), domain, seed=1)
+    users = build_redial_population(PopulationConfig(size=eligible + 5, allow_reuse=True), domain, seed=1)
     assert len({u.id for u in users}) == len(users) == eligible + 5
     assert sum(u.id.endswith("#2") for u in users) == 5
 

@@ -459,7 +459,7 @@ async def test_a_whole_dual_prompt_dialogue_and_its_failure(domain: Domain) -> N
     broken = dual(replies("hello", "no idea", "still no idea"), domain)
     failed = await _talk_to_popular(domain, broken)
     assert failed.termination is not None and failed.termination.error is not None
-    assert failed.termination.reason == TerminationReason.ERROR
+    assert failed.termination.reason == TerminationReason.USER_ERROR
     assert (failed.termination.error.source, failed.termination.error.type) == ("user", "LLMOutputError")
     assert "still no idea" in failed.termination.error.message
     assert failed.num_turns == 1  # the dialogue up to the failure is kept

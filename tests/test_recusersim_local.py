@@ -53,7 +53,7 @@ def test_three_recusersim_dialogues_on_the_local_model(tmp_path: Path) -> None:
     assert len(dialogues) == 3
     for dialogue in dialogues:
         assert dialogue.termination is not None
-        if dialogue.termination.reason == TerminationReason.ERROR:  # a tiny model may fail a choice
+        if dialogue.termination.reason == TerminationReason.USER_ERROR:  # a tiny model may fail a choice
             assert dialogue.termination.error and dialogue.termination.error.type == "LLMOutputError"
         notes = dialogue.metadata["recusersim"]
         assert notes["conflict_resolution"] == {} and notes["sampled_profile"]

@@ -69,7 +69,7 @@ async def test_user_and_crs_endings_are_recorded() -> None:
 async def test_a_crs_exception_ends_only_that_dialogue_and_is_kept() -> None:
     dialogue = await _run(EchoCRS(fail_on=2), CountingUser())
     assert dialogue.termination is not None
-    assert dialogue.termination.reason == TerminationReason.ERROR
+    assert dialogue.termination.reason == TerminationReason.CRS_ERROR
     assert dialogue.termination.error is not None
     assert dialogue.termination.error.source == "crs"
     assert dialogue.termination.error.type == "RuntimeError"
@@ -98,7 +98,7 @@ async def test_a_malformed_reply_is_the_crs_error_and_keeps_the_dialogue_so_far(
 
     dialogue = await _run(WrongIds(), CountingUser())
     assert dialogue.termination is not None and dialogue.termination.error is not None
-    assert dialogue.termination.reason == TerminationReason.ERROR
+    assert dialogue.termination.reason == TerminationReason.CRS_ERROR
     assert (dialogue.termination.error.source, dialogue.termination.error.type) == ("crs", "ValidationError")
     assert dialogue.num_turns == 3
     assert [u.text for u in dialogue.by(Role.CRS)] == ["Hello!", "reply 1", "reply 2"]

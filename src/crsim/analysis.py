@@ -4,9 +4,11 @@
     dialogues = dialogues_df("runs/quickstart-20260101-120000")
 
 `dialogues_df` has one row per dialogue, `utterances_df` one per utterance, `scores_df` one per line of
-`scores.jsonl` (one per dialogue and metric, or per turn for turn-level aspects). Columns that hold
-free-form structures (annotations, metadata, information needs) are JSON text, so every frame has a
-fixed set of columns whatever the simulators put there. Needs the `analysis` extra
+`scores.jsonl` (one per dialogue and metric, or per turn for turn-level aspects). `evaluable` says
+whether the CRS metrics count a dialogue (not when the simulator or the infrastructure broke it),
+`fault` whose fault a failed dialogue was, and `source_user_id` the distinct user behind a reused one.
+Columns that hold free-form structures (annotations, metadata, information needs) are JSON text,
+so every frame has a fixed set of columns whatever the simulators put there. Needs the `analysis` extra
 (`pip install 'crsim[analysis]'`: pandas, and pyarrow for Parquet).
 """
 
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from crsim.errors import ConfigError
 from crsim.model.acts import format_acts
 from crsim.model.dialogue import Dialogue, Role
+from crsim.model.user import source_user_id
 from crsim.redact import redactor
 from crsim.report.run_folder import RunFolder, open_run
 
@@ -59,7 +62,10 @@ def _dialogue_row(dialogue: Dialogue) -> dict[str, Any]:
         "crs_id": dialogue.crs_id,
         "simulator_id": dialogue.simulator_id,
         "user_id": dialogue.user_id,
+        "source_user_id": source_user_id(dialogue.user_id) if dialogue.user_id else None,
         "termination": termination.reason.value if termination else None,
+        "fault": termination.fault.value if termination and termination.fault else None,
+        "evaluable": dialogue.evaluable,
         "error_source": error.source if error else None,
         "error_type": error.type if error else None,
         "error_message": error.message if error else None,
@@ -77,6 +83,16 @@ def _dialogue_row(dialogue: Dialogue) -> dict[str, Any]:
         "llm_completion_tokens": sum(u.completion_tokens for u in dialogue.llm_usage.values()),
         "information_need": _json(need.model_dump(mode="json") if need else None),
         "metadata": _json(dialogue.metadata),
+    }
+
+
+def _dialogue_facts(dialogue: Dialogue) -> dict[str, Any]:
+    """What a score row borrows from its dialogue: the distinct user, the fault and evaluability."""
+    fault = dialogue.termination.fault if dialogue.termination else None
+    return {
+        "source_user_id": source_user_id(dialogue.user_id) if dialogue.user_id else None,
+        "fault": fault.value if fault else None,
+        "evaluable": dialogue.evaluable,
     }
 
 
@@ -126,20 +142,25 @@ def utterances_df(run: str | Path | RunFolder) -> pd.DataFrame:
 
 
 _SCORE_COLUMNS = [
-    "dialogue_id", "crs_id", "simulator_id", "termination", "metric", "value", "turn",
-    "missing_reason", "error", "explanation", "raw", "annotator",
+    "dialogue_id", "crs_id", "simulator_id", "source_user_id", "termination", "fault", "evaluable",
+    "metric", "value", "turn", "missing_reason", "error", "explanation", "raw", "annotator",
 ]  # fmt: skip
 
 
 def scores_df(run: str | Path | RunFolder) -> pd.DataFrame:
-    """The lines of `scores.jsonl`: one per dialogue and metric (per turn for turn-level aspects).
+    """The lines of `scores.jsonl`: one per dialogue and metric (per turn for turn-level aspects), with
+    the user, fault and evaluability of their dialogue (None for a dialogue not in the run).
 
     Wide per-dialogue values: `scores_df(run).query("turn.isna()").pivot(index="dialogue_id",
     columns="metric", values="value")`.
     """
     pandas = _pandas()
-    rows = [record.model_dump() for record in _folder(run).scores()]
+    folder = _folder(run)
+    known = {d.id: _dialogue_facts(d) for d in folder.dialogues()}
+    unknown = {"source_user_id": None, "fault": None, "evaluable": None}
+    rows = [{**record.model_dump(), **known.get(record.dialogue_id, unknown)} for record in folder.scores()]
     frame = pandas.DataFrame(rows, columns=_SCORE_COLUMNS)
+    frame["evaluable"] = frame["evaluable"].astype("boolean")
     frame["turn"] = frame["turn"].astype("Int64")
     frame["value"] = frame["value"].astype("Float64")
     return frame

@@ -63,6 +63,8 @@ def run(
     concurrency: Annotated[int | None, _option("concurrency", "--concurrency")] = None,
     max_turns: Annotated[int | None, _option("max_turns", "--max-turns")] = None,
     trials: Annotated[int | None, _option("trials", "--trials")] = None,
+    dialogue_timeout: Annotated[float | None, _option("dialogue_timeout_s", "--dialogue-timeout")] = None,
+    allow_reuse: Annotated[bool | None, _option("users.allow_reuse", "--allow-reuse")] = None,
     executor: Annotated[str | None, _option("executor", "--executor")] = None,
     address: Annotated[str | None, _option("ray_address", "--address")] = None,
     resume: Annotated[
@@ -83,6 +85,8 @@ def run(
             "concurrency": concurrency,
             "max_turns": max_turns,
             "trials": trials,
+            "dialogue_timeout": dialogue_timeout,
+            "allow_reuse": allow_reuse,
             "executor": executor,
             "address": address,
         }

@@ -31,7 +31,7 @@ async def test_fault_ends_only_the_affected_dialogues(kind: str, domain: Domain,
             assert d.termination.reason == "crs_ended", (d.id, d.termination)
             assert d.num_turns == plan.end_at
         elif expected_error is not None:
-            assert d.termination.reason == "error", (d.id, d.termination)
+            assert d.termination.reason == "crs_error", (d.id, d.termination)
             assert d.termination.error is not None and d.termination.error.source == "crs"
             assert d.termination.error.type == expected_error
             assert d.num_turns == plan.at_turn  # ended at the first faulty turn, nothing after it

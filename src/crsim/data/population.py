@@ -47,6 +47,11 @@ class PopulationConfig(BaseModel):
         "IARD: the original umap2020_IARD_Cai.json[.gz]; reviews: a CSV or JSONL reviews table).",
     )
     size: int = Field(100, ge=1, description="Number of simulated users.")
+    allow_reuse: bool = Field(
+        False,
+        description="Allow `size` to exceed the eligible users: each is then simulated again, with "
+        "fresh targets, in further rounds (ids like 'ml-123#2'); intervals resample users.",
+    )
     target_share: float = Field(
         0.2, gt=0, le=1, description="Share of a user's highest-rated items from which targets are held out."
     )
@@ -98,9 +103,10 @@ def build_population(
 
     Ratings of items outside the domain's catalogue are ignored. Users with at least
     `config.min_ratings` remaining ratings are eligible; `size` of them are sampled without
-    replacement. If `size` exceeds the number of eligible users, every eligible user is used and
-    the population cycles through them again in a new order, with fresh target draws and ids
-    like "ml-123#2", "ml-123#3". `config.seed` wins over `seed` when set.
+    replacement. `size` above the number of eligible users is a ConfigError unless
+    `config.allow_reuse`: then every eligible user is used and the population cycles through them
+    again in a new order, with fresh target draws and ids like "ml-123#2", "ml-123#3" (one user,
+    see `crsim.model.user.source_user_id`). `config.seed` wins over `seed` when set.
     """
     check_slots(config, domain)
     effective_seed = config.seed if config.seed is not None else seed
@@ -110,7 +116,8 @@ def build_population(
             f"users: no user has at least {config.min_ratings} ratings of items in domain {domain.name!r}"
         )
     users = []
-    for user_id, round_number in schedule(eligible, config.size, random.Random(effective_seed)):
+    rounds = schedule(eligible, config, random.Random(effective_seed), source="MovieLens")
+    for user_id, round_number in rounds:
         label = f"ml-{user_id}" if round_number == 1 else f"ml-{user_id}#{round_number}"
         rng = random.Random(derive_seed(effective_seed, label))
         known = {item: r for item, r in ratings[user_id].items() if item in domain.items}
@@ -152,7 +159,7 @@ def users_from_seekers(
         )
     users = []
     order = sorted(eligible, key=lambda c: (len(c), c))
-    for conversation, round_number in schedule(order, config.size, random.Random(effective_seed)):
+    for conversation, round_number in schedule(order, config, random.Random(effective_seed), source=source):
         label = f"{source}-{conversation}" if round_number == 1 else f"{source}-{conversation}#{round_number}"
         rng = random.Random(derive_seed(effective_seed, label))
         seeker = eligible[conversation]
@@ -189,16 +196,31 @@ def _eligible_users(config: PopulationConfig, items: ItemCollection, ratings: Ra
     return sorted(eligible, key=lambda u: (len(u), u))
 
 
-def schedule(eligible: list[str], size: int, rng: random.Random) -> Iterator[tuple[str, int]]:
-    """(user id, round) pairs: a sample without replacement, then more rounds if `size` needs them."""
+def schedule(
+    eligible: list[str], config: PopulationConfig, rng: random.Random, *, source: str
+) -> Iterator[tuple[str, int]]:
+    """(user id, round) pairs: a sample without replacement, then more rounds if `config.size` needs
+    them and `config.allow_reuse` allows it (a ConfigError naming the population size otherwise:
+    repeated users are not independent observations)."""
+    check_reuse(config, len(eligible), source)
     round_number = 0
-    remaining = size
+    remaining = config.size
     while remaining > 0:
         round_number += 1
         take = min(remaining, len(eligible))
         for user_id in rng.sample(eligible, take):
             yield user_id, round_number
         remaining -= take
+
+
+def check_reuse(config: PopulationConfig, eligible: int, source: str) -> None:
+    """Refuse more users than the population holds unless reuse was asked for."""
+    if config.size > eligible and not config.allow_reuse:
+        raise ConfigError(
+            f"users.size: {config.size} users asked for, but the {source} population holds {eligible} "
+            f"eligible users; ask for at most {eligible}, or set users.allow_reuse: true (--allow-reuse) "
+            "to simulate users more than once"
+        )
 
 
 # --- one user ------------------------------------------------------------------------------------

@@ -141,7 +141,7 @@ def pepper_users(
     cap = config.max_targets if "max_targets" in config.model_fields_set else None
     users = []
     prefix = "pepper" if source == "movielens" else "rv"
-    for user_id, round_number in schedule(eligible, config.size, random.Random(effective_seed)):
+    for user_id, round_number in schedule(eligible, config, random.Random(effective_seed), source=source):
         label = f"{prefix}-{user_id}" if round_number == 1 else f"{prefix}-{user_id}#{round_number}"
         rng = random.Random(derive_seed(effective_seed, label))
         targets, seen = split_by_rating(known[user_id], config.target_share, rng, cap)

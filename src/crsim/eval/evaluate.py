@@ -3,6 +3,11 @@
 Scoring never stops on one bad dialogue: a metric that raises yields a record with value None
 and an error naming the dialogue, the metric and the problem; a metric that does not apply
 yields None with the reason, and summaries count both per metric.
+
+A dialogue broken by the simulator or the infrastructure (`Dialogue.evaluable` is False) says
+nothing about the CRS: by default its metrics are not computed (value None, missing reason
+`not evaluable: <termination> (<fault>)`) and summaries leave it out of every metric's n, counting
+it beside them (`n_evaluable` of `n_dialogues`). A CRS error or CRS timeout counts against the CRS.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from pydantic import BaseModel, Field, ValidationError
 from crsim.errors import ConfigError, DataError
 from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, PerTurnMetric
 from crsim.eval.stats import Aggregate, aggregate
-from crsim.model.dialogue import Dialogue
+from crsim.model.dialogue import Dialogue, Termination, TerminationReason
+from crsim.model.user import source_user_id
 from crsim.redact import redact_data, redact_json_lines
 from crsim.registry import ComponentSpec, metric_registry
 
@@ -64,7 +70,22 @@ class GroupSummary(BaseModel):
     crs_id: str | None
     simulator_id: str | None
     n_dialogues: int
+    n_evaluable: int | None = Field(
+        None,
+        description="Dialogues the CRS metrics count: all but those the simulator or the "
+        "infrastructure broke (None in summaries written before crsim attributed failures).",
+    )
+    n_users: int | None = Field(
+        None,
+        description="Distinct simulated users among the dialogues (a reused user, 'ml-7#2', is the "
+        "user 'ml-7'); None when the dialogues were not available.",
+    )
     terminations: dict[str, int] = Field(description="Dialogues per termination reason.")
+    faults: dict[str, int] = Field(
+        default_factory=dict,
+        description="Fault ('crs', 'user', 'infrastructure') -> dialogues that did not end normally "
+        "and are charged to it.",
+    )
     metrics: dict[str, Aggregate] = Field(description="Metric label -> aggregate over the dialogues.")
     errors: dict[str, int] = Field(
         default_factory=dict,
@@ -131,11 +152,29 @@ def build_metrics(specs: Sequence[ComponentSpec], *, llms: LLMHub | None = None)
     return built
 
 
-def score_dialogue(dialogue: Dialogue, metric: Metric) -> ScoreRecord:
-    """One record; exceptions other than `NotApplicable` become an error record."""
+#: Start of the missing reason of a value left out because its dialogue is not evaluable.
+NOT_EVALUABLE = "not evaluable"
+
+
+def not_evaluable_reason(dialogue: Dialogue) -> str | None:
+    """Why a dialogue's metrics are not computed ('not evaluable: user_error (user)'), or None when
+    it is evaluable."""
+    termination = dialogue.termination
+    if termination is None or termination.evaluable:
+        return None
+    fault = termination.fault.value if termination.fault else "unknown"
+    return f"{NOT_EVALUABLE}: {termination.reason.value} ({fault})"
+
+
+def score_dialogue(dialogue: Dialogue, metric: Metric, *, score_unevaluable: bool = False) -> ScoreRecord:
+    """One record; exceptions other than `NotApplicable` become an error record. A dialogue that is
+    not evaluable gets value None with the reason, unless `score_unevaluable`."""
     value: float | None = None
     reason = error = None
     try:
+        reason = None if score_unevaluable else not_evaluable_reason(dialogue)
+        if reason is not None:
+            raise NotApplicable(reason)
         value = metric.compute(dialogue)
         if not math.isfinite(value):  # a TypeError for a non-number
             value, reason, error = None, "error: non-finite value", f"returned {value!r}"
@@ -173,8 +212,10 @@ def score_dialogues(
 GroupKey = tuple[str | None, str | None]
 
 
-def _per_dialogue(records: list[ScoreRecord]) -> dict[str, list[tuple[float | None, str | None]]]:
-    """Metric label -> one (value, missing reason) per dialogue, in record order.
+def _per_dialogue(
+    records: list[ScoreRecord],
+) -> dict[str, list[tuple[str, float | None, str | None]]]:
+    """Metric label -> one (dialogue id, value, missing reason) per dialogue, in record order.
 
     A dialogue-level record passes through; the turn-level records of a dialogue become one value,
     the mean of its present turn values (None, with the first reason given, when no turn has a
@@ -184,7 +225,7 @@ def _per_dialogue(records: list[ScoreRecord]) -> dict[str, list[tuple[float | No
     for record in records:
         groups[record.metric].setdefault(record.dialogue_id, []).append(record)
     return {
-        label: [dialogue_value(group) for group in by_dialogue.values()]
+        label: [(dialogue_id, *dialogue_value(group)) for dialogue_id, group in by_dialogue.items()]
         for label, by_dialogue in groups.items()
     }
 
@@ -218,23 +259,65 @@ class _GroupState:
     """What a group's summary needs: one (value, missing reason) per dialogue and metric, not records."""
 
     ends: dict[str, str] = field(default_factory=dict)
+    evaluable: dict[str, bool] = field(default_factory=dict)
+    faults: Counter[str] = field(default_factory=Counter)
+    users: dict[str, str | None] = field(default_factory=dict)
     errors: Counter[str] = field(default_factory=Counter)
     examples: dict[str, str] = field(default_factory=dict)
     values: dict[str, list[float | None]] = field(default_factory=lambda: defaultdict(list))
+    clusters: dict[str, list[str | None]] = field(default_factory=lambda: defaultdict(list))
+    left_out: Counter[str] = field(default_factory=Counter)
     missing: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     annotated: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+
+    def end(self, dialogue_id: str, reason: str, evaluable: bool, fault: str | None) -> None:
+        """Record how a dialogue ended (the first time it is seen) and whose fault it was."""
+        if dialogue_id in self.ends:
+            return
+        self.ends[dialogue_id] = reason
+        self.evaluable[dialogue_id] = evaluable
+        if fault is not None:
+            self.faults[fault] += 1
+
+
+def _fault_of(termination: Termination | None) -> tuple[bool, str | None]:
+    """(evaluable, fault) of a dialogue's termination."""
+    if termination is None:
+        return True, None
+    return termination.evaluable, termination.fault.value if termination.fault else None
+
+
+def _fault_from_record(record: ScoreRecord) -> tuple[bool, str | None]:
+    """(evaluable, fault) of a dialogue known only by a score record, which names the reason but not
+    the error's source: a record left out as `not evaluable: <reason> (<fault>)` says both; otherwise
+    a new-style reason says them, and a format-1.1 `error` or a `timeout` that was scored was the CRS's."""
+    why = record.missing_reason or ""
+    if record.value is None and why.startswith(NOT_EVALUABLE) and why.endswith(")") and "(" in why:
+        return False, why[why.rindex("(") + 1 : -1]
+    try:
+        termination = (
+            Termination(reason=TerminationReason(record.termination)) if record.termination else None
+        )
+    except ValueError:
+        return True, None
+    if termination is not None and termination.reason in (TerminationReason.ERROR, TerminationReason.TIMEOUT):
+        return True, "crs"
+    return _fault_of(termination)
 
 
 class SummaryBuilder:
     """Per (CRS, simulator) summaries built batch by batch, so a large evaluation can stream.
 
     `add` takes the records of some dialogues (all records of a dialogue in one call) and, optionally,
-    those dialogues; only one value per dialogue and metric is kept between calls.
+    those dialogues; only one value per dialogue and metric is kept between calls. Values whose
+    dialogue is not evaluable (`NOT_EVALUABLE`) stay out of the metric aggregates; with the dialogues,
+    each value also knows its user, so repeated users get a cluster bootstrap (`crsim.eval.stats`).
     """
 
     def __init__(self, *, seed: int = 0) -> None:
         self.seed = seed
         self._groups: dict[GroupKey, _GroupState] = {}
+        self._users_known = True
 
     def _state(self, key: GroupKey) -> _GroupState:
         if key not in self._groups:
@@ -247,7 +330,10 @@ class SummaryBuilder:
             key = (record.crs_id, record.simulator_id)
             batch[key].append(record)
             if dialogues is None:
-                self._state(key).ends.setdefault(record.dialogue_id, record.termination or "unknown")
+                reason = record.termination or "unknown"
+                self._state(key).end(record.dialogue_id, reason, *_fault_from_record(record))
+        if dialogues is None:
+            self._users_known = False
         for dialogue in dialogues or ():
             state = self._state((dialogue.crs_id, dialogue.simulator_id))
             reason = dialogue.termination.reason.value if dialogue.termination else "unknown"
@@ -256,12 +342,20 @@ class SummaryBuilder:
                 kind = f"{error.source}: {error.type}"
                 state.errors[kind] += 1
                 state.examples.setdefault(kind, error.message)
-            state.ends.setdefault(dialogue.id, reason)
+            state.end(dialogue.id, reason, *_fault_of(dialogue.termination))
+            state.users.setdefault(
+                dialogue.id, source_user_id(dialogue.user_id) if dialogue.user_id else None
+            )
         for key, group in batch.items():
             state = self._state(key)
             for label, dialogue_values in _per_dialogue(group).items():
-                for value, why in dialogue_values:
-                    state.values[label].append(value)
+                values, clusters = state.values[label], state.clusters[label]  # listed even if all left out
+                for dialogue_id, value, why in dialogue_values:
+                    if value is None and why is not None and why.startswith(NOT_EVALUABLE):
+                        state.left_out[label] += 1  # counted beside the metric, not in n
+                        continue
+                    values.append(value)
+                    clusters.append(state.users.get(dialogue_id))
                     if value is None:
                         state.missing[label][why or "unknown"] += 1
             for record in group:
@@ -273,24 +367,37 @@ class SummaryBuilder:
         return [self._summary(key, self._groups[key]) for key in ordered]
 
     def _summary(self, key: GroupKey, state: _GroupState) -> GroupSummary:
+        users = self._users_known and all(u is not None for u in state.users.values())
         return GroupSummary(
             crs_id=key[0],
             simulator_id=key[1],
             n_dialogues=len(state.ends),
+            n_evaluable=sum(state.evaluable.values()),
+            n_users=len(set(state.users.values())) if users else None,
             terminations=dict(sorted(Counter(state.ends.values()).items())),
+            faults=dict(sorted(state.faults.items())),
             errors=dict(sorted(state.errors.items())),
             error_examples=dict(sorted(state.examples.items())),
-            metrics={label: aggregate(vals, seed=self.seed) for label, vals in state.values.items()},
+            metrics={
+                label: aggregate(
+                    vals,
+                    seed=self.seed,
+                    clusters=state.clusters[label] if users else None,
+                    not_evaluable=state.left_out[label],
+                )
+                for label, vals in state.values.items()
+            },
             missing_reasons={label: dict(sorted(c.items())) for label, c in state.missing.items()},
             annotated={name: len(ids) for name, ids in sorted(state.annotated.items())},
         )
 
 
 def turn_curves(dialogues: Iterable[Dialogue], metric: Metric, max_turns: int) -> TurnCurve:
-    """Population mean of a per-turn metric at turns 1..max_turns (e.g. PEPPER's PC_t curve)."""
+    """Population mean of a per-turn metric at turns 1..max_turns (e.g. PEPPER's PC_t curve), over
+    the evaluable dialogues (those the simulator or the infrastructure broke are left out)."""
     if not isinstance(metric, PerTurnMetric):
         raise ConfigError(f"metric {metric.label!r} has no per-turn values; use recall, pc, pcir or jaccard")
-    rows = [metric.per_turn(d, max_turns) for d in dialogues]
+    rows = [metric.per_turn(d, max_turns) for d in dialogues if d.evaluable]
     table = np.array([[np.nan if v is None else v for v in row] for row in rows], dtype=float)
     table = table.reshape(len(rows), max_turns)
     defined = ~np.isnan(table)

@@ -5,7 +5,10 @@
 (2) computes the sync metrics, and (3) awaits the evaluators (LLM judges and the like). Dialogues
 are processed `concurrency` at a time and records come back in dialogue order, then metric order.
 A failure stays with its dialogue: an annotator or evaluator that raises becomes an error record
-for that dialogue and metric, never a crash of the evaluation and never a number.
+for that dialogue and metric, never a crash of the evaluation and never a number. A dialogue that
+is not evaluable (the simulator or the infrastructure broke it) is neither annotated nor judged
+and its metrics are None with the reason (`crsim.eval.evaluate.NOT_EVALUABLE`), unless
+`score_unevaluable` asks for them.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from crsim.eval.evaluate import ScoreRecord, score_dialogue
+from crsim.eval.evaluate import ScoreRecord, not_evaluable_reason, score_dialogue
 from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, Value
 from crsim.model.dialogue import Dialogue, Role
 
@@ -51,6 +54,7 @@ async def score_all(
     annotator: DialogueAnnotator | None = None,
     concurrency: int = 8,
     counts: AnnotationCounts | None = None,
+    score_unevaluable: bool = False,
 ) -> list[ScoreRecord]:
     """Every metric on every dialogue; see the module docstring."""
     counts = counts if counts is not None else AnnotationCounts()
@@ -61,17 +65,24 @@ async def score_all(
         annotator is not None and any(needs_acts(d) for d in dialogues)
     )
     if not needs_await:  # the common fast path: nothing to annotate, no evaluator to await
-        return [score_dialogue(d, m) for d in dialogues for m in metrics if isinstance(m, Metric)]
+        return [
+            score_dialogue(d, m, score_unevaluable=score_unevaluable)
+            for d in dialogues
+            for m in metrics
+            if isinstance(m, Metric)
+        ]
 
     async def one(dialogue: Dialogue) -> list[ScoreRecord]:
+        skip = not score_unevaluable and not_evaluable_reason(dialogue) is not None
         async with limit:
-            scored, used = await _annotated(dialogue, annotator, counts)
+            scored, used = (dialogue, None) if skip else await _annotated(dialogue, annotator, counts)
             records: list[ScoreRecord] = []
             for metric in metrics:
                 if isinstance(metric, Evaluator):
-                    records.extend(await evaluate_dialogue(scored, metric))
+                    if not skip:  # no LLM calls for a dialogue that does not count
+                        records.extend(await evaluate_dialogue(scored, metric))
                 else:
-                    records.append(score_dialogue(scored, metric))
+                    records.append(score_dialogue(scored, metric, score_unevaluable=score_unevaluable))
             if used is not None:
                 for record in records:
                     record.annotator = used

@@ -1,4 +1,12 @@
-"""Population statistics for per-dialogue values: mean, spread and a bootstrap confidence interval."""
+"""Population statistics for per-dialogue values: mean, spread and a bootstrap confidence interval.
+
+The interval resamples dialogues when every user holds at most one dialogue of the population. When
+a user holds several (a population that reuses users, or `trials` > 1), those dialogues are not
+independent, and resampling them as if they were gives an interval that is too narrow; then the
+interval comes from a cluster bootstrap: distinct users are drawn with replacement and each brings
+all of its dialogues. Every aggregate says which method it used, over how many values and clusters,
+with how many resamples and which seed.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +14,11 @@ from collections.abc import Sequence
 
 import numpy as np
 from pydantic import BaseModel, Field
+
+#: The percentile bootstrap of the mean, resampling the values (dialogues) with replacement.
+DIALOGUE_BOOTSTRAP = "percentile bootstrap over dialogues"
+#: The cluster bootstrap: distinct users resampled with replacement, each with all of its values.
+USER_BOOTSTRAP = "percentile cluster bootstrap over users"
 
 
 class Aggregate(BaseModel):
@@ -19,29 +32,89 @@ class Aggregate(BaseModel):
     ci_high: float | None = Field(description="Upper end of the percentile-bootstrap interval (see ci_low).")
     n: int = Field(description="Number of present values.")
     missing: int = Field(description="Number of values that were None (not applicable or failed).")
+    not_evaluable: int = Field(
+        0,
+        description="Dialogues left out because the simulator or the infrastructure broke them: "
+        "neither in n nor missing (n + missing + not_evaluable = dialogues).",
+    )
     confidence: float = 0.95
+    method: str | None = Field(
+        None,
+        description=f"How the interval was computed: {DIALOGUE_BOOTSTRAP!r} or {USER_BOOTSTRAP!r}; "
+        "None when there is no interval (or in summaries written before crsim recorded it).",
+    )
+    clusters: int | None = Field(
+        None, description="Distinct users among the present values; None when the users are unknown."
+    )
+    resamples: int | None = Field(None, description="Bootstrap resamples behind the interval.")
+    seed: int | None = Field(None, description="Seed of the bootstrap's random draws.")
 
 
 def aggregate(
-    values: Sequence[float | None], *, seed: int = 0, confidence: float = 0.95, resamples: int = 2000
+    values: Sequence[float | None],
+    *,
+    seed: int = 0,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    clusters: Sequence[str | None] | None = None,
+    not_evaluable: int = 0,
 ) -> Aggregate:
     """Mean, std and a percentile-bootstrap CI of the mean; deterministic for a given seed.
 
-    No values: everything None. Too few values for an interval (`interval_possible`): CI None.
-    Constant values: CI (mean, mean), since every resample gives the same mean.
+    `clusters`, when given, names the user of each value (same length as `values`; None for an
+    unknown user, who then counts as a user of their own). When some user holds two or more of the
+    present values, the CI is a cluster bootstrap over users (`USER_BOOTSTRAP`); otherwise it
+    resamples values (`DIALOGUE_BOOTSTRAP`), exactly as without `clusters`. `not_evaluable` is
+    recorded as given: the dialogues the caller left out before (see `Aggregate.not_evaluable`).
+    No values: everything None. Too few values (or users) for an interval (`interval_possible`): CI
+    None. Constant values: CI (mean, mean), since every resample gives the same mean.
     """
-    present = np.array([v for v in values if v is not None], dtype=float)
+    if clusters is not None and len(clusters) != len(values):
+        raise ValueError(f"{len(clusters)} cluster labels for {len(values)} values")
+    kept = [i for i, v in enumerate(values) if v is not None]
+    present = np.array([values[i] for i in kept], dtype=float)
     n, missing = int(present.size), len(values) - int(present.size)
     if n and not np.isfinite(present).all():
         raise ValueError("cannot aggregate non-finite values (NaN or infinity)")
     mean = float(present.mean()) if n else None
     std = float(present.std(ddof=1)) if n > 1 else None
-    low = high = None
-    if interval_possible(n, confidence):
-        low, high = _bootstrap(present, seed=seed, confidence=confidence, resamples=resamples)
+    groups = _cluster_index(clusters, kept) if clusters is not None else None
+    repeated = groups is not None and n > 0 and int(groups.max()) + 1 < n
+    units = int(groups.max()) + 1 if groups is not None and n else n
+    low = high = method = None
+    if interval_possible(units, confidence):
+        if repeated and groups is not None:
+            method = USER_BOOTSTRAP
+            low, high = _cluster_bootstrap(
+                present, groups, seed=seed, confidence=confidence, resamples=resamples
+            )
+        else:
+            method = DIALOGUE_BOOTSTRAP
+            low, high = _bootstrap(present, seed=seed, confidence=confidence, resamples=resamples)
     return Aggregate(
-        mean=mean, std=std, ci_low=low, ci_high=high, n=n, missing=missing, confidence=confidence
+        mean=mean,
+        std=std,
+        ci_low=low,
+        ci_high=high,
+        n=n,
+        missing=missing,
+        not_evaluable=not_evaluable,
+        confidence=confidence,
+        method=method,
+        clusters=units if groups is not None else None,
+        resamples=resamples if method else None,
+        seed=seed if method else None,
     )
+
+
+def _cluster_index(clusters: Sequence[str | None], kept: list[int]) -> np.ndarray:
+    """0-based user number of each present value; an unknown user (None) is a user of its own."""
+    numbers: dict[object, int] = {}
+    index = []
+    for i in kept:
+        key: object = clusters[i] if clusters[i] is not None else ("unknown", i)
+        index.append(numbers.setdefault(key, len(numbers)))
+    return np.array(index, dtype=np.int64)
 
 
 def interval_possible(n: int, confidence: float) -> bool:
@@ -52,6 +125,29 @@ def interval_possible(n: int, confidence: float) -> bool:
     95%), and that covers the mean far less often than claimed: half the time at n = 2.
     """
     return n > 0 and float(n) ** -n < (1 - confidence) / 2
+
+
+def _cluster_bootstrap(
+    values: np.ndarray, groups: np.ndarray, *, seed: int, confidence: float, resamples: int
+) -> tuple[float, float]:
+    """Percentile interval of the mean over resamples of whole users: each resample draws as many
+    users as there are, with replacement, and its mean is the mean of all their values (users with
+    more values weigh more, as they do in the point estimate)."""
+    mean = float(values.mean())
+    if float(values.max()) == float(values.min()):
+        return mean, mean
+    sums = np.bincount(groups, weights=values)
+    counts = np.bincount(groups).astype(float)
+    users = sums.size
+    rng = np.random.default_rng(seed)
+    per_batch = max(1, _RESAMPLED_VALUES // users)
+    means: list[np.ndarray] = []
+    for start in range(0, resamples, per_batch):
+        picks = rng.integers(0, users, size=(min(per_batch, resamples - start), users))
+        means.append(sums[picks].sum(axis=1) / counts[picks].sum(axis=1))
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(np.concatenate(means), [tail, 100 - tail])
+    return float(low), float(high)
 
 
 #: Resampled values held at once (per batch of resamples): about 32 MB of float64, whatever n is.

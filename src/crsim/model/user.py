@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -59,3 +60,13 @@ class SimulatedUser(BaseModel):
     id: str
     profile: UserProfile = Field(default_factory=UserProfile)
     need: InformationNeed = Field(default_factory=InformationNeed)
+
+
+#: A population that simulates a user again appends `#<round>` (round >= 2) to the user's id.
+_REUSE_SUFFIX = re.compile(r"#[2-9]\d*$|#1\d+$")
+
+
+def source_user_id(user_id: str) -> str:
+    """The person behind a simulated user's id: the id without the `#<round>` suffix a population adds
+    when it simulates one user again (`users.allow_reuse`), so 'ml-7' and 'ml-7#2' are one user."""
+    return _REUSE_SUFFIX.sub("", user_id)

@@ -93,7 +93,8 @@ def collect_run(folder: RunFolder, label: str, max_dialogues: int) -> RunView:
     for index, dialogue in enumerate(folder.dialogues()):
         group = (dialogue.crs_id or "", dialogue.simulator_id or "")
         view.longest = max(view.longest, dialogue.num_turns)
-        for metric in metrics:
+        # a dialogue the simulator or the infrastructure broke says nothing about the CRS's curve
+        for metric in metrics if dialogue.evaluable else []:
             per_group = view.curves.setdefault(metric.label, {})
             per_group.setdefault(group, Curves.empty(horizon)).add(metric.per_turn(dialogue, horizon))
         if stride and index % stride == 0:

@@ -20,11 +20,12 @@ from markupsafe import Markup
 
 from crsim import __version__
 from crsim.errors import ConfigError
-from crsim.eval.stats import Aggregate
+from crsim.eval.stats import USER_BOOTSTRAP, Aggregate
 from crsim.redact import redact
 from crsim.report import plots
 from crsim.report.collect import RunView, collect_run
 from crsim.report.run_folder import RunFolder, item_titles
+from crsim.report.tables import USER_MARK, USER_NOTE, evaluable_text, failures, failures_text, users_text
 
 #: Dialogues per run kept for the browser unless told otherwise (the plots and tables use all).
 DEFAULT_MAX_DIALOGUES = 2000
@@ -61,6 +62,8 @@ def format_cell(agg: Aggregate) -> str:
     text = f"{agg.mean:.3f}"
     if agg.ci_low is not None and agg.ci_high is not None:
         text += f" [{agg.ci_low:.3f}, {agg.ci_high:.3f}]"
+        if agg.method == USER_BOOTSTRAP:
+            text += USER_MARK
     return text
 
 
@@ -94,6 +97,9 @@ def build_report(
         runs=[_run_context(v) for v in views],
         metrics=metrics,
         rows=_rows(views, metrics),
+        user_note=USER_NOTE
+        if any(a.method == USER_BOOTSTRAP for v in views for s in v.summaries for a in s.metrics.values())
+        else None,
         plots=_plots(views, several, rank_by),
         ranks=_rank_table(views, rank_by),
         rank_by=rank_by,
@@ -144,7 +150,10 @@ def _rows(views: Sequence[RunView], metrics: Sequence[str]) -> list[dict[str, An
                     "crs": summary.crs_id or "",
                     "simulator": summary.simulator_id or "",
                     "n": summary.n_dialogues,
-                    "errors": summary.terminations.get("error", 0),
+                    "evaluable": evaluable_text(summary),
+                    "users": users_text(summary),
+                    "failed": failures(summary),
+                    "errors": failures_text(summary),
                     "cells": [
                         format_cell(summary.metrics[m]) if m in summary.metrics else "" for m in metrics
                     ],

@@ -65,7 +65,8 @@ def prepare_run_dir(experiment: Experiment, run_dir: Path, resume: bool) -> tupl
             raise ConfigError(
                 f"{run_dir}: a run already exists here; pass --resume to continue it or choose --out"
             )
-        changed = config_differences(read_manifest(run_dir).get("config"), config)
+        previous = with_added_defaults(read_manifest(run_dir).get("config"), _defaults(experiment))
+        changed = config_differences(previous, config)
         if changed:
             raise ConfigError(
                 f"{manifest_path}: the config differs from the one this run was started with in "
@@ -84,6 +85,20 @@ def prepare_run_dir(experiment: Experiment, run_dir: Path, resume: bool) -> tupl
 
 
 _ABSENT = object()
+
+
+def _defaults(experiment: Experiment) -> dict[str, Any]:
+    """Every config field at its default, as a manifest records them."""
+    return type(experiment.config)().model_dump(mode="json", exclude={"out"})
+
+
+def with_added_defaults(previous: Any, defaults: Any) -> Any:
+    """A manifest's config with the fields it lacks at their defaults: a field added to crsim after
+    the run started (e.g. `dialogue_timeout_s`) and left at its default is not a change."""
+    if not isinstance(previous, dict) or not isinstance(defaults, dict):
+        return previous
+    merged = {key: with_added_defaults(value, defaults.get(key)) for key, value in previous.items()}
+    return {**{k: v for k, v in defaults.items() if k not in previous}, **merged}
 
 
 def config_differences(previous: Any, current: Any, prefix: str = "") -> list[str]:
@@ -124,12 +139,15 @@ def _done_ids(path: Path, planned: set[str]) -> set[str]:
 
 
 async def hold_dialogue(experiment: Experiment, task: DialogueTask) -> Dialogue:
-    """One dialogue, never raising: a failure outside the participants becomes an `error` record."""
+    """One dialogue, never raising: a simulator that cannot be built is a `user_error` record, any
+    other failure outside the participants an `infrastructure_error` record (source 'loop')."""
     metadata: dict[str, Any] = {"seed": task.seed, "domain": experiment.domain.name}
     if experiment.config.trials > 1:
         metadata["trial"] = task.trial
+    source = "user"
     try:
         simulator = experiment.simulator_factories[task.simulator_label](task.seed)
+        source = "loop"
         return await run_dialogue(
             simulator,
             experiment.crss[task.crs_label],
@@ -142,9 +160,11 @@ async def hold_dialogue(experiment: Experiment, task: DialogueTask) -> Dialogue:
             crs_id=task.crs_label,
             simulator_id=task.simulator_label,
             trial=task.trial,
+            timeout_s=experiment.config.dialogue_timeout_s,
         )
     except Exception as exc:  # noqa: BLE001 - one failing dialogue never sinks a run
-        error = ErrorInfo(source="loop", type=type(exc).__name__, message=str(exc))
+        error = ErrorInfo(source=source, type=type(exc).__name__, message=str(exc))
+        reason = TerminationReason.USER_ERROR if source == "user" else TerminationReason.INFRASTRUCTURE_ERROR
         return Dialogue(
             id=task.id,
             user_id=task.user.id,
@@ -153,7 +173,7 @@ async def hold_dialogue(experiment: Experiment, task: DialogueTask) -> Dialogue:
             information_need=task.user.need,
             user_profile=task.user.profile,
             metadata=metadata,
-            termination=Termination(reason=TerminationReason.ERROR, error=error),
+            termination=Termination(reason=reason, error=error),
         )
 
 

@@ -52,6 +52,13 @@ class ExperimentConfig(BaseModel):
         description="Models behind the LLM roles (user, crs, judge, annotator) and the response cache.",
     )
     max_turns: int = Field(20, ge=1, le=200, description="Turns (user utterance + CRS reply) per dialogue.")
+    dialogue_timeout_s: float | None = Field(
+        None,
+        gt=0,
+        le=86_400,
+        description="Wall-time budget of one dialogue in seconds (default: none); a dialogue that "
+        "outlives it ends as `timeout`, charged to the participant being awaited.",
+    )
     concurrency: int = Field(32, ge=1, le=4096, description="Dialogues held at the same time.")
     executor: Literal["local", "ray"] = Field(
         "local",
@@ -79,6 +86,8 @@ CLI_OVERRIDES: dict[str, str] = {
     "address": "ray_address",
     "max_turns": "max_turns",
     "trials": "trials",
+    "dialogue_timeout": "dialogue_timeout_s",
+    "allow_reuse": "users.allow_reuse",
 }
 
 

@@ -83,6 +83,11 @@ class EvaluateOptions(BaseModel):
     )
     annotator_args: dict[str, Any] = Field(default_factory=dict)
     concurrency: int = Field(8, ge=1, description="Dialogues scored at the same time (LLM judges wait).")
+    score_unevaluable: bool = Field(
+        False,
+        description="Also score dialogues the simulator or the infrastructure broke, and count them in "
+        "the metrics (default: left out, counted beside them as n_dialogues - n_evaluable).",
+    )
 
 
 @dataclass
@@ -144,7 +149,12 @@ def evaluate_path(
             with scores_writer(out_dir / SCORES) as write:
                 for batch in _batches(iter_dialogues(dialogues_path), BATCH):
                     records = await score_all(
-                        batch, metrics, annotator=annotator, concurrency=options.concurrency, counts=counts
+                        batch,
+                        metrics,
+                        annotator=annotator,
+                        concurrency=options.concurrency,
+                        counts=counts,
+                        score_unevaluable=options.score_unevaluable,
                     )
                     write(records)
                     builder.add(records, batch)

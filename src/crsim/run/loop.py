@@ -1,7 +1,12 @@
 """`run_dialogue`: one bounded conversation between a simulated user and a CRS.
 
-Pure: no config parsing and no I/O. Every way out of the loop records a termination reason;
-an exception in either participant ends only this dialogue and is kept in the record.
+Pure: no config parsing and no I/O. Every way out of the loop records a termination reason that
+says whose fault it was (after tau2-bench): an exception raised by the CRS is `crs_error`, one raised
+by the simulator `user_error`, an LLM endpoint that cannot be reached or refuses to serve
+(`crsim.llm.errors`: connection, timeout, HTTP 5xx, 429, authentication) `infrastructure_error`,
+whichever participant's model it was; a dialogue that outlives its wall-time budget is `timeout`,
+charged to the participant being awaited when the budget ran out (`ErrorInfo.source`). An exception
+ends only this dialogue and is kept in the record.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Any, TypeVar
 
 from crsim.crs.base import CRS, CRSReply, CRSSession
 from crsim.llm import usage
+from crsim.llm.errors import LLMAuthError, LLMConnectionError, LLMRateLimited, LLMServerError, LLMTimeout
 from crsim.model.dialogue import (
     Dialogue,
     ErrorInfo,
@@ -31,6 +37,21 @@ from crsim.model.user import SimulatedUser
 from crsim.sim.base import DialogueNotes, UserSimulator, UserTurn
 
 T = TypeVar("T")
+
+
+class DialogueTimeout(Exception):
+    """The dialogue's wall-time budget ran out while a participant was being awaited."""
+
+
+#: LLM failures that say nothing about the participant that asked: the endpoint could not be
+#: reached, did not answer in time, failed on its side, asked to slow down or refused the key.
+INFRASTRUCTURE_ERRORS: tuple[type[Exception], ...] = (
+    LLMConnectionError,
+    LLMTimeout,
+    LLMServerError,
+    LLMRateLimited,
+    LLMAuthError,
+)
 
 
 class _ParticipantError(Exception):
@@ -51,48 +72,46 @@ async def run_dialogue(
     crs_id: str | None = None,
     simulator_id: str | None = None,
     trial: int = 0,
+    timeout_s: float | None = None,
 ) -> Dialogue:
     """Hold one dialogue. A turn is one user utterance and the CRS reply to it.
 
     `items`, when given, links item titles in replies of CRSs that return text only. LLM calls made
     by either participant are attached to the utterance they produced and summed per role; `trial`
-    keys the LLM cache, so repeated trials of one pairing are sampled afresh.
+    keys the LLM cache, so repeated trials of one pairing are sampled afresh. `timeout_s` bounds the
+    dialogue's wall time (None: no bound); closing the CRS session gets `CLOSE_GRACE_S` more.
     """
     started_at, clock = datetime.now(UTC).isoformat(timespec="seconds"), time.perf_counter()
+    deadline = None if timeout_s is None else asyncio.get_running_loop().time() + timeout_s
+    budget = _Budget(deadline, timeout_s)
     utterances: list[Utterance] = []
     named_items = _NamedItems(items)
     termination = Termination(reason=TerminationReason.MAX_TURNS)
     with usage.collect(trial) as calls:
         try:
-            greeting = await _call("crs", crs.start(session))
+            greeting = await _call("crs", crs.start(session), budget)
             if greeting is not None:
-                named = await _call("crs", named_items.split(greeting, utterances))
+                named = await _call("crs", named_items.split(greeting, utterances), budget)
                 utterances.append(_guard("crs", _crs_utterance, greeting, named, calls.drain()))
-            user_turn = await _call("user", simulator.start(user, greeting))
+            user_turn = await _call("user", simulator.start(user, greeting), budget)
             for turn in range(1, max_turns + 1):
                 utterances.append(_guard("user", _user_utterance, user_turn, calls.drain()))
                 if user_turn.end:
                     termination = Termination(reason=TerminationReason.USER_ENDED)
                     break
-                reply = await _call("crs", crs.respond(session, user_turn.text))
-                named = await _call("crs", named_items.split(reply, utterances))
+                reply = await _call("crs", crs.respond(session, user_turn.text), budget)
+                named = await _call("crs", named_items.split(reply, utterances), budget)
                 utterances.append(_guard("crs", _crs_utterance, reply, named, calls.drain()))
                 if reply.end:
                     termination = Termination(reason=TerminationReason.CRS_ENDED)
                     break
                 if turn == max_turns:
                     break
-                user_turn = await _call("user", simulator.respond(reply))
+                user_turn = await _call("user", simulator.respond(reply), budget)
         except _ParticipantError as exc:
-            error = ErrorInfo(source=exc.source, type=type(exc.error).__name__, message=str(exc.error))
-            termination = Termination(reason=TerminationReason.ERROR, error=error)
+            termination = failure(exc.source, exc.error)
         finally:
-            try:
-                await crs.close(session)
-            except Exception as exc:  # noqa: BLE001 - a failing close must not lose the dialogue
-                if termination.error is None:
-                    error = ErrorInfo(source="crs", type=type(exc).__name__, message=f"on close: {exc}")
-                    termination = Termination(reason=termination.reason, error=error)
+            termination = await _close(crs, session, termination, timeout_s)
     profile, metadata = user.profile, dict(metadata or {})
     try:
         notes = _simulator_notes(simulator)
@@ -100,7 +119,7 @@ async def run_dialogue(
         notes = None
         if termination.error is None:
             error = ErrorInfo(source="user", type=type(exc).__name__, message=f"on dialogue_notes: {exc}")
-            termination = Termination(reason=TerminationReason.ERROR, error=error)
+            termination = Termination(reason=TerminationReason.USER_ERROR, error=error)
     if notes is not None:
         if notes.persona:
             profile = profile.model_copy(update={"persona": {**profile.persona, **notes.persona}})
@@ -120,6 +139,53 @@ async def run_dialogue(
     )
 
 
+def failure(source: str, error: BaseException) -> Termination:
+    """How a dialogue ends when awaiting `source` ('crs' or 'user') raised `error`: a timeout of the
+    dialogue's budget, an infrastructure error (an LLM endpoint failed, anywhere in the exception's
+    causes), else the error of that participant."""
+    info = ErrorInfo(source=source, type=type(error).__name__, message=str(error))
+    if isinstance(error, DialogueTimeout):
+        reason = TerminationReason.TIMEOUT
+    elif is_infrastructure_failure(error):
+        reason = TerminationReason.INFRASTRUCTURE_ERROR
+    elif source == "crs":
+        reason = TerminationReason.CRS_ERROR
+    else:
+        reason = TerminationReason.USER_ERROR
+    return Termination(reason=reason, error=info)
+
+
+def is_infrastructure_failure(error: BaseException) -> bool:
+    """Whether `error`, or an exception it was raised from or while handling, is one of
+    `INFRASTRUCTURE_ERRORS` (a participant may wrap the LLM error in its own)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, INFRASTRUCTURE_ERRORS):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+#: Seconds a CRS gets to close its session after a dialogue with a wall-time budget ended.
+CLOSE_GRACE_S = 10.0
+
+
+async def _close(
+    crs: CRS, session: CRSSession, termination: Termination, timeout_s: float | None
+) -> Termination:
+    """Close the CRS session; a failing close is kept in the record but does not change the reason."""
+    try:
+        async with asyncio.timeout(None if timeout_s is None else CLOSE_GRACE_S):
+            await crs.close(session)
+    except Exception as exc:  # noqa: BLE001 - a failing close must not lose the dialogue
+        if termination.error is None:
+            error = ErrorInfo(source="crs", type=type(exc).__name__, message=f"on close: {exc}")
+            return Termination(reason=termination.reason, error=error)
+    return termination
+
+
 def _simulator_notes(simulator: UserSimulator) -> DialogueNotes | None:
     """What a simulator with the optional `dialogue_notes()` hook adds to the record."""
     hook = getattr(simulator, "dialogue_notes", None)
@@ -131,10 +197,28 @@ def _simulator_notes(simulator: UserSimulator) -> DialogueNotes | None:
     return notes
 
 
-async def _call(source: str, awaitable: Awaitable[T]) -> T:
+class _Budget:
+    """The dialogue's deadline on the event loop's clock (None: unbounded) and the budget in seconds."""
+
+    def __init__(self, deadline: float | None, seconds: float | None) -> None:
+        self.deadline, self.seconds = deadline, seconds
+
+
+async def _call(source: str, awaitable: Awaitable[T], budget: _Budget) -> T:
+    """Await a participant within the dialogue's budget; what goes wrong is that participant's
+    `_ParticipantError` (a `DialogueTimeout` when the budget ran out, never the participant's own
+    timeout errors)."""
+    scope = asyncio.timeout_at(budget.deadline)
     try:
-        return await awaitable
+        async with scope:
+            return await awaitable
     except Exception as exc:
+        if scope.expired():
+            who = "the CRS" if source == "crs" else "the simulated user"
+            timeout = DialogueTimeout(
+                f"waiting for {who} when the {budget.seconds:g} s dialogue budget ran out"
+            )
+            raise _ParticipantError(source, timeout) from exc
         raise _ParticipantError(source, exc) from exc
 
 

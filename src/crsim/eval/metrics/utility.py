@@ -19,7 +19,7 @@ from crsim.eval.metrics.structure import (
     recommendation_rounds,
     require_user_acts,
 )
-from crsim.model.dialogue import Dialogue
+from crsim.model.dialogue import Dialogue, Fault
 from crsim.registry import Params as BaseParams
 from crsim.registry import metric
 
@@ -70,6 +70,10 @@ class SuccessRate(Metric):
 
     A round succeeds when the user's last reaction in it (accept or reject) is an accept; an
     `accept` counts only inside a round. The population mean is the success rate.
+    A dialogue the CRS broke (a CRS error, or a timeout while the CRS was awaited) is 0 whatever
+    was accepted before: the CRS failed the user, as an agent error fails the task in tau2-bench.
+    (Dialogues the simulator or the infrastructure broke are not scored at all; see
+    `crsim.eval.evaluate`.)
     """
 
     class Params(RoundParams):
@@ -82,6 +86,8 @@ class SuccessRate(Metric):
 
     def compute(self, dialogue: Dialogue) -> float:
         require_user_acts(dialogue)
+        if dialogue.termination is not None and dialogue.termination.fault is Fault.CRS:
+            return 0.0
         return float(any(r.accepted for r in _rounds(dialogue, self.params)))
 
 
