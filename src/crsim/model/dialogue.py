@@ -5,9 +5,17 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from crsim.model.acts import DialogueAct
+from crsim.model.text import clean_text
 from crsim.model.user import InformationNeed, UserProfile
 
 FORMAT_VERSION = "1.1"  # 1.1: llm_calls per utterance, llm_usage per dialogue
@@ -46,6 +54,13 @@ class ErrorInfo(BaseModel):
     source: str = Field(description="'user', 'crs', 'infrastructure' or 'loop'.")
     type: str
     message: str
+
+    @field_validator("message")
+    @classmethod
+    def _writable(cls, value: str) -> str:
+        """Exception texts may quote what a server sent: keep them writable, and say when changed."""
+        cleaned, replaced = clean_text(value)
+        return f"{cleaned} [{replaced} unwritable code point(s) replaced]" if replaced else value
 
 
 _FAULT_OF_REASON = {
@@ -97,6 +112,20 @@ class LLMCall(BaseModel):
     latency_s: float = Field(0.0, description="Seconds waiting for the provider; 0 for a cache hit.")
     cached: bool = False
     error: str | None = Field(None, description="Error type when the call failed.")
+    replaced_code_points: int = Field(
+        0,
+        ge=0,
+        description="Characters of the answer that cannot be written (lone surrogates), replaced with "
+        "U+FFFD; left out of the record when 0.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_no_replacements(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Records of calls whose answers needed no repair stay as they were before the field existed."""
+        data: dict[str, Any] = handler(self)
+        if not self.replaced_code_points:
+            data.pop("replaced_code_points", None)
+        return data
 
 
 class LLMUsage(BaseModel):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from functools import cached_property
@@ -13,9 +14,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from crsim.errors import DataError
+from crsim.model.text import clean_value, may_hold_surrogates
 
 if TYPE_CHECKING:
     from crsim.model.linking import ItemLinker
+
+logger = logging.getLogger(__name__)
 
 #: Attributes whose values are lists of names, indexed for lookup.
 LIST_ATTRIBUTES = ("genres", "directors", "actors", "keywords")
@@ -68,16 +72,27 @@ class Item(BaseModel):
 class ItemCollection:
     """An immutable set of items with an attribute index and a text linker.
 
-    Shared read-only by all dialogues of a run; build it once and pass it around.
+    Shared read-only by all dialogues of a run; build it once and pass it around. Items come from
+    files (item collections, dataset catalogues): text in them that cannot be written (lone
+    surrogates) is replaced with U+FFFD here, counted in `replaced_code_points` and logged.
     """
 
     def __init__(self, items: Iterable[Item], name: str = "items") -> None:
         self.name = name
         self._items: dict[str, Item] = {}
+        self.replaced_code_points = 0
         for item in items:
             if item.id in self._items:
                 raise DataError(f"duplicate item id {item.id!r}", path=name)
+            item, replaced = _writable(item)
+            self.replaced_code_points += replaced
             self._items[item.id] = item
+        if self.replaced_code_points:
+            logger.warning(
+                "%s: %d unwritable code point(s) (lone surrogates) in item text replaced with U+FFFD",
+                name,
+                self.replaced_code_points,
+            )
 
     def __len__(self) -> int:
         return len(self._items)
@@ -152,13 +167,35 @@ class ItemCollection:
                 handle.write(json.dumps(item.model_dump(exclude_defaults=True), ensure_ascii=False) + "\n")
 
 
+def _writable(item: Item) -> tuple[Item, int]:
+    """`item`, or a copy with lone surrogates in its text replaced by U+FFFD, and how many."""
+    fields, replaced = clean_value(dict(item))
+    return (Item.model_validate(fields) if replaced else item), replaced
+
+
 def _item_from_line(raw: bytes, path: str, number: int) -> Item:
     """One item from one line of a JSONL file; DataError naming the file, line and field otherwise."""
     try:
-        return Item.model_validate_json(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        try:
+            return Item.model_validate_json(text)
+        except ValidationError as exc:
+            if exc.errors()[0]["type"] != "json_invalid" or not may_hold_surrogates(text):
+                raise
+            # pydantic's parser refuses lone-surrogate escapes: read them, the collection replaces them
+            return Item.model_validate(_loads(text, path, number))
     except UnicodeDecodeError as exc:
         raise DataError(f"not UTF-8 text (byte {exc.start})", path=path, record=number) from None
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or None
         raise DataError(err["msg"], path=path, record=number, field=field) from None
+
+
+def _loads(text: str, path: str, number: int) -> Any:
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise DataError("not readable JSON (nested too deeply)", path=path, record=number) from None
+    except ValueError as exc:
+        raise DataError(f"not valid JSON ({str(exc).split(':')[0]})", path=path, record=number) from None

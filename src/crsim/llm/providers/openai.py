@@ -85,6 +85,9 @@ class OpenAIProvider:
             response = await client.post("/chat/completions", cast_to=object, body=body)
         except OpenAIError as exc:
             raise self._translate(exc) from exc
+        except (RecursionError, ValueError) as exc:  # the SDK parses the body with json.loads
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
+            raise LLMError(f"{self._where()} answered with JSON that cannot be read ({reason})") from None
         return self._completion(response)
 
     async def aclose(self) -> None:
