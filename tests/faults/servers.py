@@ -82,7 +82,8 @@ def drip_proxy(upstream: str, marker: str, drip_s: float) -> Iterator[str]:
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
             return
         finally:
-            handlers.discard(task)  # type: ignore[arg-type]
+            if task is not None:
+                handlers.discard(task)
             for closing in (writer, up_writer):
                 closing.close()
 

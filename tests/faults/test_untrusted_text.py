@@ -104,7 +104,7 @@ def _in_process(domain: Domain, dialogues: int) -> Experiment:
         domain=domain,
         users=users,
         crss={"odd": _UnwritableCRS()},
-        simulator_factories={"scripted": lambda _seed: ScriptedUser()},  # type: ignore[dict-item]
+        simulator_factories={"scripted": lambda _seed: ScriptedUser()},  # type: ignore[dict-item,return-value]
         tasks=tasks,
         components={"crss": [{"id": "odd", "name": "popular", "args": {}}]},
         llms=LLMHub(config.llm),
@@ -136,19 +136,19 @@ async def test_a_record_that_cannot_be_written_becomes_an_infrastructure_error(
 async def test_a_gzip_bomb_is_stopped_at_the_decoded_size_cap(domain: Domain, tmp_path: Path) -> None:
     """100 MB inflated from a ~100 KB body: the read stops at the 200 KB cap of decoded bytes."""
     plan = FaultPlan(kind="gzip_bomb", every=1, at_turn=1)
-    args = {"timeout_s": 30.0, "max_retries": 0, "max_response_bytes": 200_000}
     with serve_faults(plan) as url:
-        experiment = http_experiment(domain, url, dialogues=3, **args)
+        experiment = http_experiment(
+            domain, url, dialogues=3, timeout_s=30.0, max_retries=0, max_response_bytes=200_000
+        )
         tracemalloc.start()
         try:
             _, dialogues = await run_experiment(experiment, tmp_path / "bomb")
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
-    assert [d.termination.error.type for d in dialogues if d.termination and d.termination.error] == [
-        "CRSResponseTooLarge"
-    ] * 3
-    assert all("limit (decoded)" in d.termination.error.message for d in dialogues if d.termination.error)
+    errors = [d.termination.error for d in dialogues if d.termination and d.termination.error]
+    assert [e.type for e in errors] == ["CRSResponseTooLarge"] * 3
+    assert all("limit (decoded)" in e.message for e in errors)
     assert peak < 30 * 1024 * 1024, f"peak {peak / 2**20:.0f} MiB while reading capped replies"
 
 
