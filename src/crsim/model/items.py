@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from crsim.errors import DataError
-from crsim.model.text import clean_value, may_hold_surrogates
+from crsim.model.text import JSONTextError, clean_value, loads_clean, may_hold_surrogates
 
 if TYPE_CHECKING:
     from crsim.model.linking import ItemLinker
@@ -77,20 +77,25 @@ class ItemCollection:
     surrogates) is replaced with U+FFFD here, counted in `replaced_code_points` and logged.
     """
 
-    def __init__(self, items: Iterable[Item], name: str = "items") -> None:
+    def __init__(self, items: Iterable[Item], name: str = "items", *, clean: bool = True) -> None:
+        """`clean=False` skips the check for readers that cleaned and counted the items themselves."""
         self.name = name
         self._items: dict[str, Item] = {}
         self.replaced_code_points = 0
         for item in items:
             if item.id in self._items:
                 raise DataError(f"duplicate item id {item.id!r}", path=name)
-            item, replaced = _writable(item)
-            self.replaced_code_points += replaced
+            if clean:
+                item, replaced = _writable(item)
+                self.replaced_code_points += replaced
             self._items[item.id] = item
+        self._report_replaced()
+
+    def _report_replaced(self) -> None:
         if self.replaced_code_points:
             logger.warning(
                 "%s: %d unwritable code point(s) (lone surrogates) in item text replaced with U+FFFD",
-                name,
+                self.name,
                 self.replaced_code_points,
             )
 
@@ -149,15 +154,20 @@ class ItemCollection:
             raise DataError(
                 "file not found; expected an item collection (.jsonl or .jsonl.gz)", path=str(path)
             )
-        items = []
+        items, replaced = [], 0
         try:
             with gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb") as handle:
                 for number, raw in enumerate(handle, start=1):
                     if raw.strip():
-                        items.append(_item_from_line(raw, str(path), number))
+                        item, in_line = _item_from_line(raw, str(path), number)
+                        items.append(item)
+                        replaced += in_line
         except (OSError, EOFError) as exc:  # a truncated or non-gzip .gz file
             raise DataError(f"cannot read the file ({exc})", path=str(path)) from None
-        return cls(items, name=name or path.name)
+        collection = cls(items, name=name or path.name, clean=False)
+        collection.replaced_code_points = replaced
+        collection._report_replaced()
+        return collection
 
     def to_jsonl(self, path: str | Path) -> None:
         path = Path(path)
@@ -173,17 +183,16 @@ def _writable(item: Item) -> tuple[Item, int]:
     return (Item.model_validate(fields) if replaced else item), replaced
 
 
-def _item_from_line(raw: bytes, path: str, number: int) -> Item:
-    """One item from one line of a JSONL file; DataError naming the file, line and field otherwise."""
+def _item_from_line(raw: bytes, path: str, number: int) -> tuple[Item, int]:
+    """One item from one line of a JSONL file and the lone surrogates replaced in it; DataError
+    naming the file, line and field otherwise."""
     try:
         text = raw.decode("utf-8")
-        try:
-            return Item.model_validate_json(text)
-        except ValidationError as exc:
-            if exc.errors()[0]["type"] != "json_invalid" or not may_hold_surrogates(text):
-                raise
-            # pydantic's parser refuses lone-surrogate escapes: read them, the collection replaces them
-            return Item.model_validate(_loads(text, path, number))
+        if not may_hold_surrogates(text):
+            return Item.model_validate_json(text), 0
+        # pydantic's parser refuses lone-surrogate escapes: read them, replace them, count them
+        fields, replaced = _loads(text, path, number)
+        return Item.model_validate(fields), replaced
     except UnicodeDecodeError as exc:
         raise DataError(f"not UTF-8 text (byte {exc.start})", path=path, record=number) from None
     except ValidationError as exc:
@@ -192,10 +201,10 @@ def _item_from_line(raw: bytes, path: str, number: int) -> Item:
         raise DataError(err["msg"], path=path, record=number, field=field) from None
 
 
-def _loads(text: str, path: str, number: int) -> Any:
+def _loads(text: str, path: str, number: int) -> tuple[Any, int]:
     try:
-        return json.loads(text)
-    except RecursionError:
-        raise DataError("not readable JSON (nested too deeply)", path=path, record=number) from None
-    except ValueError as exc:
-        raise DataError(f"not valid JSON ({str(exc).split(':')[0]})", path=path, record=number) from None
+        return loads_clean(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON ({exc.msg})", path=path, record=number) from None
+    except JSONTextError as exc:
+        raise DataError(f"not readable JSON ({exc})", path=path, record=number) from None

@@ -47,6 +47,9 @@ class RawRecord:
     path: Path
     number: int
     data: Any
+    #: Lone surrogates the file reader already replaced in `data` (None: not checked yet, the
+    #: driver cleans and counts; see `crsim.model.text`).
+    replaced: int | None = None
 
     def error(self, message: str, field: str | None = None) -> DataError:
         return DataError(message, path=str(self.path), record=self.number, field=field)
@@ -154,7 +157,11 @@ def _skip(report: ConversionReport, message: str) -> None:
 
 def _cleaned(record: RawRecord) -> tuple[RawRecord, int]:
     """The record with lone surrogates in its strings replaced by U+FFFD (text from outside), and
-    how many; every reader gets its data through here, so no reader has to remember it."""
+    how many; every reader gets its data through here, so no reader has to remember it. Records
+    from `files.iter_json_lines` / `iter_json_array` come cleaned and counted (only a text with a
+    surrogate escape is walked)."""
+    if record.replaced is not None:
+        return record, record.replaced
     try:
         data, replaced = clean_value(record.data)
     except RecursionError:
