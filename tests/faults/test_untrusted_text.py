@@ -15,13 +15,28 @@ import shutil
 import subprocess
 import sys
 import tracemalloc
+import zlib
 from pathlib import Path
 
+import pytest
 import yaml
+from fastapi import FastAPI, Response
 
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
-from crsim.llm.client import LLMHub
-from crsim.model.dialogue import Role
+from crsim.crs.http.base import (
+    CRSHTTPError,
+    CRSInvalidResponse,
+    CRSResponseTooLarge,
+    ExchangeLog,
+    HTTPClient,
+    HTTPParams,
+)
+from crsim.llm.client import LLM, LLMHub
+from crsim.llm.config import ModelConfig
+from crsim.llm.errors import LLMError
+from crsim.llm.providers.base import create_provider
+from crsim.llm.types import user
+from crsim.model.dialogue import ErrorInfo, Role
 from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
 from crsim.model.items import ItemCollection
@@ -32,6 +47,8 @@ from crsim.run.config import ExperimentConfig
 from crsim.seeding import derive_seed
 from faults.fault_server import FaultPlan, is_affected, serve_faults
 from faults.harness import ScriptedUser, http_experiment, run_experiment
+from faults.servers import running_server
+from llm_servers import OllamaLikeServer, Reply
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 REPLACED = "replaced_code_points"
@@ -191,3 +208,62 @@ def test_an_item_file_with_a_lone_surrogate_is_read_replaced_and_counted(tmp_pat
     assert (items["m1"].title, items["m1"].genres) == ("Heat \ufffd", ["crime\ufffd"])
     items.to_jsonl(tmp_path / "copy.jsonl")  # writable now
     assert ItemCollection.from_jsonl(tmp_path / "copy.jsonl").replaced_code_points == 0
+
+
+def _encoded_app(coding: str, payload: bytes) -> FastAPI:
+    app = FastAPI()
+
+    @app.post("/reply")
+    async def reply() -> Response:
+        if coding == "gzip":
+            body = gzip.compress(payload)
+        elif coding == "deflate":
+            body = zlib.compress(payload)
+        elif coding == "deflate-raw":  # "deflate" sent without the zlib header, as some servers do
+            squeeze = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+            body = squeeze.compress(payload) + squeeze.flush()
+        else:
+            body = payload
+        header = "deflate" if coding == "deflate-raw" else coding
+        return Response(body, media_type="application/json", headers={"content-encoding": header})
+
+    return app
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "deflate-raw", "identity"])
+async def test_compressed_replies_under_the_cap_are_read(coding: str) -> None:
+    payload = json.dumps({"text": "How about Heat (1995)? " * 200}).encode()
+    with running_server(_encoded_app(coding, payload)) as url:
+        http = HTTPClient(HTTPParams(base_url=url, max_response_bytes=len(payload)))
+        async with http.open_client() as client:
+            data = await http.request_json(client, "POST", "/reply", {}, ExchangeLog())
+    assert data == json.loads(payload)
+
+
+@pytest.mark.parametrize("coding", ["gzip", "identity", "br"])
+async def test_a_reply_one_byte_over_the_cap_or_in_an_unknown_coding_fails_its_exchange(coding: str) -> None:
+    payload = json.dumps({"text": "How about Heat (1995)? " * 200}).encode()
+    with running_server(_encoded_app(coding, payload)) as url:
+        http = HTTPClient(HTTPParams(base_url=url, max_response_bytes=len(payload) - 1, max_retries=0))
+        async with http.open_client() as client:
+            with pytest.raises(CRSHTTPError) as caught:
+                await http.request_json(client, "POST", "/reply", {}, ExchangeLog())
+    expected = CRSInvalidResponse if coding == "br" else CRSResponseTooLarge
+    assert type(caught.value) is expected, caught.value
+
+
+async def test_an_error_message_quoting_a_lone_surrogate_stays_writable(domain: Domain) -> None:
+    """An LLM server's error text lands in the record's `error.message`: it is made writable there."""
+    server = OllamaLikeServer()
+    server.plan.append(Reply(status=400, raw_body='{"error": "cannot parse \\ud800"}'))
+    with server.running() as url:
+        config = ModelConfig(provider="ollama", model="smollm2:135m", base_url=url, max_retries=0)
+        llm = LLM("user", config, create_provider(config))
+        try:
+            with pytest.raises(LLMError) as caught:
+                await llm.generate([user("Hi")])
+        finally:
+            await llm.provider.aclose()
+    error = ErrorInfo(source="user", type=type(caught.value).__name__, message=str(caught.value))
+    assert error.message.endswith("cannot parse \ufffd [1 unwritable code point(s) replaced]")
+    assert "\ufffd" in json.loads(error.model_dump_json())["message"]
