@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from crsim.llm import usage
 from crsim.llm.cache import ResponseCache
@@ -16,6 +17,7 @@ from crsim.llm.client import LLM
 from crsim.llm.config import ModelConfig
 from crsim.llm.errors import LLMError
 from crsim.llm.providers.base import create_provider
+from crsim.llm.structured import parse_model
 from crsim.llm.types import system, user
 from llm_servers import OllamaLikeServer, OpenAILikeServer, Reply, _Planned
 
@@ -91,3 +93,28 @@ async def test_unreadable_json_is_an_llm_error(provider: tuple[str, _Planned], b
             await llm.generate(MESSAGES)
     assert type(caught.value) is LLMError  # not RecursionError / ValueError escaping the provider
     assert len(str(caught.value)) < 1_000
+
+
+class _Answer(BaseModel):
+    title: str
+    year: int
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ('{"title": ' + "[" * 20_000 + "]" * 20_000 + ', "year": 1995}', "recursion limit"),
+        ('{"title": "Heat \\ud800", "year": ' + HUGE + "}", "4300 digits"),
+    ],
+    ids=["deep_json", "huge_int"],
+)
+def test_structured_answers_that_cannot_be_read_are_value_errors(raw: str, reason: str) -> None:
+    """`generate_structured` repairs on ValueError; a RecursionError would end the dialogue instead."""
+    with pytest.raises(ValueError, match=reason):
+        parse_model(raw, _Answer)
+
+
+def test_a_structured_answer_with_a_lone_surrogate_escape_is_read_with_the_replacement() -> None:
+    assert parse_model(r'{"title": "Heat \ud800", "year": 1995}', _Answer) == _Answer(
+        title="Heat \ufffd", year=1995
+    )
