@@ -120,9 +120,11 @@ def fault_app(plan: FaultPlan, log: ServerLog | None = None) -> FastAPI:
         )
         reply = {"text": f"How about {TITLES[body.turn % len(TITLES)]}?", "end": end}
         if plan.kind and body.turn >= plan.at_turn and is_affected(dialogue_id, plan.every):
+            if plan.kind == "hang":  # counted before the wait: the client may give up, or the server stop
+                seen.faults[plan.kind] += 1
             injected = await _inject(plan, seen.received[dialogue_id, body.turn], reply, request)
             if injected is not None:
-                seen.faults[plan.kind] += 1
+                seen.faults[plan.kind] += plan.kind != "hang"
                 return injected
         return reply
 

@@ -81,6 +81,8 @@ def drip_proxy(upstream: str, marker: str, drip_s: float) -> Iterator[str]:
                 await writer.drain()
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
             return
+        except asyncio.CancelledError:  # the proxy stops: end quietly (asyncio logs a cancelled handler)
+            return
         finally:
             if task is not None:
                 handlers.discard(task)
