@@ -1,5 +1,6 @@
 """Each fault, 50 dialogues through the real batch layer: the run finishes and only the affected
-dialogues end in `error` (with the right kind and reason) or `max_turns`."""
+dialogues end with a CRS error (with the right kind and reason) or `max_turns`, or, for a lone
+surrogate, go on with the character replaced and counted."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from crsim.model.dialogue import Fault, Role
 from crsim.model.domain import Domain
-from faults.fault_server import FAULTS, FaultPlan, ServerLog, fault_app, is_affected
+from faults.fault_server import FAULTS, FaultPlan, ServerLog, fault_app, is_affected, serve_faults
 from faults.harness import error_kinds, http_experiment, run_experiment
 from faults.servers import running_server
 
@@ -17,8 +19,8 @@ FAST = {"timeout_s": 0.5, "connect_timeout_s": 0.5, "retry_backoff_s": 0.01, "ma
 
 @pytest.mark.parametrize("kind", sorted(FAULTS))
 async def test_fault_ends_only_the_affected_dialogues(kind: str, domain: Domain, tmp_path: Path) -> None:
-    plan, log = FaultPlan(kind=kind), ServerLog()
-    with running_server(fault_app(plan, log)) as url:
+    plan, log = FaultPlan(kind=kind, drip_s=0.1), ServerLog()  # each dripped byte beats the read timeout
+    with serve_faults(plan, log) as url:
         experiment = http_experiment(domain, url, **FAST)
         result, dialogues = await run_experiment(experiment, tmp_path / kind)
     assert len(dialogues) == 50 == len({d.id for d in dialogues}) == result.ran
@@ -31,7 +33,7 @@ async def test_fault_ends_only_the_affected_dialogues(kind: str, domain: Domain,
             assert d.termination.reason == "crs_ended", (d.id, d.termination)
             assert d.num_turns == plan.end_at
         elif expected_error is not None:
-            assert d.termination.reason == "crs_error", (d.id, d.termination)
+            assert d.termination.fault is Fault.CRS, (d.id, d.termination)
             assert d.termination.error is not None and d.termination.error.source == "crs"
             assert d.termination.error.type == expected_error
             assert d.num_turns == plan.at_turn  # ended at the first faulty turn, nothing after it
@@ -39,6 +41,10 @@ async def test_fault_ends_only_the_affected_dialogues(kind: str, domain: Domain,
             assert d.termination.reason == "max_turns"
         else:
             assert d.termination.reason == "crs_ended"
+        if kind == "lone_surrogate" and d.id in affected:
+            replies = d.by(Role.CRS)[plan.at_turn :]  # the greeting, then one reply per turn
+            assert replies and all(u.text.endswith(" \ufffd") for u in replies)
+            assert all(u.annotations["replaced_code_points"] == 1 for u in replies)
     assert error_kinds(dialogues) == ({expected_error: len(affected)} if expected_error else {})
     assert log.faults[kind] >= len(affected) or kind == "never_end"
 

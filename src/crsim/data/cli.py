@@ -62,6 +62,8 @@ def convert(
     if report.skipped > len(report.errors):
         errors.print(f"... and {report.skipped - len(report.errors)} more", highlight=False, markup=False)
     note = f", {len(collection)} items -> {items}" if collection is not None else ""
+    if report.replaced_code_points:
+        note += f", {report.replaced_code_points} unwritable code points replaced with U+FFFD"
     console.print(
         f"{report.written} dialogues written to {out}, {report.skipped} skipped{note} "
         f"({time.perf_counter() - started:.1f}s)",

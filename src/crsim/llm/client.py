@@ -22,10 +22,22 @@ from crsim.llm.errors import LLMError, LLMTimeout
 from crsim.llm.providers.base import Provider, create_provider
 from crsim.llm.types import Completion, GenerationConfig, Message, ResolvedGeneration
 from crsim.model.dialogue import LLMCall
+from crsim.model.text import clean_text, clean_value
 
 
 def _retryable(exc: BaseException) -> bool:
     return isinstance(exc, LLMError) and exc.retryable
+
+
+def _cleaned(completion: Completion) -> Completion:
+    """A provider's answer made safe to record and cache: lone surrogates in its text and raw body
+    replaced with U+FFFD and counted (every provider's answer passes here)."""
+    text, in_text = clean_text(completion.text)
+    raw, in_raw = clean_value(completion.raw)
+    if not in_text + in_raw:
+        return completion
+    update = {"text": text, "raw": raw, "replaced_code_points": in_text + in_raw}
+    return completion.model_copy(update=update)
 
 
 class LLM:
@@ -117,7 +129,7 @@ class LLM:
                         except TimeoutError:
                             raise LLMTimeout(f"no answer within {self.config.timeout:g} s") from None
                     latency = round(time.perf_counter() - started, 6)
-                    return completion.model_copy(update={"latency": latency})
+                    return _cleaned(completion).model_copy(update={"latency": latency})
         except LLMError as exc:
             if type(exc).__init__ is not LLMError.__init__:
                 raise
@@ -137,6 +149,7 @@ class LLM:
                 latency_s=completion.latency if completion else 0.0,
                 cached=completion.cached if completion else False,
                 error=error,
+                replaced_code_points=completion.replaced_code_points if completion else 0,
             )
         )
 

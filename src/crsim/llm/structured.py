@@ -20,6 +20,7 @@ from crsim.llm.client import LLM
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.types import GenerationConfig, Message, assistant, user
 from crsim.model.acts import DialogueAct, parse_acts
+from crsim.model.text import JSONTextError, loads_clean, may_hold_surrogates
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -58,9 +59,21 @@ def _json_text(raw: str) -> str:
 
 
 def parse_model(raw: str, schema: type[M]) -> M:
-    """Validate an answer against a pydantic model; raises ValueError with a readable reason."""
+    """Validate an answer against a pydantic model; raises ValueError with a readable reason.
+
+    JSON nested too deeply or with over-long numbers is such a ValueError. A lone-surrogate escape
+    ("\\ud800"), which pydantic's parser refuses, is read and replaced with U+FFFD like any text
+    from outside (`crsim.model.text`).
+    """
+    text = _json_text(raw)
     try:
-        return schema.model_validate_json(_json_text(raw))
+        if may_hold_surrogates(text):
+            return schema.model_validate(loads_clean(text)[0])
+        return schema.model_validate_json(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the answer: not valid JSON ({exc.msg})") from None
+    except JSONTextError as exc:
+        raise ValueError(f"the answer: JSON cannot be read ({exc})") from None
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "the answer"

@@ -70,7 +70,8 @@ class Usage(BaseModel):
 
 class Completion(BaseModel):
     """What a generation returned. `latency` is seconds spent waiting for the provider (0 on a cache hit);
-    `raw` is the provider's response body, kept for debugging."""
+    `raw` is the provider's response body, kept for debugging; `replaced_code_points` counts the
+    characters of `text` and `raw` that could not be written (lone surrogates) and became U+FFFD."""
 
     text: str
     usage: Usage = Field(default_factory=Usage)
@@ -79,3 +80,4 @@ class Completion(BaseModel):
     model: str = ""
     finish_reason: str | None = None
     cached: bool = False
+    replaced_code_points: int = 0

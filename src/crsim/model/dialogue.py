@@ -5,9 +5,17 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from crsim.model.acts import DialogueAct
+from crsim.model.text import clean_text
 from crsim.model.user import InformationNeed, UserProfile
 from crsim.redact import redact
 
@@ -55,8 +63,13 @@ class ErrorInfo(BaseModel):
 
     @field_validator("message")
     @classmethod
-    def _redacted(cls, value: str) -> str:
-        return redact(value)
+    def _writable_and_redacted(cls, value: str) -> str:
+        """Exception texts may quote what a server sent: keep them writable (say when changed) and
+        mask secrets in them."""
+        cleaned, replaced = clean_text(value)
+        if replaced:
+            cleaned = f"{cleaned} [{replaced} unwritable code point(s) replaced]"
+        return redact(cleaned)
 
 
 _FAULT_OF_REASON = {
@@ -108,6 +121,20 @@ class LLMCall(BaseModel):
     latency_s: float = Field(0.0, description="Seconds waiting for the provider; 0 for a cache hit.")
     cached: bool = False
     error: str | None = Field(None, description="Error type when the call failed.")
+    replaced_code_points: int = Field(
+        0,
+        ge=0,
+        description="Characters of the answer that cannot be written (lone surrogates), replaced with "
+        "U+FFFD; left out of the record when 0.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_no_replacements(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Records of calls whose answers needed no repair stay as they were before the field existed."""
+        data: dict[str, Any] = handler(self)
+        if not self.replaced_code_points:
+            data.pop("replaced_code_points", None)
+        return data
 
 
 class LLMUsage(BaseModel):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from functools import cached_property
@@ -13,9 +14,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from crsim.errors import DataError
+from crsim.model.text import JSONTextError, clean_value, loads_clean, may_hold_surrogates
 
 if TYPE_CHECKING:
     from crsim.model.linking import ItemLinker
+
+logger = logging.getLogger(__name__)
 
 #: Attributes whose values are lists of names, indexed for lookup.
 LIST_ATTRIBUTES = ("genres", "directors", "actors", "keywords")
@@ -68,16 +72,32 @@ class Item(BaseModel):
 class ItemCollection:
     """An immutable set of items with an attribute index and a text linker.
 
-    Shared read-only by all dialogues of a run; build it once and pass it around.
+    Shared read-only by all dialogues of a run; build it once and pass it around. Items come from
+    files (item collections, dataset catalogues): text in them that cannot be written (lone
+    surrogates) is replaced with U+FFFD here, counted in `replaced_code_points` and logged.
     """
 
-    def __init__(self, items: Iterable[Item], name: str = "items") -> None:
+    def __init__(self, items: Iterable[Item], name: str = "items", *, clean: bool = True) -> None:
+        """`clean=False` skips the check for readers that cleaned and counted the items themselves."""
         self.name = name
         self._items: dict[str, Item] = {}
+        self.replaced_code_points = 0
         for item in items:
             if item.id in self._items:
                 raise DataError(f"duplicate item id {item.id!r}", path=name)
+            if clean:
+                item, replaced = _writable(item)
+                self.replaced_code_points += replaced
             self._items[item.id] = item
+        self._report_replaced()
+
+    def _report_replaced(self) -> None:
+        if self.replaced_code_points:
+            logger.warning(
+                "%s: %d unwritable code point(s) (lone surrogates) in item text replaced with U+FFFD",
+                self.name,
+                self.replaced_code_points,
+            )
 
     def __len__(self) -> int:
         return len(self._items)
@@ -134,15 +154,20 @@ class ItemCollection:
             raise DataError(
                 "file not found; expected an item collection (.jsonl or .jsonl.gz)", path=str(path)
             )
-        items = []
+        items, replaced = [], 0
         try:
             with gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb") as handle:
                 for number, raw in enumerate(handle, start=1):
                     if raw.strip():
-                        items.append(_item_from_line(raw, str(path), number))
+                        item, in_line = _item_from_line(raw, str(path), number)
+                        items.append(item)
+                        replaced += in_line
         except (OSError, EOFError) as exc:  # a truncated or non-gzip .gz file
             raise DataError(f"cannot read the file ({exc})", path=str(path)) from None
-        return cls(items, name=name or path.name)
+        collection = cls(items, name=name or path.name, clean=False)
+        collection.replaced_code_points = replaced
+        collection._report_replaced()
+        return collection
 
     def to_jsonl(self, path: str | Path) -> None:
         path = Path(path)
@@ -152,13 +177,34 @@ class ItemCollection:
                 handle.write(json.dumps(item.model_dump(exclude_defaults=True), ensure_ascii=False) + "\n")
 
 
-def _item_from_line(raw: bytes, path: str, number: int) -> Item:
-    """One item from one line of a JSONL file; DataError naming the file, line and field otherwise."""
+def _writable(item: Item) -> tuple[Item, int]:
+    """`item`, or a copy with lone surrogates in its text replaced by U+FFFD, and how many."""
+    fields, replaced = clean_value(dict(item))
+    return (Item.model_validate(fields) if replaced else item), replaced
+
+
+def _item_from_line(raw: bytes, path: str, number: int) -> tuple[Item, int]:
+    """One item from one line of a JSONL file and the lone surrogates replaced in it; DataError
+    naming the file, line and field otherwise."""
     try:
-        return Item.model_validate_json(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        if not may_hold_surrogates(text):
+            return Item.model_validate_json(text), 0
+        # pydantic's parser refuses lone-surrogate escapes: read them, replace them, count them
+        fields, replaced = _loads(text, path, number)
+        return Item.model_validate(fields), replaced
     except UnicodeDecodeError as exc:
         raise DataError(f"not UTF-8 text (byte {exc.start})", path=path, record=number) from None
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or None
         raise DataError(err["msg"], path=path, record=number, field=field) from None
+
+
+def _loads(text: str, path: str, number: int) -> tuple[Any, int]:
+    try:
+        return loads_clean(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON ({exc.msg})", path=path, record=number) from None
+    except JSONTextError as exc:
+        raise DataError(f"not readable JSON ({exc})", path=path, record=number) from None

@@ -1,10 +1,14 @@
-"""Text normalisation and tokenisation shared by item linking and rule-based understanding."""
+"""Text normalisation and tokenisation shared by item linking and rule-based understanding, and the
+one rule for text from outside (CRS replies, LLM answers, dataset and item files): code points that
+cannot be written are replaced with U+FFFD and counted (`clean_text`, `clean_value`, `loads_clean`)."""
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 #: A word (apostrophes inside it allowed, as in "haven't" or "Ocean's") or an ampersand.
 _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|&", re.UNICODE)
@@ -95,3 +99,74 @@ def split_title_year(raw: str) -> tuple[str, int | None]:
     if match is None:
         return raw.strip(), None
     return match.group("title").strip(), int(match.group("year"))
+
+
+# --- text from outside: safe to write, with a count of what was replaced -----------------------
+
+#: What replaces a code point that cannot be written as UTF-8 (a lone surrogate).
+REPLACEMENT = "\ufffd"
+#: Annotation (and stats) key holding how many code points were replaced in text from outside.
+REPLACED_KEY = "replaced_code_points"
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: A JSON text can only yield a surrogate through a `\uD800`..`\uDFFF` escape (raw ones are not UTF-8).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def clean_text(text: str) -> tuple[str, int]:
+    """`text` with every lone surrogate replaced by U+FFFD, and how many were replaced.
+
+    Lone surrogates (e.g. from the valid JSON escape "\\ud800") are the only code points a Python
+    string can hold that UTF-8 cannot encode; a record holding one cannot be written. Everything
+    else, including U+FFFD already present, is kept as it is.
+    """
+    if text.isascii():
+        return text, 0
+    cleaned, count = _SURROGATE.subn(REPLACEMENT, text)
+    return cleaned, count
+
+
+def clean_value(value: Any) -> tuple[Any, int]:
+    """A parsed JSON value with `clean_text` applied to every string in it (keys too), and the count.
+
+    Containers are rebuilt only when something in them changed. Raises RecursionError for values
+    nested deeper than the interpreter's recursion limit (parsers refuse those first).
+    """
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        cleaned = [clean_value(v) for v in value]
+        count = sum(n for _, n in cleaned)
+        return ([v for v, _ in cleaned] if count else value), count
+    if isinstance(value, dict):
+        pairs = [(clean_value(k), clean_value(v)) for k, v in value.items()]
+        count = sum(kn + vn for (_, kn), (_, vn) in pairs)
+        return ({k: v for (k, _), (v, _) in pairs} if count else value), count
+    return value, 0
+
+
+def may_hold_surrogates(json_text: str) -> bool:
+    """Whether parsing `json_text` (a decoded JSON text) can give a string with a lone surrogate."""
+    return _SURROGATE_ESCAPE.search(json_text) is not None
+
+
+class JSONTextError(ValueError):
+    """A JSON text that is valid in form but cannot be read: an over-long number or too deep nesting."""
+
+
+def loads_clean(json_text: str) -> tuple[Any, int]:
+    """Parse a JSON text from outside; returns the value with lone surrogates replaced, and the count.
+
+    Raises `json.JSONDecodeError` for malformed JSON and `JSONTextError` (with a short reason) for
+    an integer longer than Python converts or nesting deeper than the parser's recursion limit,
+    which the standard parser reports as a bare ValueError / RecursionError.
+    """
+    try:
+        value = json.loads(json_text)
+        return clean_value(value) if may_hold_surrogates(json_text) else (value, 0)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise JSONTextError("nested too deeply") from None
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion: ..."
+        raise JSONTextError(str(exc).split(":")[0]) from None

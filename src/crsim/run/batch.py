@@ -193,7 +193,7 @@ async def run_batch(
     writer = DialogueWriter(run_dir / DIALOGUES)
 
     def record(dialogue: Dialogue) -> None:
-        writer.write(dialogue)
+        dialogue = writer.write(dialogue)  # an unwritable record comes back as its error record
         result.ran += 1
         result.terminations[dialogue.termination.reason if dialogue.termination else "unknown"] += 1
         if on_dialogue is not None:

@@ -20,7 +20,7 @@ from crsim.errors import ConfigError, CrsimError
 from crsim.model.dialogue import Dialogue
 from crsim.run.build import DialogueTask, Experiment, build_experiment
 from crsim.run.config import ExperimentConfig
-from crsim.run.records import LLM_CACHE
+from crsim.run.records import LLM_CACHE, writable
 
 #: Per worker process: config hash -> (experiment, event loop). Kept for the process's lifetime so
 #: later shards reuse the population, the CRSs, LLM connections and per-endpoint limits.
@@ -59,7 +59,7 @@ def run_shard(config_json: str, run_dir: str, task_ids: list[str]) -> list[str]:
         )
     records: list[str] = []
     shard = [by_id[i] for i in task_ids]
-    loop.run_until_complete(hold_dialogues(experiment, shard, lambda d: records.append(d.model_dump_json())))
+    loop.run_until_complete(hold_dialogues(experiment, shard, lambda d: records.append(writable(d)[1])))
     return records
 
 

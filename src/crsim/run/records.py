@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from crsim.errors import DataError
-from crsim.model.dialogue import FORMAT_VERSION, Dialogue
+from crsim.model.dialogue import FORMAT_VERSION, Dialogue, ErrorInfo, Termination, TerminationReason
 from crsim.model.io import iter_dialogues
+from crsim.model.text import clean_text
 from crsim.redact import redact_json_text, register_config_secrets
 
 __all__ = ["iter_dialogues"]
@@ -85,6 +86,50 @@ def repair_tail(path: Path) -> int:
     return size - keep
 
 
+def writable(dialogue: Dialogue) -> tuple[Dialogue, str]:
+    """The record to keep for `dialogue` and its JSON line.
+
+    A dialogue that cannot be serialised (text a participant produced that no boundary cleaned, an
+    annotation value that is not JSON) must not end the run: it is kept as an
+    `infrastructure_error` dialogue (source 'loop') that says why, without its utterances.
+    """
+    try:
+        return dialogue, dialogue.model_dump_json()
+    except Exception as exc:  # noqa: BLE001 - one record never sinks a run
+        replacement = unwritable(dialogue, exc)
+        return replacement, replacement.model_dump_json()
+
+
+def unwritable(dialogue: Dialogue, exc: Exception) -> Dialogue:
+    """The error record standing in for a dialogue whose record could not be serialised."""
+    ended = dialogue.termination.reason.value if dialogue.termination else "unknown"
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    error = ErrorInfo(
+        source="loop",
+        type=type(exc).__name__,
+        message=f"the record could not be written ({reason}); it had ended with {ended!r} after "
+        f"{len(dialogue.utterances)} utterances, which are not kept",
+    )
+    termination = Termination(reason=TerminationReason.INFRASTRUCTURE_ERROR, error=error)
+    full = dialogue.model_copy(update={"utterances": [], "termination": termination})
+    try:
+        full.model_dump_json()  # the need, profile or metadata may be what cannot be written
+        return full
+    except Exception:  # noqa: BLE001
+        return Dialogue(
+            id=_plain(dialogue.id),
+            user_id=_plain(dialogue.user_id),
+            crs_id=_plain(dialogue.crs_id),
+            simulator_id=_plain(dialogue.simulator_id),
+            termination=termination,
+            timing=dialogue.timing,
+        )
+
+
+def _plain(text: str | None) -> str | None:
+    return None if text is None else clean_text(text)[0]
+
+
 class DialogueWriter:
     """Appends one dialogue per line and flushes, so a killed run keeps every finished dialogue."""
 
@@ -92,9 +137,13 @@ class DialogueWriter:
         self.path = path
         self._handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
-    def write(self, dialogue: Dialogue) -> None:
-        self._handle.write(redact_json_text(dialogue.model_dump_json()) + "\n")  # no secret on disk
+    def write(self, dialogue: Dialogue) -> Dialogue:
+        """Append `dialogue` (or, if it cannot be serialised, its error record: see `writable`);
+        returns the record written. A failing disk (OSError) ends the run: nothing more can be kept."""
+        kept, line = writable(dialogue)
+        self._handle.write(redact_json_text(line) + "\n")  # no secret on disk
         self._handle.flush()
+        return kept
 
     def close(self) -> None:
         self._handle.close()

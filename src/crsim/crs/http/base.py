@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,6 +23,7 @@ from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.errors import ConfigError
 from crsim.model.acts import DialogueAct
 from crsim.model.domain import Domain
+from crsim.model.text import REPLACED_KEY, JSONTextError, loads_clean
 from crsim.redact import secret_from_env
 from crsim.registry import Params
 
@@ -97,15 +99,20 @@ class _Failure:
 
 @dataclass
 class ExchangeLog:
-    """Retries of the requests behind one reply; becomes `annotations["http"]` when not empty."""
+    """Retries of the requests behind one reply (`annotations["http"]` when there were any) and the
+    code points replaced in its text (`annotations["replaced_code_points"]` when not 0)."""
 
     retries: list[dict[str, Any]] = field(default_factory=list)
+    replaced_code_points: int = 0
 
     def annotations(self) -> dict[str, Any]:
-        if not self.retries:
-            return {}
-        resent = any(r["possibly_processed"] for r in self.retries)
-        return {"http": {"retries": list(self.retries), "message_possibly_resent": resent}}
+        found: dict[str, Any] = {}
+        if self.retries:
+            resent = any(r["possibly_processed"] for r in self.retries)
+            found["http"] = {"retries": list(self.retries), "message_possibly_resent": resent}
+        if self.replaced_code_points:
+            found[REPLACED_KEY] = self.replaced_code_points
+        return found
 
 
 class HTTPClient:
@@ -131,7 +138,7 @@ class HTTPClient:
             base_url=self.params.base_url,
             timeout=timeout,
             follow_redirects=False,
-            headers=self._headers,
+            headers={"Accept-Encoding": ACCEPT_ENCODING, **self._headers},
             verify=self._ssl,
         )
 
@@ -145,8 +152,13 @@ class HTTPClient:
     async def request_json(
         self, client: httpx.AsyncClient, method: str, path: str, payload: Any, log: ExchangeLog
     ) -> Any:
-        """Send one request and return its parsed JSON body, retrying as the params allow."""
-        return _parse_json(await self.request(client, method, path, payload, log))
+        """Send one request and return its parsed JSON body, retrying as the params allow.
+
+        Lone surrogates in its strings are replaced with U+FFFD and counted in `log`.
+        """
+        data, replaced = _parse_json(await self.request(client, method, path, payload, log))
+        log.replaced_code_points += replaced
+        return data
 
     async def request(
         self, client: httpx.AsyncClient, method: str, path: str, payload: Any, log: ExchangeLog
@@ -228,17 +240,63 @@ class HTTPClient:
         return str(target)
 
     async def _read_capped(self, response: httpx.Response) -> bytes:
+        """The decoded body, read only as far as `max_response_bytes` of DECODED bytes allow.
+
+        Raw chunks are inflated here with a bound on the output, so a small compressed body (a
+        "gzip bomb") costs at most the cap in memory, never its full decompressed size.
+        """
         limit = self.params.max_response_bytes
+        decoder = _BodyDecoder(response.headers.get("content-encoding", ""))
         declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
+        if decoder.identity and declared.isdigit() and int(declared) > limit:
             raise CRSResponseTooLarge(f"response of {int(declared)} bytes exceeds the {limit}-byte limit")
         chunks, size = [], 0
-        async for chunk in response.aiter_bytes():
+        async for raw in response.aiter_raw():
+            chunk = decoder.decode(raw, limit - size + 1)
             size += len(chunk)
             if size > limit:
-                raise CRSResponseTooLarge(f"response exceeds the {limit}-byte limit")
+                raise CRSResponseTooLarge(f"response exceeds the {limit}-byte limit (decoded)")
             chunks.append(chunk)
+        decoder.finish()
         return b"".join(chunks)
+
+
+#: Content codings crsim asks for and decodes itself (with an output bound); others are refused.
+ACCEPT_ENCODING = "gzip, deflate"
+
+
+class _BodyDecoder:
+    """Incremental decoding of one `Content-Encoding` (identity, gzip or deflate) with bounded output."""
+
+    def __init__(self, header: str) -> None:
+        codings = [c.strip().lower() for c in header.split(",") if c.strip()]
+        codings = [c for c in codings if c != "identity"]
+        if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
+            raise CRSInvalidResponse(f"unsupported Content-Encoding {header.strip()[:40]!r}")
+        self.identity = not codings
+        self._deflate = codings == ["deflate"]
+        self._zlib = None if self.identity else zlib.decompressobj(zlib.MAX_WBITS | 32)
+        self._started = False
+
+    def decode(self, data: bytes, max_out: int) -> bytes:
+        """At most `max_out` decoded bytes of `data`; exactly `max_out` means there was more."""
+        if self._zlib is None:
+            return data
+        try:
+            out = self._zlib.decompress(data, max_out)
+        except zlib.error:
+            if not (self._deflate and not self._started):
+                raise CRSInvalidResponse("response body could not be decoded (bad compressed data)") from None
+            self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)  # "deflate" sent without its zlib header
+            self._started = True
+            return self.decode(data, max_out)
+        self._started = True
+        return out
+
+    def finish(self) -> None:
+        """A compressed body must end its stream; a cut one is not a complete reply."""
+        if self._zlib is not None and self._started and not self._zlib.eof:
+            raise CRSInvalidResponse("response body could not be decoded (compressed data ends early)")
 
 
 class _StatusFailure(Exception):
@@ -263,15 +321,23 @@ def _final(failure: _Failure, attempts: int, log: ExchangeLog) -> CRSHTTPError:
     return error
 
 
-def _parse_json(body: bytes) -> Any:
+def _parse_json(body: bytes) -> tuple[Any, int]:
+    """The JSON value of a body and how many lone surrogates in its strings were replaced.
+
+    Every way a body can fail to be read is a CRSInvalidResponse: malformed JSON, bytes that are not
+    text, nesting deeper than the parser goes, an integer longer than Python converts.
+    """
     if not body.strip():
-        return None  # e.g. 204 No Content; callers that need an object reject None
+        return None, 0  # e.g. 204 No Content; callers that need an object reject None
     try:
-        return json.loads(body)
+        text = body.decode(json.detect_encoding(body))
+        return loads_clean(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CRSInvalidResponse(
             f"response is not valid JSON ({exc.__class__.__name__} at byte {_pos(exc)})"
         ) from None
+    except JSONTextError as exc:
+        raise CRSInvalidResponse(f"response JSON cannot be read ({exc})") from None
 
 
 def _pos(exc: Exception) -> int:

@@ -10,15 +10,17 @@ converted dialogues in memory.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from crsim.errors import DataError
 from crsim.model.dialogue import Dialogue
 from crsim.model.items import ItemCollection
+from crsim.model.text import clean_value
 from crsim.registry import Params as ComponentParams
 from crsim.registry import Registry
 
@@ -45,6 +47,9 @@ class RawRecord:
     path: Path
     number: int
     data: Any
+    #: Lone surrogates the file reader already replaced in `data` (None: not checked yet, the
+    #: driver cleans and counts; see `crsim.model.text`).
+    replaced: int | None = None
 
     def error(self, message: str, field: str | None = None) -> DataError:
         return DataError(message, path=str(self.path), record=self.number, field=field)
@@ -88,9 +93,14 @@ class DatasetReader:
 
 @dataclass
 class ConversionReport:
+    """What a conversion did: dialogues written, records skipped (first 20 reasons kept), and the
+    code points in written records that could not be written as UTF-8 (lone surrogates from
+    `\\uD800`-style escapes) and were replaced with U+FFFD."""
+
     written: int = 0
     skipped: int = 0
     errors: list[str] = field(default_factory=list)
+    replaced_code_points: int = 0
 
 
 def convert_dataset(
@@ -114,6 +124,7 @@ def convert_dataset(
         try:
             if isinstance(record.data, BadLine):
                 raise record.error(record.data.message)
+            record, replaced = _cleaned(record)
             dialogue = _checked(reader.convert(record), record)
         except ValidationError as exc:  # a model built inside the reader rejected a value
             err = exc.errors()[0]
@@ -134,6 +145,7 @@ def convert_dataset(
             _skip(report, str(error))
             continue
         report.written += 1
+        report.replaced_code_points += replaced
         yield dialogue
 
 
@@ -143,10 +155,27 @@ def _skip(report: ConversionReport, message: str) -> None:
         report.errors.append(message)
 
 
-def _checked(dialogue: Dialogue, record: RawRecord) -> Dialogue:
-    """Re-validate what a reader built field by field (assignment is not validated)."""
+def _cleaned(record: RawRecord) -> tuple[RawRecord, int]:
+    """The record with lone surrogates in its strings replaced by U+FFFD (text from outside), and
+    how many; every reader gets its data through here, so no reader has to remember it. Records
+    from `files.iter_json_lines` / `iter_json_array` come cleaned and counted (only a text with a
+    surrogate escape is walked)."""
+    if record.replaced is not None:
+        return record, record.replaced
     try:
-        return Dialogue.model_validate(dialogue.model_dump())
+        data, replaced = clean_value(record.data)
+    except RecursionError:
+        raise record.error("nested too deeply to read") from None
+    return (replace(record, data=data) if replaced else record), replaced
+
+
+def _checked(dialogue: Dialogue, record: RawRecord) -> Dialogue:
+    """Re-validate what a reader built field by field (assignment is not validated), through the
+    JSON it will be written as, so a record that cannot be written is this record's error."""
+    try:
+        return Dialogue.model_validate_json(dialogue.model_dump_json())
     except ValidationError as exc:
         err = exc.errors()[0]
         raise record.error(err["msg"], ".".join(str(p) for p in err["loc"])) from None
+    except PydanticSerializationError as exc:
+        raise record.error(f"cannot be written as JSON ({str(exc).splitlines()[0]})") from None

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from crsim.data.datasets.base import BadLine, RawRecord
 from crsim.errors import DataError
+from crsim.model.text import JSONTextError, loads_clean, may_hold_surrogates
 
 _ARCHIVE_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
@@ -72,9 +73,13 @@ def read_text(path: Path) -> str:
 
 
 def read_json(path: Path) -> object:
-    """A whole possibly compressed JSON file."""
+    """A whole possibly compressed JSON file (as parsed: dataset records are cleaned by the driver)."""
+    return _parse(read_text(path), path)
+
+
+def _parse(text: str, path: Path) -> object:
     try:
-        return json.loads(read_text(path))
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(
             f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", path=str(path)
@@ -97,21 +102,24 @@ def iter_json_lines(path: Path) -> Iterator[RawRecord]:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data, replaced = loads_clean(line)
         except json.JSONDecodeError as exc:
-            data = BadLine(f"not valid JSON ({exc.msg}, column {exc.colno})")
-        except (ValueError, RecursionError) as exc:
-            data = BadLine(f"not readable JSON ({_unparsable(exc)})")
-        yield RawRecord(path, number, data)
+            yield RawRecord(path, number, BadLine(f"not valid JSON ({exc.msg}, column {exc.colno})"))
+        except JSONTextError as exc:
+            yield RawRecord(path, number, BadLine(f"not readable JSON ({exc})"))
+        else:
+            yield RawRecord(path, number, data, replaced)
 
 
 def iter_json_array(path: Path) -> Iterator[RawRecord]:
     """Records of a (possibly compressed) JSON file holding an array of records."""
-    data = read_json(path)
+    text = read_text(path)
+    data = _parse(text, path)
     if not isinstance(data, list):
         raise DataError(f"expected a JSON array of records, got {type(data).__name__}", path=str(path))
+    check = may_hold_surrogates(text)  # only then can a record hold a lone surrogate
     for number, record in enumerate(data, start=1):
-        yield RawRecord(path, number, record)
+        yield RawRecord(path, number, record, None if check else 0)
 
 
 def iter_files(src: Path, pattern: str = "*.json") -> Iterator[Path]:

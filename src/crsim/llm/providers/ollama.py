@@ -138,7 +138,7 @@ class OllamaProvider:
             raw = response.json()
             message = raw["message"]
             text = message["content"]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):  # also over-long integers, deep nesting
             raw, text = None, None
         if raw is None or not isinstance(text, str):
             raise LLMError(
@@ -166,7 +166,7 @@ def _error_text(response: httpx.Response) -> str:
     """Ollama's `{"error": "..."}` message, else the start of the body."""
     try:
         body = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         body = None
     if isinstance(body, dict) and isinstance(body.get("error"), str):
         return str(body["error"])

@@ -92,6 +92,9 @@ class OpenAIProvider:
             raise self._translate(exc) from exc
         except RedirectRefused as exc:  # raised by the client's request hook; the SDK passes it on
             raise LLMRedirectRefused(str(exc)) from None
+        except (RecursionError, ValueError) as exc:  # the SDK parses the body with json.loads
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
+            raise LLMError(f"{self._where()} answered with JSON that cannot be read ({reason})") from None
         return self._completion(response)
 
     async def aclose(self) -> None:
