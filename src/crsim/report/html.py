@@ -119,8 +119,9 @@ def _titles(views: Sequence[RunView]) -> dict[str, str]:
     return titles
 
 
-def write_report(html: str, path: Path) -> None:
+def write_report(html: str, path: str | Path) -> None:
     """Write the report through a temporary file beside it, renamed into place when complete."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.part")
     temp.write_text(html, encoding="utf-8")

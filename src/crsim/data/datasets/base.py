@@ -134,10 +134,15 @@ class UniqueIds:
 
 
 def convert_dataset(
-    reader: DatasetReader, src: Path, *, skip_invalid: bool = False, report: ConversionReport | None = None
+    reader: DatasetReader,
+    src: str | Path,
+    *,
+    skip_invalid: bool = False,
+    report: ConversionReport | None = None,
 ) -> Iterator[Dialogue]:
     """Stream dialogues with unique ids (`UniqueIds`); the first bad record raises DataError unless
     `skip_invalid`. `report` counts what was written, skipped and renamed."""
+    src = Path(src)
     report = report if report is not None else ConversionReport()
     ids = UniqueIds()
     if not src.exists():
