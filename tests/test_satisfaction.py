@@ -21,7 +21,7 @@ from crsim.eval.learned.cv import (
     select,
 )
 from crsim.eval.learned.features import DENSE_FEATURES, analyzer, dense_features, document, utterance_cues
-from crsim.eval.learned.model import HeadKind, build_pipeline, export_head, predict
+from crsim.eval.learned.model import DirectRidge, HeadKind, build_pipeline, export_head, predict
 from crsim.eval.learned.satisfaction import (
     NO_USER_TURNS,
     SATISFACTION_ARTIFACT,
@@ -276,6 +276,23 @@ def test_corrupt_or_wrong_version_artifact_is_a_clear_error(tmp_path: Path) -> N
         assert (info.value.path, info.value.field) == (str(path), field)
     with pytest.raises(DataError, match=r"bad\.json"):
         Satisfaction(SatisfactionParams(artifact=str(path)))
+
+
+@pytest.mark.parametrize("shape", [(30, 80), (80, 12)])
+def test_direct_ridge_is_the_exact_ridge_solution(shape: tuple[int, int]) -> None:
+    """Dual form (more columns than rows) and primal form, sparse input, against scikit-learn's
+    dense Cholesky ridge; both are direct solves, so they agree to rounding (condition numbers < 1e3)."""
+    from scipy import sparse as sp
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(0)
+    x = sp.random(*shape, density=0.3, random_state=1, format="csr")
+    y = rng.normal(size=shape[0])
+    ours = DirectRidge(alpha=0.5).fit(x, y)
+    reference = Ridge(alpha=0.5, solver="cholesky").fit(x.toarray(), y)
+    assert np.max(np.abs(ours.coef_ - reference.coef_)) < 1e-10
+    assert abs(ours.intercept_[0] - reference.intercept_) < 1e-10
+    assert np.max(np.abs(ours.predict(x) - reference.predict(x.toarray()))) < 1e-10
 
 
 # --- reproduction -----------------------------------------------------------------------------------
