@@ -6,8 +6,9 @@
 
 Fits the turn heads, the dialogue heads and the combiner on all 467 conversations (settings
 chosen by inner grouped 5-fold CV, seed 0; see `crsim.eval.learned.crsarena_model`) and writes
-`src/crsim/eval/learned/models/crsarena-v1.json`. Deterministic: re-running on the same data and
-library versions writes the same bytes. The validation numbers are not computed here; they come
+`src/crsim/eval/learned/models/crsarena-v1.json`. Deterministic: re-running on the same data, library
+versions and machine (CPU kernel, thread count) writes the same bytes; elsewhere only rounding
+differs (docs/meta-evaluation.md). The validation numbers are not computed here; they come
 from `crsim meta-eval --evaluator learned_crsarena --protocol both` (docs/meta-evaluation.md).
 """
 

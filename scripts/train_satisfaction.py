@@ -8,8 +8,10 @@
 Runs grouped 5-fold CV and leave-one-system-out CV (regularisation chosen inside each training
 fold), prints the validation table, fits the final heads on all data and writes
 `src/crsim/eval/learned/models/satisfaction-v1.json` (the artifact) and
-`satisfaction-v1.validation.json` (all validation numbers) next to it. Seeded: re-running on the
-same data writes identical files. With --ablation it validates other feature sets too (with
+`satisfaction-v1.validation.json` (all validation numbers) next to it. Seeded and solved without
+iterative tolerances that matter: re-running on the same data and machine writes identical files;
+another CPU or BLAS kernel changes only the last digits of some numbers (docs/satisfaction.md).
+With --ablation it validates other feature sets too (with
 --embeddings, sentence-embedding sets; needs the `embeddings` extra) and writes no artifact.
 """
 

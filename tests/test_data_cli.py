@@ -189,3 +189,28 @@ def test_data_app_is_a_typer_app() -> None:
     assert isinstance(data_app, typer.Typer)
     names = {c.name or c.callback.__name__ for c in data_app.registered_commands if c.callback}
     assert {"convert", "stats", "download"} <= names
+
+
+def test_convert_renames_repeated_ids_and_says_how_many(tmp_path: Path) -> None:
+    """A UserSimCRS export gave 93 of 100 dialogues one id: all 100 are kept, under 100 ids."""
+    records = [
+        {
+            "conversation_id": "sim" if n < 93 else f"own-{n}",
+            "conversation": [{"participant": "USER", "utterance": "hi"}],
+        }
+        for n in range(100)
+    ]
+    src = tmp_path / "export.json"
+    src.write_text(json.dumps(records), encoding="utf-8")
+    out = tmp_path / "d.jsonl"
+    result = runner.invoke(data_app, ["convert", "dialoguekit", str(src), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "100 dialogues written" in result.output and "92 renamed (duplicate ids)" in result.output
+    assert "dialoguekit/export/sim -> dialoguekit/export/sim-2" in result.output
+    assert "... and 72 more" in result.output
+    ids = [Dialogue.model_validate_json(line).id for line in out.read_text().splitlines()]
+    assert len(set(ids)) == 100 and ids[:3] == [
+        "dialoguekit/export/sim",
+        "dialoguekit/export/sim-2",
+        "dialoguekit/export/sim-3",
+    ]

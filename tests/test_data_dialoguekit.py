@@ -219,3 +219,34 @@ def test_bad_records(tmp_path: Path, record: dict[str, Any], field: str) -> None
 def test_folder_without_files(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"no \*\.json files"):
         generic(tmp_path)
+
+
+def _record(conversation_id: str, text: str) -> dict[str, Any]:
+    return {"conversation_id": conversation_id, "conversation": [{"participant": "USER", "utterance": text}]}
+
+
+def test_repeated_conversation_ids_are_made_unique_in_file_order(tmp_path: Path) -> None:
+    """The first record keeps its id; later ones get the first free -2, -3, ... (an original id that
+    a renaming already took is renamed in turn); the export still writes the original ids."""
+    ids = ["x", "x", "x-2", "y", "x"]
+    path = tmp_path / "sim.json"
+    path.write_text(json.dumps([_record(i, f"text {n}") for n, i in enumerate(ids)]), encoding="utf-8")
+    report = ConversionReport()
+    dialogues = list(convert_dataset(DialogueKitReader(DialogueKitParams()), path, report=report))
+    assert [d.id.removeprefix("dialoguekit/sim/") for d in dialogues] == ["x", "x-2", "x-2-2", "y", "x-3"]
+    assert [d.metadata.get("original_id") for d in dialogues] == [
+        None,
+        "dialoguekit/sim/x",
+        "dialoguekit/sim/x-2",
+        None,
+        "dialoguekit/sim/x",
+    ]
+    assert [d.utterances[0].text for d in dialogues] == [f"text {n}" for n in range(5)]
+    assert (report.written, report.renamed) == (5, 3)
+    assert report.renamings[0] == f"{path}, record 2: dialoguekit/sim/x -> dialoguekit/sim/x-2"
+    write_dialoguekit(dialogues, tmp_path / "back.json")
+    back = json.loads((tmp_path / "back.json").read_text(encoding="utf-8"))
+    assert [r["conversation_id"] for r in back] == ids
+    # the same file converts to the same ids again
+    again = list(convert_dataset(DialogueKitReader(DialogueKitParams()), path))
+    assert [d.id for d in again] == [d.id for d in dialogues]

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -172,3 +175,28 @@ def test_judge_scores_get_their_plot_and_explanations(two_sims: Path, tmp_path: 
 def test_tied_crss_share_their_rank() -> None:
     assert competition_ranks({"a": 0.0, "b": 0.5, "c": 0.0, "d": 0.2}) == {"b": 1, "d": 2, "a": 3, "c": 3}
     assert competition_ranks({"popular": 0.0, "retrieval": 0.0}) == {"popular": 1, "retrieval": 1}
+
+
+def _report_in_subprocess(run: Path, out: Path, hash_seed: str) -> bytes:
+    """`crsim report RUN -o OUT` in a fresh interpreter with the given PYTHONHASHSEED."""
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    done = subprocess.run(
+        [sys.executable, "-m", "crsim", "report", str(run), "-o", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return out.read_bytes()
+
+
+def test_the_report_is_byte_identical_under_any_hash_seed(two_sims: Path, tmp_path: Path) -> None:
+    """String hashing is randomised per process; nothing in the report may follow set or hash order.
+
+    The report holds no wall-clock field (the run's `created_at` comes from its manifest), so the
+    two renderings must agree byte for byte."""
+    first = _report_in_subprocess(two_sims, tmp_path / "a.html", "1")
+    second = _report_in_subprocess(two_sims, tmp_path / "b.html", "2")
+    assert first == second

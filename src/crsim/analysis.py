@@ -174,8 +174,9 @@ def _redact_frame(frame: pd.DataFrame) -> None:
             frame[column] = frame[column].map(lambda v: mask(v) if isinstance(v, str) else v)
 
 
-def export_run(run: str | Path | RunFolder, out_dir: Path, fmt: ExportFormat = "parquet") -> list[Path]:
+def export_run(run: str | Path | RunFolder, out_dir: str | Path, fmt: ExportFormat = "parquet") -> list[Path]:
     """Write dialogues, utterances and (when evaluated) scores as Parquet or CSV files in `out_dir`."""
+    out_dir = Path(out_dir)
     folder = _folder(run)
     if fmt not in ("parquet", "csv"):
         raise ConfigError(f"--format: unknown format {fmt!r}; expected parquet or csv")

@@ -61,11 +61,16 @@ def convert(
         errors.print(f"[yellow]skipped:[/yellow] {escape(message)}", highlight=False, soft_wrap=True)
     if report.skipped > len(report.errors):
         errors.print(f"... and {report.skipped - len(report.errors)} more", highlight=False, markup=False)
+    for renaming in report.renamings:
+        errors.print(f"renamed (duplicate id): {renaming}", highlight=False, markup=False, soft_wrap=True)
+    if report.renamed > len(report.renamings):
+        errors.print(f"... and {report.renamed - len(report.renamings)} more", highlight=False, markup=False)
     note = f", {len(collection)} items -> {items}" if collection is not None else ""
     if report.replaced_code_points:
         note += f", {report.replaced_code_points} unwritable code points replaced with U+FFFD"
     console.print(
-        f"{report.written} dialogues written to {out}, {report.skipped} skipped{note} "
+        f"{report.written} dialogues written to {out}, {report.skipped} skipped, "
+        f"{report.renamed} renamed (duplicate ids){note} "
         f"({time.perf_counter() - started:.1f}s)",
         highlight=False,
         markup=False,

@@ -156,7 +156,7 @@ Progress = Callable[[str, int], None]
 
 def download_dataset(
     name: str,
-    out_dir: Path,
+    out_dir: str | Path,
     *,
     base_url: str | None = None,
     timeout: float = 60.0,
@@ -164,6 +164,7 @@ def download_dataset(
     progress: Progress | None = None,
 ) -> list[Path]:
     """Fetch every file of dataset `name` into `out_dir/name`; returns the files written."""
+    out_dir = Path(out_dir)
     catalog = CATALOG if catalog is None else catalog
     if name not in catalog:
         raise CrsimError(

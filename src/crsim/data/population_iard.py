@@ -57,17 +57,19 @@ def iard_source() -> Path:
 
 
 def build_iard_population(
-    config: PopulationConfig, domain: Domain, seed: int, source: Path | None = None
+    config: PopulationConfig, domain: Domain, seed: int, source: str | Path | None = None
 ) -> list[SimulatedUser]:
     """`config.size` simulated users from IARD seekers (see the module docstring for the recipe)."""
+    source = None if source is None else Path(source)
     seekers = iard_seekers(domain, source)
     return users_from_seekers(
         seekers, config, domain, seed, source="iard", default_min_ratings=DEFAULT_MIN_RATINGS
     )
 
 
-def iard_seekers(domain: Domain, source: Path | None = None) -> list[Seeker]:
+def iard_seekers(domain: Domain, source: str | Path | None = None) -> list[Seeker]:
     """Seekers with at least one accepted movie in `domain`, in file order."""
+    source = None if source is None else Path(source)
     path = source or iard_source()
     reader = IardReader(IardParams())
     names = {item.id: item.display_title for item in reader.items(path)}

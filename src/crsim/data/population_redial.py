@@ -52,17 +52,19 @@ def redial_source() -> Path:
 
 
 def build_redial_population(
-    config: PopulationConfig, domain: Domain, seed: int, source: Path | None = None
+    config: PopulationConfig, domain: Domain, seed: int, source: str | Path | None = None
 ) -> list[SimulatedUser]:
     """`config.size` simulated users from ReDial seekers (see the module docstring for the recipe)."""
+    source = None if source is None else Path(source)
     seekers = redial_seekers(domain, source)
     return users_from_seekers(
         seekers, config, domain, seed, source="redial", default_min_ratings=DEFAULT_MIN_RATINGS
     )
 
 
-def redial_seekers(domain: Domain, source: Path | None = None) -> list[Seeker]:
+def redial_seekers(domain: Domain, source: str | Path | None = None) -> list[Seeker]:
     """Seekers with at least one liked movie in `domain`, in file order."""
+    source = None if source is None else Path(source)
     path = source or redial_source()
     index = TitleIndex.of(domain.items)
     seekers = []

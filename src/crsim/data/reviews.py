@@ -34,8 +34,9 @@ class Review:
     text: str = ""
 
 
-def read_reviews(path: Path) -> list[Review]:
+def read_reviews(path: str | Path) -> list[Review]:
     """All rows of a reviews table, in file order. A (user, item) pair given twice is an error."""
+    path = Path(path)
     if not path.is_file():
         raise DataError("file not found; expected a reviews table (CSV or JSON Lines)", path=str(path))
     name = path.name.removesuffix(".gz")

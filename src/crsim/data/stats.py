@@ -114,6 +114,7 @@ def dataset_stats(dialogues: Iterable[Dialogue]) -> DatasetStats:
     return stats
 
 
-def file_stats(path: Path) -> DatasetStats:
+def file_stats(path: str | Path) -> DatasetStats:
     """Statistics of a dialogues JSONL file; a bad record raises DataError naming line and field."""
+    path = Path(path)
     return dataset_stats(iter_dialogues(path))

@@ -100,7 +100,8 @@ def _connect(path: Path, *, create: bool) -> sqlite3.Connection | None:
     return db
 
 
-def cache_stats(path: Path) -> CacheStats:
+def cache_stats(path: str | Path) -> CacheStats:
+    path = Path(path)
     if not path.exists():
         raise ConfigError(f"{path}: no LLM cache here")
     db = _connect(path, create=False)
@@ -113,8 +114,9 @@ def cache_stats(path: Path) -> CacheStats:
     return CacheStats(path, sum(n for _, n in rows), size, {m: n for m, n in rows})
 
 
-def clear_cache(path: Path) -> int:
+def clear_cache(path: str | Path) -> int:
     """Delete every entry; returns how many there were."""
+    path = Path(path)
     if not path.exists():
         raise ConfigError(f"{path}: no LLM cache here")
     db = _connect(path, create=False)

@@ -103,8 +103,9 @@ class LLMSettings(BaseModel):
         return self.roles.get(role, self.default)
 
 
-def load_llm_settings(path: Path) -> LLMSettings:
+def load_llm_settings(path: str | Path) -> LLMSettings:
     """The `llm:` section of a YAML/JSON file (an experiment config will do); errors name file and field."""
+    path = Path(path)
     from crsim.errors import ConfigError
     from crsim.yaml_files import read_yaml_mapping, validate_located
 

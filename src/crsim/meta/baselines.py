@@ -43,8 +43,9 @@ def _score(value: object, path: Path, where: str) -> float | None:
     return float(value)
 
 
-def load_baselines(path: Path | None = None) -> Baselines:
+def load_baselines(path: str | Path | None = None) -> Baselines:
     """The published numbers by split, evaluator and canonical aspect; errors name the field."""
+    path = None if path is None else Path(path)
     source = path or default_baselines_path()
     data = read_json(source)
     if not isinstance(data, dict):

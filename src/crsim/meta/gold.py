@@ -151,7 +151,7 @@ def _raw_split(conv_id: object) -> str | None:
 
 
 def load_gold(
-    path: Path | None = None, *, link_items: bool = False, limit_per_split: int | None = None
+    path: str | Path | None = None, *, link_items: bool = False, limit_per_split: int | None = None
 ) -> GoldSet:
     """Read CRSArena-Eval (default: the shipped copy) through the `crsarena_eval` converter.
 
@@ -159,6 +159,7 @@ def load_gold(
     that look at recommended items want it). `limit_per_split` keeps the first N conversations of
     each split; the others are listed in `GoldSet.excluded`.
     """
+    path = None if path is None else Path(path)
     source = path or default_gold_path()
     params = CrsArenaParams(link_items=link_items)
     reader = (

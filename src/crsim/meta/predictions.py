@@ -166,8 +166,9 @@ def _read_record(record: _RunRecord, predictions: Predictions, seen: dict[str, i
         predictions.add((conv_id, None, aspect), value, NULL_VALUE)
 
 
-def read_run_file(path: Path) -> Predictions:
+def read_run_file(path: str | Path) -> Predictions:
     """Predictions from a run file (plain or .gz); the first malformed record raises `DataError`."""
+    path = Path(path)
     if not path.is_file():
         raise DataError("not found; expected a run file (JSON array of predictions)", path=str(path))
     data = read_json(path)
@@ -208,8 +209,9 @@ def run_file_records(predictions: Predictions, order: list[str] | None = None) -
     return out
 
 
-def write_run_file(predictions: Predictions, path: Path, order: list[str] | None = None) -> None:
+def write_run_file(predictions: Predictions, path: str | Path, order: list[str] | None = None) -> None:
     """Write a run file that `read_run_file` (and FACE's own eval script) reads back; atomic."""
+    path = Path(path)
     with atomic_output(path) as handle:
         json.dump(run_file_records(predictions, order), handle, indent=1)
         handle.write("\n")

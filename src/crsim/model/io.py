@@ -15,14 +15,16 @@ from crsim.model.dialogue import Dialogue
 from crsim.model.items import Item
 
 
-def iter_dialogues(path: Path) -> Iterator[Dialogue]:
+def iter_dialogues(path: str | Path) -> Iterator[Dialogue]:
     """Dialogues of a JSONL file, streamed; bad bytes, JSON or fields raise DataError naming the line."""
+    path = Path(path)
     for _, dialogue in iter_dialogue_records(path):
         yield dialogue
 
 
-def iter_dialogue_records(path: Path) -> Iterator[tuple[int, Dialogue]]:
+def iter_dialogue_records(path: str | Path) -> Iterator[tuple[int, Dialogue]]:
     """(line number, dialogue) for each non-blank line of a JSONL file; errors as `iter_dialogues`."""
+    path = Path(path)
     if not path.is_file():
         raise DataError("file not found; expected dialogues in JSON Lines", path=str(path))
     with open(path, "rb") as handle:
@@ -85,8 +87,11 @@ def _records(path: Path) -> Iterator[tuple[int, str | Problem]]:
                 yield number, Problem(str(path), number, "", f"not UTF-8 text (byte {exc.start})")
 
 
-def validate_file(path: Path, kind: type[BaseModel] = Dialogue, limit: int = 50) -> tuple[int, list[Problem]]:
+def validate_file(
+    path: str | Path, kind: type[BaseModel] = Dialogue, limit: int = 50
+) -> tuple[int, list[Problem]]:
     """Validate every record of `path` against `kind`; returns (records seen, problems found)."""
+    path = Path(path)
     if not path.exists():
         raise DataError("file not found", path=str(path))
     problems: list[Problem] = []

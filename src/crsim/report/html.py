@@ -86,10 +86,7 @@ def build_report(
     if rank_metric is not None and rank_metric not in metrics:
         raise ConfigError(f"--rank-metric: no metric {rank_metric!r}; the runs have {', '.join(metrics)}")
     rank_by = rank_metric or ("Success" if "Success" in metrics else (metrics[0] if metrics else None))
-    titles: dict[str, str] = {}
-    for domain in sorted({str(v.folder.config.get("domain", "movies")) for v in views}):
-        found = item_titles(domain)
-        titles.update({i: found[i] for v in views for i in v.item_ids if i in found})
+    titles = _titles(views)
     env = Environment(loader=PackageLoader("crsim.report", "templates"), autoescape=True)
     template = env.get_template("report.html.j2")
     return template.render(
@@ -118,8 +115,20 @@ def build_report(
     )
 
 
-def write_report(html: str, path: Path) -> None:
+def _titles(views: Sequence[RunView]) -> dict[str, str]:
+    """Item id -> title of every item the sampled dialogues show, in id order: the ids are
+    collected in sets, whose order follows PYTHONHASHSEED, and the report must not."""
+    titles: dict[str, str] = {}
+    shown = sorted(set().union(*(v.item_ids for v in views)))
+    for domain in sorted({str(v.folder.config.get("domain", "movies")) for v in views}):
+        found = item_titles(domain)
+        titles.update({i: found[i] for i in shown if i in found})
+    return titles
+
+
+def write_report(html: str, path: str | Path) -> None:
     """Write the report through a temporary file beside it, renamed into place when complete."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.part")
     temp.write_text(redact(html), encoding="utf-8")  # a last pass: no secret in the report

@@ -106,8 +106,9 @@ class RunFolder:
                     ) from None
 
 
-def open_run(path: Path) -> RunFolder:
+def open_run(path: str | Path) -> RunFolder:
     """A run folder; anything else (a file, a folder without manifest or dialogues) is a DataError."""
+    path = Path(path)
     if not path.is_dir():
         raise DataError("not a folder; expected a run folder written by `crsim run`", path=str(path))
     manifest_path = path / MANIFEST
@@ -125,8 +126,9 @@ def open_run(path: Path) -> RunFolder:
     return RunFolder(path, manifest)
 
 
-def count_lines(path: Path) -> int:
+def count_lines(path: str | Path) -> int:
     """Non-blank lines of a file, counted without parsing them."""
+    path = Path(path)
     count = 0
     with path.open("rb") as handle:
         for line in handle:

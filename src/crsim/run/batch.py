@@ -179,13 +179,14 @@ async def hold_dialogue(experiment: Experiment, task: DialogueTask) -> Dialogue:
 
 async def run_batch(
     experiment: Experiment,
-    run_dir: Path,
+    run_dir: str | Path,
     *,
     resume: bool = False,
     on_dialogue: ProgressCallback | None = None,
 ) -> BatchResult:
     """Hold every planned dialogue not yet in the run folder with the configured executor: in this
     process, `config.concurrency` at a time, or as Ray tasks (`crsim.run.ray_executor`)."""
+    run_dir = Path(run_dir)
     done, dropped = prepare_run_dir(experiment, run_dir, resume)
     experiment.llms.set_cache_path(run_dir / LLM_CACHE)
     todo = [t for t in experiment.tasks if t.id not in done]

@@ -103,8 +103,9 @@ def field_description(path: str) -> str:
     return (info.description or "") if info else ""
 
 
-def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> ExperimentConfig:
+def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None) -> ExperimentConfig:
     """Read a YAML/JSON config (or the defaults), apply CLI overrides, validate once."""
+    path = None if path is None else Path(path)
     data: dict[str, Any] = {}
     if path is not None:
         data = read_yaml_mapping(path, "an experiment config (YAML or JSON)")

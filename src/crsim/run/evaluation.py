@@ -65,8 +65,9 @@ class JudgeConfig(BaseModel):
     )
 
 
-def load_judge_config(path: Path) -> JudgeConfig:
+def load_judge_config(path: str | Path) -> JudgeConfig:
     """Read a judge config (YAML or JSON); errors name the file and the field."""
+    path = Path(path)
     loaded = read_yaml_mapping(path, "a judge config with `llm:` and `judges:`")
     return validate_located(JudgeConfig, loaded, str(path))
 
@@ -114,7 +115,7 @@ def _batches(dialogues: Iterator[Dialogue], size: int) -> Iterator[list[Dialogue
 
 
 def evaluate_path(
-    path: Path, options: EvaluateOptions | None = None, *, out: Path | None = None
+    path: str | Path, options: EvaluateOptions | None = None, *, out: str | Path | None = None
 ) -> EvaluationResult:
     """Score a run folder (manifest + dialogues.jsonl) or a dialogue JSONL file; write the results.
 
@@ -123,6 +124,8 @@ def evaluate_path(
     its records appended to a temporary scores file and folded into the summaries, so memory does not
     grow with the run; the scores file replaces the old one only when every dialogue is scored.
     """
+    path = Path(path)
+    out = None if out is None else Path(out)
     options = options or EvaluateOptions()
     if path.is_dir():
         manifest = read_manifest(path)

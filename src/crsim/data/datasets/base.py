@@ -3,8 +3,10 @@
 A reader splits its source files into raw records (`records`) and turns one record into a
 `Dialogue` (`convert`). The driver (`convert_dataset`) wraps every failure into a `DataError`
 that names the file, the record and the field, and either stops at the first bad record or,
-with `skip_invalid`, counts it and goes on. Readers stream: nothing holds a whole dataset of
-converted dialogues in memory.
+with `skip_invalid`, counts it and goes on. It also makes dialogue ids unique (`UniqueIds`):
+published files repeat ids (a UserSimCRS export gave 93 of 100 dialogues one id), and every later
+step keys records by id. Readers stream: nothing holds a whole dataset of converted dialogues in
+memory (only the set of ids given out).
 """
 
 from __future__ import annotations
@@ -91,23 +93,66 @@ class DatasetReader:
         return None
 
 
+#: `Dialogue.metadata` key of a renamed dialogue: the id its record gave (`UniqueIds`).
+ORIGINAL_ID = "original_id"
+
+
 @dataclass
 class ConversionReport:
-    """What a conversion did: dialogues written, records skipped (first 20 reasons kept), and the
-    code points in written records that could not be written as UTF-8 (lone surrogates from
-    `\\uD800`-style escapes) and were replaced with U+FFFD."""
+    """What a conversion did: dialogues written, records skipped (first 20 reasons kept), the code
+    points in written records that could not be written as UTF-8 (lone surrogates from
+    `\\uD800`-style escapes) and were replaced with U+FFFD, and dialogues renamed because their id
+    was taken (with the first renamings, `old -> new`)."""
 
     written: int = 0
     skipped: int = 0
     errors: list[str] = field(default_factory=list)
     replaced_code_points: int = 0
+    renamed: int = 0
+    renamings: list[str] = field(default_factory=list)
+
+
+class UniqueIds:
+    """Gives each dialogue an id no earlier dialogue of the conversion has, deterministically.
+
+    The first dialogue with an id keeps it; a later one whose id is taken (by an earlier record or
+    by an earlier renaming) becomes `<id>-2`, `<id>-3`, ..., the first of these still free, in file
+    order, and keeps the id it had in `metadata["original_id"]`. Conversion streams, so an id that
+    only a later record uses cannot be reserved: that record is renamed in turn when it comes.
+    """
+
+    def __init__(self) -> None:
+        self._taken: set[str] = set()
+        self._next: dict[str, int] = {}
+
+    def assign(self, dialogue: Dialogue) -> tuple[Dialogue, str | None]:
+        """The dialogue with a free id, and its old id when it was renamed (else None)."""
+        original = dialogue.id
+        if original not in self._taken:
+            self._taken.add(original)
+            return dialogue, None
+        suffix = self._next.get(original, 2)
+        while f"{original}-{suffix}" in self._taken:
+            suffix += 1
+        self._next[original] = suffix + 1
+        new_id = f"{original}-{suffix}"
+        self._taken.add(new_id)
+        metadata = {**dialogue.metadata, ORIGINAL_ID: original}
+        return dialogue.model_copy(update={"id": new_id, "metadata": metadata}), original
 
 
 def convert_dataset(
-    reader: DatasetReader, src: Path, *, skip_invalid: bool = False, report: ConversionReport | None = None
+    reader: DatasetReader,
+    src: str | Path,
+    *,
+    skip_invalid: bool = False,
+    report: ConversionReport | None = None,
 ) -> Iterator[Dialogue]:
-    """Stream dialogues; the first bad record raises DataError unless `skip_invalid`."""
+    """Stream dialogues with unique ids (`UniqueIds`); the first bad record raises DataError unless
+    `skip_invalid`. `report` counts what was written, skipped and renamed."""
+    src = Path(src)
     report = report if report is not None else ConversionReport()
+    ids = UniqueIds()
     if not src.exists():
         raise DataError("not found; expected the dataset's file or folder", path=str(src))
     records = reader.records(src)
@@ -144,6 +189,11 @@ def convert_dataset(
                 raise error from exc
             _skip(report, str(error))
             continue
+        dialogue, original = ids.assign(dialogue)
+        if original is not None:
+            report.renamed += 1
+            if len(report.renamings) < 20:
+                report.renamings.append(f"{record.path}, record {record.number}: {original} -> {dialogue.id}")
         report.written += 1
         report.replaced_code_points += replaced
         yield dialogue

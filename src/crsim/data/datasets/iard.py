@@ -197,8 +197,9 @@ def _labels(record: RawRecord, raw: Any, key: str, where: str) -> list[str]:
     return labels
 
 
-def read_redial_movies(path: Path) -> dict[str, str]:
+def read_redial_movies(path: str | Path) -> dict[str, str]:
     """ReDial's `movies_with_mentions.csv` (movieId, movieName, nbMentions) as id -> name."""
+    path = Path(path)
     if not path.is_file():
         raise DataError("catalog not found; expected ReDial's movies_with_mentions.csv", path=str(path))
     return {row["movieId"]: row["movieName"] for row in read_catalog(path)}

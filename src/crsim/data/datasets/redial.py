@@ -297,8 +297,9 @@ def _suggested(movie: str, feedback: dict[str, dict[str, dict[str, Any]]], said_
 # --- catalog -----------------------------------------------------------------------------------
 
 
-def read_catalog(path: Path) -> list[dict[str, str]]:
+def read_catalog(path: str | Path) -> list[dict[str, str]]:
     """Rows of `movies_with_mentions.csv` (movieId, movieName, nbMentions), checked."""
+    path = Path(path)
     reader = csv.DictReader(io.StringIO(read_text(path)))
     try:
         missing = [c for c in ("movieId", "movieName") if c not in (reader.fieldnames or [])]

@@ -145,8 +145,10 @@ def consistency(
     return [compare_metric(metric, a[metric], b[metric]) for metric in a if metric in b]
 
 
-def consistency_report(path_a: Path, path_b: Path) -> ConsistencyReport:
+def consistency_report(path_a: str | Path, path_b: str | Path) -> ConsistencyReport:
     """Read two scores.jsonl files (a bad record is a DataError naming file, line and field)."""
+    path_a = Path(path_a)
+    path_b = Path(path_b)
     for path in (path_a, path_b):
         if not path.is_file():
             raise DataError(

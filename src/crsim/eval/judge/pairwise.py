@@ -500,19 +500,20 @@ async def compare_dialogues(
     )
 
 
-def run_dialogues(run: Path) -> list[Dialogue]:
+def run_dialogues(run: str | Path) -> list[Dialogue]:
     """The dialogues of a run folder (its `dialogues.jsonl`) or of a dialogues JSONL file."""
+    run = Path(run)
     path = run / DIALOGUES if run.is_dir() else run
     return list(iter_dialogues(path))
 
 
 async def compare_runs(
-    run_a: Path,
-    run_b: Path,
+    run_a: str | Path,
+    run_b: str | Path,
     *,
     settings: LLMSettings | None = None,
     criteria: str | Path = DEFAULT_CRITERIA,
-    cache: Path | None = None,
+    cache: str | Path | None = None,
     role: str = "judge",
     simulator_a: str | None = None,
     simulator_b: str | None = None,
@@ -529,6 +530,9 @@ async def compare_runs(
     The response cache is `cache`, else the file `settings` names, else `llm_cache.sqlite` in
     run A's folder (next to the file when run A is a dialogues file).
     """
+    run_a = Path(run_a)
+    run_b = Path(run_b)
+    cache = None if cache is None else Path(cache)
     dialogues_a, dialogues_b = run_dialogues(run_a), run_dialogues(run_b)
     chosen = load_criteria(criteria)
     settings = settings or LLMSettings()

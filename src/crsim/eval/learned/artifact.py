@@ -198,9 +198,10 @@ def _standardised(block: DenseBlock, docs: Sequence[DialogueDocument]) -> FloatA
     return np.asarray((raw - np.asarray(block.mean)) / np.where(scale == 0.0, 1.0, scale), dtype=np.float64)
 
 
-def write_json_model(model: BaseModel, path: Path) -> None:
+def write_json_model(model: BaseModel, path: str | Path) -> None:
     """Write a learned model as compact JSON, atomically (floats round-trip exactly; the same model
     gives the same bytes, so retraining scripts are checkable)."""
+    path = Path(path)
     text = json.dumps(
         model.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False, allow_nan=False
     )
@@ -210,8 +211,9 @@ def write_json_model(model: BaseModel, path: Path) -> None:
     temporary.replace(path)
 
 
-def save_artifact(artifact: Artifact, path: Path) -> None:
+def save_artifact(artifact: Artifact, path: str | Path) -> None:
     """Write the artifact as JSON (exact float round trip; same artifact -> same bytes)."""
+    path = Path(path)
     write_json_model(artifact, path)
 
 
@@ -219,12 +221,20 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def read_json_model(
-    path: Path, model: type[M], *, kind: str, noun: str, fmt: str, versions: dict[str, int], retrain: str
+    path: str | Path,
+    model: type[M],
+    *,
+    kind: str,
+    noun: str,
+    fmt: str,
+    versions: dict[str, int],
+    retrain: str,
 ) -> M:
     """Read a learned model written by `write_json_model` and check its format and versions before
     validating it; any problem is a `DataError` naming the file and the field. `kind` names the
     file in messages ("CRSArena evaluator model", `noun` for short: "model"), `retrain` the script
     that rebuilds it."""
+    path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -249,8 +259,9 @@ def read_json_model(
         raise DataError(f"invalid {noun}: {error['msg']}", path=str(path), field=where) from None
 
 
-def load_artifact(path: Path) -> Artifact:
+def load_artifact(path: str | Path) -> Artifact:
     """Read and check an artifact; any problem is a `DataError` naming the file (and field)."""
+    path = Path(path)
     return read_json_model(
         path,
         Artifact,

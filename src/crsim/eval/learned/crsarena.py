@@ -52,8 +52,9 @@ def _cached(path: str, modified: int) -> CrsarenaModel:
     return load_model(Path(path))
 
 
-def cached_model(path: Path | None = None) -> CrsarenaModel:
+def cached_model(path: str | Path | None = None) -> CrsarenaModel:
     """The model at `path` (default: the shipped one), loaded once per file version."""
+    path = None if path is None else Path(path)
     target = (path or CRSARENA_MODEL).resolve()
     try:
         modified = target.stat().st_mtime_ns

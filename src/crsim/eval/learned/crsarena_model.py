@@ -306,13 +306,15 @@ def tfidf_matrix(field: TextField, docs: Sequence[Sequence[str]]) -> sparse.csr_
     )
 
 
-def save_model(model: CrsarenaModel, path: Path) -> None:
+def save_model(model: CrsarenaModel, path: str | Path) -> None:
     """Write the model as JSON (floats round-trip exactly; the same model gives the same bytes)."""
+    path = Path(path)
     write_json_model(model, path)
 
 
-def load_model(path: Path) -> CrsarenaModel:
+def load_model(path: str | Path) -> CrsarenaModel:
     """Read and check a saved model; any problem is a `DataError` naming the file and the field."""
+    path = Path(path)
     return read_json_model(
         path,
         CrsarenaModel,

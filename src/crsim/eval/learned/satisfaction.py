@@ -44,8 +44,9 @@ def _cached(path: str, modified: int) -> Artifact:
     return load_artifact(Path(path))
 
 
-def cached_artifact(path: Path | None = None) -> Artifact:
+def cached_artifact(path: str | Path | None = None) -> Artifact:
     """The artifact at `path` (default: the shipped one), loaded once per file version."""
+    path = None if path is None else Path(path)
     target = (path or SATISFACTION_ARTIFACT).resolve()
     try:
         modified = target.stat().st_mtime_ns

@@ -121,8 +121,10 @@ class TrainingConfig(BaseModel):
     model_config = {"arbitrary_types_allowed": True, "frozen": True}
 
 
-def load_sets(dial: Path, eval_file: Path) -> tuple[LabelledSet, LabelledSet]:
+def load_sets(dial: str | Path, eval_file: str | Path) -> tuple[LabelledSet, LabelledSet]:
     """CRSArena-Dial (sentiment) and CRSArena-Eval (overall) as labelled sets, items linked."""
+    dial = Path(dial)
+    eval_file = Path(eval_file)
     dial_dialogues = list(convert_dataset(CrsArenaDialReader(CrsArenaParams()), dial))
     eval_dialogues = list(convert_dataset(CrsArenaEvalReader(CrsArenaParams()), eval_file))
     return (
