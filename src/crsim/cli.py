@@ -197,12 +197,19 @@ def evaluate(
     out: Annotated[
         Path | None, typer.Option(help="Output folder (default: the run folder; for a file, <stem>-eval/).")
     ] = None,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace", help="Replace earlier scores; by default scores of metrics not re-scored stay."
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Score a run's dialogues: metrics, LLM judges, act annotation where acts are missing.
 
     Writes scores.jsonl (one line per dialogue and metric/aspect) and summary.json; LLM answers are
-    cached in llm_cache.sqlite of the output folder.
+    cached in llm_cache.sqlite of the output folder. Earlier scores are merged: the metrics scored now
+    replace their own records, the others stay (--replace drops them).
     """
     from crsim.run.evaluation import EvaluateOptions, evaluate_path, load_judge_config
 
@@ -213,6 +220,7 @@ def evaluate(
             annotator=annotator,
             annotator_args=parse_args(annotator_arg or []),
             concurrency=concurrency,
+            replace=replace,
         )
         result = evaluate_path(run_dir, options, out=out)
     _show(result.summaries, as_json)

@@ -319,6 +319,45 @@ def scores_writer(path: str | Path) -> Iterator[Callable[[Iterable[ScoreRecord]]
         raise
 
 
+def kept_scores(
+    path: str | Path, *, rescored: set[str], dialogue_ids: set[str], batch: int = 500
+) -> Iterator[list[ScoreRecord]]:
+    """The records of an earlier scores file that a new evaluation keeps when it merges: those of
+    metrics (labels, aspects included) it did not score again, for dialogues it scored. Records of a
+    re-scored label are replaced by the new ones; records of dialogues no longer in the input are stale
+    and dropped. Streamed in lists of about `batch` dialogues; the records of one dialogue and metric are
+    never split between lists (as `SummaryBuilder.add` needs); nothing when there is no earlier file. A bad line is a DataError
+    naming the file, the record and the field."""
+    path = Path(path)
+    if not path.is_file():
+        return
+    group: list[ScoreRecord] = []
+    seen: set[str] = set()
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            record = _score_line(line, path, number)
+            if record.metric in rescored or record.dialogue_id not in dialogue_ids:
+                continue
+            if record.dialogue_id not in seen and len(seen) >= batch:
+                yield group
+                group, seen = [], set()
+            seen.add(record.dialogue_id)
+            group.append(record)
+    if group:
+        yield group
+
+
+def _score_line(line: bytes | str, path: Path, number: int) -> ScoreRecord:
+    try:
+        return ScoreRecord.model_validate_json(line)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise DataError(err["msg"], path=str(path), record=number, field=field) from None
+
+
 def _write_atomic(path: Path, chunks: Iterable[str]) -> None:
     """Write through a temporary file renamed into place: an interrupted write keeps the old file."""
     temp = path.with_name(f".{path.name}.part")
@@ -337,14 +376,8 @@ def read_scores(path: str | Path) -> list[ScoreRecord]:
     records = []
     with Path(path).open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(ScoreRecord.model_validate_json(line))
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                field = ".".join(str(p) for p in err["loc"])
-                raise DataError(err["msg"], path=str(path), record=number, field=field) from None
+            if line.strip():
+                records.append(_score_line(line, Path(path), number))
     return records
 
 

@@ -5,7 +5,8 @@ LLM settings; a judge config adds LLM judges and may replace the LLM settings; a
 (rule-based by default) fills in the acts that LLM simulators and human datasets lack, so that
 Success, SRRR and RDL can be computed, and every score of an annotated dialogue names the annotator.
 Outputs: `scores.jsonl` (one line per dialogue and metric/aspect, plus one per turn for turn-level
-aspects) and `summary.json` (per CRS × simulator), written atomically; LLM answers are cached in the
+aspects; earlier records of metrics not scored again are kept unless told to replace) and
+`summary.json` (per CRS × simulator, from the merged scores), written atomically; LLM answers are cached in the
 run's `llm_cache.sqlite` so a second evaluation makes no calls.
 """
 
@@ -29,6 +30,7 @@ from crsim.eval.evaluate import (
     SummaryBuilder,
     build_metrics,
     default_metrics,
+    kept_scores,
     read_scores,
     scores_writer,
     write_summary,
@@ -83,6 +85,11 @@ class EvaluateOptions(BaseModel):
     )
     annotator_args: dict[str, Any] = Field(default_factory=dict)
     concurrency: int = Field(8, ge=1, description="Dialogues scored at the same time (LLM judges wait).")
+    replace: bool = Field(
+        False,
+        description="Replace scores.jsonl and summary.json; by default the records of metrics not scored "
+        "again are kept and the summary is rebuilt from the merged scores.",
+    )
 
 
 @dataclass
@@ -117,6 +124,8 @@ def evaluate_path(
     Dialogues stream through in batches: each batch is scored (LLM evaluators concurrently within it),
     its records appended to a temporary scores file and folded into the summaries, so memory does not
     grow with the run; the scores file replaces the old one only when every dialogue is scored.
+    Unless `options.replace`, an earlier scores file is merged (`kept_scores`): the records of metrics
+    not scored again stay, appended after the new ones, and the summary covers both.
     """
     options = options or EvaluateOptions()
     if path.is_dir():
@@ -142,12 +151,20 @@ def evaluate_path(
     async def go() -> None:
         try:
             with scores_writer(out_dir / SCORES) as write:
+                rescored: set[str] = set()
+                scored_ids: set[str] = set()
                 for batch in _batches(iter_dialogues(dialogues_path), BATCH):
                     records = await score_all(
                         batch, metrics, annotator=annotator, concurrency=options.concurrency, counts=counts
                     )
                     write(records)
                     builder.add(records, batch)
+                    rescored.update(r.metric for r in records)
+                    scored_ids.update(d.id for d in batch)
+                if not options.replace:  # merge: earlier scores of other metrics stay
+                    for kept in kept_scores(out_dir / SCORES, rescored=rescored, dialogue_ids=scored_ids):
+                        write(kept)
+                        builder.add(kept)
         finally:
             await hub.aclose()
 
