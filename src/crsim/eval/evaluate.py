@@ -325,9 +325,9 @@ def kept_scores(
     """The records of an earlier scores file that a new evaluation keeps when it merges: those of
     metrics (labels, aspects included) it did not score again, for dialogues it scored. Records of a
     re-scored label are replaced by the new ones; records of dialogues no longer in the input are stale
-    and dropped. Streamed in lists of about `batch` dialogues; the records of one dialogue and metric are
-    never split between lists (as `SummaryBuilder.add` needs); nothing when there is no earlier file. A bad line is a DataError
-    naming the file, the record and the field."""
+    and dropped. Streamed in lists of about `batch` dialogues; the records of one dialogue and metric
+    are never split between lists (as `SummaryBuilder.add` needs); nothing when there is no earlier
+    file. A bad line is a DataError naming the file, the record and the field."""
     path = Path(path)
     if not path.is_file():
         return
@@ -337,7 +337,7 @@ def kept_scores(
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
-            record = _score_line(line, path, number)
+            record = score_from_line(line, path, number)
             if record.metric in rescored or record.dialogue_id not in dialogue_ids:
                 continue
             if record.dialogue_id not in seen and len(seen) >= batch:
@@ -349,7 +349,8 @@ def kept_scores(
         yield group
 
 
-def _score_line(line: bytes | str, path: Path, number: int) -> ScoreRecord:
+def score_from_line(line: bytes | str, path: Path, number: int) -> ScoreRecord:
+    """One line of a scores file; a bad one is a DataError naming the file, the record and the field."""
     try:
         return ScoreRecord.model_validate_json(line)
     except ValidationError as exc:
@@ -377,7 +378,7 @@ def read_scores(path: str | Path) -> list[ScoreRecord]:
     with Path(path).open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if line.strip():
-                records.append(_score_line(line, Path(path), number))
+                records.append(score_from_line(line, Path(path), number))
     return records
 
 
