@@ -172,3 +172,16 @@ def test_judge_scores_get_their_plot_and_explanations(two_sims: Path, tmp_path: 
 def test_tied_crss_share_their_rank() -> None:
     assert competition_ranks({"a": 0.0, "b": 0.5, "c": 0.0, "d": 0.2}) == {"b": 1, "d": 2, "a": 3, "c": 3}
     assert competition_ranks({"popular": 0.0, "retrieval": 0.0}) == {"popular": 1, "retrieval": 1}
+
+
+def test_comparisons_section_matches_crsim_compare(two_sims: Path, tmp_path: Path) -> None:
+    from crsim.report.compare import compare_folders, interval, p_text
+
+    html = build_report([open_run(two_sims)])
+    section = html[html.index('<section id="compare">') : html.index('<section id="plots">')]
+    found = compare_folders([open_run(two_sims)]).comparison
+    assert section.count('<div class="comparison">') == len(found.results) == 2 * 6  # 2 simulators
+    for result in found.results:
+        assert f"<h3>{result.metric} · {result.simulator}</h3>" in section
+        (pair,) = result.pairs
+        assert f'<td class="num">{interval(pair)}</td><td class="num">{p_text(pair.p_value)}</td>' in section

@@ -49,6 +49,9 @@ POWER = 0.8
 #: Sign flips drawn by the permutation test (all 2**n of them when that is fewer).
 PERMUTATIONS = 9999
 
+#: Users a pair needs before it is tested (with one, every test says p = 1).
+MIN_USERS = 2
+
 TestName = Literal["mcnemar", "permutation"]
 
 
@@ -228,12 +231,20 @@ def min_detectable(sd: float | None, n: int, *, alpha: float = ALPHA, power: flo
     the effect size solved by statsmodels' TTestPower, times the SD of the differences."""
     if sd is None or n < 2 or sd <= 0:
         return None
+    import warnings
+
     from statsmodels.stats.power import TTestPower
 
-    effect = TTestPower().solve_power(
-        effect_size=None, nobs=n, alpha=alpha, power=power, alternative="two-sided"
-    )
-    return float(np.ravel(effect)[0]) * sd
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # no root (tiny n): statsmodels warns and returns nan
+        effect = float(
+            np.ravel(
+                TTestPower().solve_power(
+                    effect_size=None, nobs=n, alpha=alpha, power=power, alternative="two-sided"
+                )
+            )[0]
+        )
+    return effect * sd if math.isfinite(effect) else None
 
 
 def users_needed(
@@ -309,7 +320,9 @@ class PairResult(BaseModel):
     ci_low: float | None = Field(description="Percentile-bootstrap interval, resampling users.")
     ci_high: float | None
     sd: float | None = Field(description="Standard deviation (ddof=1) of the per-user differences.")
-    test: TestName | None = Field(description="mcnemar (0/1 metric, one pair per user) or permutation.")
+    test: TestName | None = Field(
+        description="mcnemar (0/1 metric, one pair per user) or permutation; None below two users."
+    )
     p_value: float | None
     p_holm: float | None = Field(description="Holm-corrected over the pairs of this simulator and metric.")
     significant: bool = Field(description="p_holm < alpha.")
@@ -364,7 +377,7 @@ def compare_pair(
     summary = aggregate(list(d), seed=options.seed, confidence=options.confidence)
     test: TestName | None = None
     p: float | None = None
-    if d.size:
+    if d.size >= MIN_USERS:
         if sample.binary and sample.one_per_user:
             test, p = "mcnemar", mcnemar_pvalue(d)
         else:

@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from crsim.errors import DataError
-from crsim.eval.compare import Comparison, ComparisonOptions, MetricComparison, PairResult, compare
+from crsim.eval.compare import (
+    Comparison,
+    ComparisonOptions,
+    MetricComparison,
+    PairResult,
+    RankEntry,
+    compare,
+)
 from crsim.eval.compare import read_observations as _read
 from crsim.report.run_folder import RunFolder
 
@@ -161,3 +168,49 @@ def comparison_lines(found: FolderComparison) -> list[str]:
     for note in found.notes:
         lines.extend(textwrap.wrap(f"note: {note}", WIDTH, break_on_hyphens=False))
     return lines
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML (the report's Comparisons section; Jinja autoescapes every string)
+
+
+def html_comparisons(folders: Sequence[RunFolder], labels: Sequence[str]) -> list[dict[str, object]]:
+    """Per run (CRSs are compared within a run, where they met the same users), per simulator and
+    metric: the ranking with letter groups and the pairs, as display strings."""
+    sections: list[dict[str, object]] = []
+    for folder, label in zip(folders, labels, strict=True):
+        if not folder.scores_path.is_file():
+            continue
+        found = compare_folders([folder])
+        for result in found.comparison.results:
+            sections.append(
+                {
+                    "run": label,
+                    "simulator": result.simulator,
+                    "metric": result.metric,
+                    "ranking": [_html_rank(e) for e in result.ranking],
+                    "pairs": [_html_pair(p) for p in result.pairs],
+                }
+            )
+    return sections
+
+
+def _html_rank(entry: RankEntry) -> dict[str, object]:
+    return {"rank": entry.rank, "crs": entry.crs, "mean": number(entry.mean), "n": entry.n_users,
+            "group": entry.group}  # fmt: skip
+
+
+def _html_pair(result: PairResult) -> dict[str, object]:
+    return {
+        "a": result.crs_a,
+        "b": result.crs_b,
+        "diff": interval(result),
+        "p": p_text(result.p_value),
+        "p_holm": p_text(result.p_holm),
+        "significant": result.significant,
+        "test": TEST_NAMES.get(result.test or "", "no test"),
+        "n": result.n_users,
+        "dropped": result.dropped_not_evaluable + result.dropped_missing,
+        "mde": number(result.min_detectable),
+        "needed": "" if result.users_for_observed is None else str(result.users_for_observed),
+    }

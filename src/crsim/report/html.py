@@ -23,6 +23,7 @@ from crsim.errors import ConfigError
 from crsim.eval.stats import Aggregate
 from crsim.report import plots
 from crsim.report.collect import RunView, collect_run
+from crsim.report.compare import html_comparisons
 from crsim.report.run_folder import RunFolder, item_titles
 
 #: Dialogues per run kept for the browser unless told otherwise (the plots and tables use all).
@@ -95,6 +96,7 @@ def build_report(
         rows=_rows(views, metrics),
         plots=_plots(views, several, rank_by),
         ranks=_rank_table(views, rank_by),
+        comparisons=html_comparisons([v.folder for v in views], [v.label for v in views]),
         rank_by=rank_by,
         shown=sum(len(v.browser) for v in views),
         total=sum(v.total_dialogues for v in views),
