@@ -6,8 +6,8 @@ LLM settings; a judge config adds LLM judges and may replace the LLM settings; a
 Success, SRRR and RDL can be computed, and every score of an annotated dialogue names the annotator.
 Outputs: `scores.jsonl` (one line per dialogue and metric/aspect, plus one per turn for turn-level
 aspects; earlier records of metrics not scored again are kept unless told to replace) and
-`summary.json` (per CRS × simulator, from the merged scores), written atomically; LLM answers are cached in the
-run's `llm_cache.sqlite` so a second evaluation makes no calls.
+`summary.json` (per CRS × simulator, from the merged scores), written atomically; LLM answers are
+cached in the run's `llm_cache.sqlite` so a second evaluation makes no calls.
 """
 
 from __future__ import annotations
