@@ -4,6 +4,7 @@ is known, then pairing, corrections, groups and the command on a real run."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -206,3 +207,57 @@ def test_comparisons_dataframe(two_crs_run: Path) -> None:
     )
     assert len(frame) == frame["metric"].nunique()  # two CRSs, one simulator: one pair per metric
     assert (frame["n_users"] == 12).all()
+
+
+def test_a_dialogue_broken_by_the_simulator_is_dropped_with_its_pair(
+    two_crs_run: Path, tmp_path: Path
+) -> None:
+    from crsim.report.compare import compare_folders
+    from crsim.report.run_folder import open_run
+
+    run = tmp_path / "run"
+    shutil.copytree(two_crs_run, run)
+    lines = (run / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()
+    broken = json.loads(lines[0])
+    broken["termination"] = {
+        "reason": "user_error",
+        "error": {"source": "user", "type": "LLMOutputError", "message": "unreadable answer"},
+    }
+    lines[0] = json.dumps(broken)
+    (run / "dialogues.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    found = compare_folders([open_run(run)]).comparison
+    for result in found.results:
+        (pair_,) = result.pairs
+        assert (pair_.n_users, pair_.dropped_not_evaluable) == (11, 1), result.metric
+        # Only the broken dialogue's CRS loses the user from its mean; the other keeps all 12.
+        users = {entry.crs: entry.n_users for entry in result.ranking}
+        assert users == {broken["crs_id"]: 11, ({"popular", "retrieval"} - {broken["crs_id"]}).pop(): 12}
+    printed = runner.invoke(app, ["compare", str(run), "--metrics", "Success"])
+    assert "11 users, 1 pair dropped (1 not evaluable)" in printed.output
+
+
+def test_runs_are_compared_across_folders_and_a_run_equals_its_copy(
+    two_crs_run: Path, tmp_path: Path
+) -> None:
+    from crsim.report.compare import compare_folders
+    from crsim.report.run_folder import open_run
+
+    shutil.copytree(two_crs_run, tmp_path / "copy")
+    found = compare_folders(
+        [open_run(two_crs_run), open_run(tmp_path / "copy")], ComparisonOptions(baseline="popular [run]")
+    )
+    success = next(r for r in found.comparison.results if r.metric == "Success")
+    by_b = {p.crs_b: p for p in success.pairs}
+    assert set(by_b) == {"retrieval [run]", "popular [copy]", "retrieval [copy]"}
+    same = by_b["popular [copy]"]
+    assert (same.difference, same.p_value, same.significant, same.n_users) == (0.0, 1.0, False, 12)
+    assert found.notes == []
+
+
+def test_a_run_without_scores_is_named(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text('{"config": {}}', encoding="utf-8")
+    (run / "dialogues.jsonl").write_text("", encoding="utf-8")
+    result = runner.invoke(app, ["compare", str(run)])
+    assert result.exit_code != 0 and "scores.jsonl" in result.output and "crsim evaluate" in result.output

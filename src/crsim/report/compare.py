@@ -120,16 +120,28 @@ def metric_lines(found: MetricComparison, options: ComparisonOptions) -> list[st
     return lines
 
 
+def _dropped(result: PairResult) -> str:
+    """'2 pairs dropped (1 not evaluable, 1 without value)', or 'no pair dropped'."""
+    total = result.dropped_not_evaluable + result.dropped_missing
+    if not total:
+        return "no pair dropped"
+    why = []
+    if result.dropped_not_evaluable:
+        why.append(f"{result.dropped_not_evaluable} not evaluable")
+    if result.dropped_missing:
+        why.append(f"{result.dropped_missing} without value")
+    return f"{total} pair{'s' if total != 1 else ''} dropped ({', '.join(why)})"
+
+
 def pair_lines(result: PairResult, options: ComparisonOptions) -> list[str]:
     """One pair: the difference with its interval and tests, then n, drops and power."""
     mark = " *" if result.significant else ""
     test = TEST_NAMES.get(result.test or "", "no test")
-    dropped = result.dropped_not_evaluable + result.dropped_missing
     lines = [
         f"  {clean(result.crs_a, 36)} − {clean(result.crs_b, 36)}",
         f"      diff {interval(result)}  p {p_text(result.p_value)}  "
         f"p Holm {p_text(result.p_holm)}{mark}  {test}",
-        f"      {result.n_users} users, {dropped} pairs dropped, MDE {options.power:.0%} "
+        f"      {result.n_users} users, {_dropped(result)}, MDE {options.power:.0%} "
         f"{number(result.min_detectable)}",
     ]
     needs = []
