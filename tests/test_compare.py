@@ -23,7 +23,9 @@ from crsim.eval.compare import (
     mcnemar_pvalue,
     min_detectable,
     pair,
+    paired_test,
     permutation_pvalues,
+    ttest_pvalues,
     users_needed,
 )
 from report_support import small_run
@@ -47,6 +49,19 @@ def test_the_permutation_test_rejects_a_true_null_about_five_percent_of_the_time
     assert FPR_BAND[0] <= np.mean(p < 0.05) <= FPR_BAND[1]
     # Under the null the p-values are about uniform, not only at 5%.
     assert abs(np.mean(p < 0.2) - 0.2) < 0.04
+
+
+def test_above_a_thousand_users_the_paired_t_test_keeps_its_level_and_has_the_theoretical_power() -> None:
+    rng = np.random.default_rng(13)
+    # Skewed and asymmetric (a centred exponential): at this n the central limit theorem holds.
+    null = rng.exponential(size=(SIMULATIONS, 1500)) - 1.0
+    assert FPR_BAND[0] <= np.mean(ttest_pvalues(null) < 0.05) <= FPR_BAND[1]
+    for effect in (0.04, 0.08):
+        p = ttest_pvalues(rng.normal(loc=effect, size=(SIMULATIONS, 1500)))
+        expected = TTestPower().power(effect_size=effect, nobs=1500, alpha=0.05, alternative="two-sided")
+        assert abs(np.mean(p < 0.05) - expected) < 0.045  # 3 binomial SDs at 1,000 simulations
+    assert paired_test(null[0, :1000])[0] == "permutation" and paired_test(null[0, :1001])[0] == "t"
+    assert paired_test(np.zeros(2000)) == ("t", 1.0)
 
 
 def test_the_exact_mcnemar_test_keeps_its_level_on_paired_successes() -> None:

@@ -10,8 +10,10 @@ do not count as several independent observations. Over those per-user difference
 - the difference: their mean, with a percentile-bootstrap interval that resamples users
   (`crsim.eval.stats.aggregate`);
 - a paired test: for a 0/1 metric with one pair per user, the exact McNemar test (a binomial test
-  on the discordant users, `scipy.stats.binomtest`); otherwise a sign-flip permutation test of the
-  mean difference (`scipy.stats.permutation_test`, exact for up to 13 users);
+  on the discordant users, `scipy.stats.binomtest`); otherwise, up to 1,000 users, a sign-flip
+  permutation test of the mean difference (`scipy.stats.permutation_test`, exact for up to 13 users),
+  and above, where the permutation test costs seconds per pair and the central limit theorem holds,
+  the paired t-test (`scipy.stats.ttest_1samp` on the differences);
 - p-values corrected with Holm's method over the pairs of one simulator and metric
   (`statsmodels.stats.multitest.multipletests`);
 - the smallest difference the run could detect with 80% power at alpha 0.05 (two-sided): the
@@ -52,7 +54,10 @@ PERMUTATIONS = 9999
 #: Users a pair needs before it is tested (with one, every test says p = 1).
 MIN_USERS = 2
 
-TestName = Literal["mcnemar", "permutation"]
+#: Above this many users, the paired t-test replaces the permutation test (see the module docstring).
+PERMUTATION_MAX_USERS = 1000
+
+TestName = Literal["mcnemar", "permutation", "t"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,6 +220,24 @@ def permutation_pvalues(differences: np.ndarray, *, seed: int = 0, resamples: in
     return result.pvalue
 
 
+def ttest_pvalues(differences: np.ndarray) -> Any:
+    """Two-sided paired t-test (one-sample t-test of the differences against 0), along the last axis;
+    p = 1 for differences that are all 0."""
+    from scipy.stats import ttest_1samp
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = ttest_1samp(differences, 0.0, axis=-1).pvalue
+    return np.where(np.isnan(p), 1.0, p)
+
+
+def paired_test(differences: np.ndarray, *, seed: int = 0) -> tuple[TestName, float]:
+    """The test for continuous per-user differences: sign-flip permutation up to
+    `PERMUTATION_MAX_USERS` users, the paired t-test above."""
+    if differences.size <= PERMUTATION_MAX_USERS:
+        return "permutation", float(permutation_pvalues(differences, seed=seed))
+    return "t", float(ttest_pvalues(differences))
+
+
 def mcnemar_pvalue(differences: np.ndarray) -> float:
     """Exact McNemar test for paired 0/1 outcomes: the users where A succeeded and B did not
     (difference +1) against the reverse (-1), binomial with p = 1/2; 1.0 with no discordant user."""
@@ -321,7 +344,8 @@ class PairResult(BaseModel):
     ci_high: float | None
     sd: float | None = Field(description="Standard deviation (ddof=1) of the per-user differences.")
     test: TestName | None = Field(
-        description="mcnemar (0/1 metric, one pair per user) or permutation; None below two users."
+        description="mcnemar (0/1 metric, one pair per user), permutation (up to 1,000 users) or t "
+        "(paired t-test, more users); None below two users."
     )
     p_value: float | None
     p_holm: float | None = Field(description="Holm-corrected over the pairs of this simulator and metric.")
@@ -381,7 +405,7 @@ def compare_pair(
         if sample.binary and sample.one_per_user:
             test, p = "mcnemar", mcnemar_pvalue(d)
         else:
-            test, p = "permutation", float(permutation_pvalues(d, seed=options.seed))
+            test, p = paired_test(d, seed=options.seed)
     difference = summary.mean
     return (
         PairResult(

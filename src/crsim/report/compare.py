@@ -97,7 +97,7 @@ def interval(result: PairResult) -> str:
     return text
 
 
-TEST_NAMES = {"mcnemar": "exact McNemar", "permutation": "permutation"}
+TEST_NAMES = {"mcnemar": "exact McNemar", "permutation": "permutation", "t": "paired t"}
 
 
 def metric_lines(found: MetricComparison, options: ComparisonOptions) -> list[str]:
@@ -157,8 +157,9 @@ def pair_lines(result: PairResult, options: ComparisonOptions) -> list[str]:
 LEGEND = (
     "diff: mean over users of the per-user difference A − B (a user's trials averaged); CI: "
     "percentile bootstrap resampling users; p: exact McNemar for 0/1 metrics with one pair per user, "
-    "else a sign-flip permutation test; p Holm: Holm-corrected over the pairs of one metric and "
-    "simulator (* below alpha); MDE 80%: smallest difference this many users detect with 80% power "
+    "else a sign-flip permutation test (a paired t-test above 1,000 users); p Holm: Holm-corrected "
+    "over the pairs of one metric and simulator (* below alpha); MDE 80%: smallest difference "
+    "this many users detect with 80% power "
     "(alpha, two-sided); dropped: pairs left out because a dialogue was not evaluable (broken by the "
     "simulator or the infrastructure) or had no value. CRSs that share a group letter are not "
     "significantly different. See docs/compare.md."
