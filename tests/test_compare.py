@@ -276,3 +276,25 @@ def test_a_run_without_scores_is_named(tmp_path: Path) -> None:
     (run / "dialogues.jsonl").write_text("", encoding="utf-8")
     result = runner.invoke(app, ["compare", str(run)])
     assert result.exit_code != 0 and "scores.jsonl" in result.output and "crsim evaluate" in result.output
+
+
+def test_observations_average_turn_values_per_dialogue_and_skip_dialogues_without_user() -> None:
+    from crsim.eval.compare import observations
+    from crsim.eval.evaluate import ScoreRecord
+    from crsim.model import Dialogue
+
+    dialogues = [
+        Dialogue(id="d1", crs_id="A", simulator_id="s", user_id="u1"),
+        Dialogue(id="d2", crs_id="A", simulator_id="s", user_id="u1"),  # the user's second occurrence
+        Dialogue(id="d3", crs_id="A", simulator_id="s"),  # no user: cannot be paired
+    ]
+
+    def record(dialogue: str, value: float | None, turn: int | None = None) -> ScoreRecord:
+        return ScoreRecord(
+            dialogue_id=dialogue, crs_id="A", simulator_id="s", metric="m", value=value, turn=turn
+        )
+
+    records = [record("d1", 1.0, 1), record("d1", None, 2), record("d1", 3.0, 3), record("d2", 5.0)]
+    records += [record("d3", 1.0), record("unknown", 1.0)]
+    found = sorted(observations(dialogues, records), key=lambda o: o.unit)
+    assert [(o.user, o.unit, o.value) for o in found] == [("u1", (0, 0), 2.0), ("u1", (0, 1), 5.0)]

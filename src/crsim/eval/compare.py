@@ -41,7 +41,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from crsim.errors import ConfigError
-from crsim.eval.evaluate import ScoreRecord, dialogue_value, score_from_line
+from crsim.eval.evaluate import ScoreRecord, score_from_line
 from crsim.eval.stats import aggregate
 from crsim.model.dialogue import Dialogue
 from crsim.model.io import iter_dialogues
@@ -112,16 +112,25 @@ def observations(
     the summaries); `crs_suffix` is added to CRS ids (e.g. " [run]" to tell runs apart). Dialogues
     without a user id cannot be paired and are left out; scores of unknown dialogues too."""
     infos = _dialogue_infos(dialogues, crs_suffix)
-    grouped: dict[tuple[str, str], list[ScoreRecord]] = defaultdict(list)
-    for record in scores:
-        if record.dialogue_id in infos:
-            grouped[(record.dialogue_id, record.metric)].append(record)
-    for (dialogue_id, metric), group in grouped.items():
-        info = infos[dialogue_id]
-        if info.user is None:
+    values: dict[tuple[str, str], float | None] = {}
+    turns: dict[tuple[str, str], list[float]] = {}
+    for record in scores:  # one value kept per dialogue and metric, not the records
+        info = infos.get(record.dialogue_id)
+        if info is None or info.user is None:
             continue
-        value, _ = dialogue_value(group)
-        yield Observation(info.crs, info.simulator, metric, info.user, info.unit, value, info.evaluable)
+        key = (record.dialogue_id, record.metric)
+        if record.turn is None:
+            values[key] = record.value
+        else:
+            turns.setdefault(key, [])
+            if record.value is not None:
+                turns[key].append(record.value)
+    for key, present in turns.items():  # turn-level values: their mean, as `dialogue_value` does
+        values[key] = float(np.mean(present)) if present else None
+    for (dialogue_id, metric), value in values.items():
+        info = infos[dialogue_id]
+        if info.user is not None:  # always: others were left out above
+            yield Observation(info.crs, info.simulator, metric, info.user, info.unit, value, info.evaluable)
 
 
 def read_observations(dialogues_path: Path, scores_path: Path, *, crs_suffix: str = "") -> list[Observation]:
