@@ -301,6 +301,7 @@ def test_evaluating_some_metrics_again_keeps_the_scores_of_the_others(tmp_path: 
     assert {"Success", "SRRR", "Turns"} <= set(before[0]["metrics"])
     result = runner.invoke(app, ["evaluate", str(run), "--metrics", "turns"])
     assert result.exit_code == 0, result.output
+    assert "earlier scores kept: Success, SRRR, RDL, Recall@(t,10), PC@10" in result.output
     merged = read_scores(run / "scores.jsonl")
     key = lambda r: (r.dialogue_id, r.metric, r.turn)  # noqa: E731
     # Every earlier record is still there once, Turns re-scored (same values), nothing doubled.

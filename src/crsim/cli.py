@@ -236,6 +236,8 @@ def evaluate(
         notes.append(
             f"{result.llm_calls} LLM calls ({', '.join(f'{k}: {v}' for k, v in result.llm_roles.items())})"
         )
+    if result.kept:
+        notes.append(f"earlier scores kept: {', '.join(result.kept)} (--replace drops them)")
     notes.append(f"scores and summary in {result.out_dir}")
     for note in notes:
         console.print(escape(note), highlight=False)

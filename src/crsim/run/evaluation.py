@@ -99,6 +99,7 @@ class EvaluationResult:
     out_dir: Path
     llm_calls: int = 0
     llm_roles: dict[str, int] = field(default_factory=dict)
+    kept: list[str] = field(default_factory=list)  # labels whose earlier scores were merged in
 
     @property
     def records(self) -> list[ScoreRecord]:
@@ -147,6 +148,7 @@ def evaluate_path(
     annotator = _annotator(options, config, hub)
     counts = AnnotationCounts()
     builder = SummaryBuilder(seed=int(config.get("seed", 0)))
+    kept_labels: dict[str, None] = {}
 
     async def go() -> None:
         try:
@@ -165,6 +167,7 @@ def evaluate_path(
                     for kept in kept_scores(out_dir / SCORES, rescored=rescored, dialogue_ids=scored_ids):
                         write(kept)
                         builder.add(kept)
+                        kept_labels.update(dict.fromkeys(r.metric for r in kept))
         finally:
             await hub.aclose()
 
@@ -173,7 +176,7 @@ def evaluate_path(
     summaries = builder.summaries()
     write_summary(summaries, out_dir / SUMMARY)
     calls = {name: llm.calls for name, llm in hub.roles.items()}
-    return EvaluationResult(summaries, counts, out_dir, sum(calls.values()), calls)
+    return EvaluationResult(summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels))
 
 
 @contextmanager
