@@ -297,8 +297,8 @@ def test_evaluators_need_the_async_path() -> None:
 def test_evaluating_some_metrics_again_keeps_the_scores_of_the_others(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", [ACCEPTING, REJECTING])
     first = evaluate_path(run)
-    before = json.loads((run / "summary.json").read_text(encoding="utf-8"))
-    assert {"Success", "SRRR", "Turns"} <= set(before[0]["metrics"])
+    before = (run / "summary.json").read_text(encoding="utf-8")
+    assert {"Success", "SRRR", "Turns"} <= set(json.loads(before)[0]["metrics"])
     result = runner.invoke(app, ["evaluate", str(run), "--metrics", "turns"])
     assert result.exit_code == 0, result.output
     assert "earlier scores kept: Success, SRRR, RDL, Recall@(t,10), PC@10" in result.output
@@ -307,8 +307,8 @@ def test_evaluating_some_metrics_again_keeps_the_scores_of_the_others(tmp_path: 
     # Every earlier record is still there once, Turns re-scored (same values), nothing doubled.
     assert sorted(map(key, merged)) == sorted(map(key, first.records))
     assert {key(r): r.value for r in merged} == {key(r): r.value for r in first.records}
-    # The summary is rebuilt from the merged scores: the same as the first one.
-    assert json.loads((run / "summary.json").read_text(encoding="utf-8")) == before
+    # The summary is rebuilt from the merged scores: the same as the first one, in the same order.
+    assert (run / "summary.json").read_text(encoding="utf-8") == before
 
 
 def test_rescored_records_replace_their_own_and_replace_drops_the_rest(tmp_path: Path) -> None:

@@ -320,14 +320,20 @@ def scores_writer(path: str | Path) -> Iterator[Callable[[Iterable[ScoreRecord]]
 
 
 def kept_scores(
-    path: str | Path, *, rescored: set[str], dialogue_ids: set[str], batch: int = 500
+    path: str | Path,
+    *,
+    rescored: set[str],
+    dialogue_ids: set[str],
+    batch: int = 500,
+    labels: dict[str, None] | None = None,
 ) -> Iterator[list[ScoreRecord]]:
     """The records of an earlier scores file that a new evaluation keeps when it merges: those of
     metrics (labels, aspects included) it did not score again, for dialogues it scored. Records of a
     re-scored label are replaced by the new ones; records of dialogues no longer in the input are stale
     and dropped. Streamed in lists of about `batch` dialogues; the records of one dialogue and metric
     are never split between lists (as `SummaryBuilder.add` needs); nothing when there is no earlier
-    file. A bad line is a DataError naming the file, the record and the field."""
+    file. A bad line is a DataError naming the file, the record and the field. `labels`, when given,
+    receives every label of the earlier file in the order they first appear (to keep that order)."""
     path = Path(path)
     if not path.is_file():
         return
@@ -338,6 +344,8 @@ def kept_scores(
             if not line.strip():
                 continue
             record = score_from_line(line, path, number)
+            if labels is not None:
+                labels.setdefault(record.metric)
             if record.metric in rescored or record.dialogue_id not in dialogue_ids:
                 continue
             if record.dialogue_id not in seen and len(seen) >= batch:
@@ -347,6 +355,15 @@ def kept_scores(
             group.append(record)
     if group:
         yield group
+
+
+def order_metrics(summaries: Sequence[GroupSummary], first: Iterable[str]) -> None:
+    """Put the labels of `first` first in each summary's metrics, in that order (the rest after, as
+    they were): a merged evaluation keeps the earlier column order of reports."""
+    rank = {label: i for i, label in enumerate(first)}
+    for summary in summaries:
+        ordered = sorted(summary.metrics, key=lambda label: rank.get(label, len(rank)))
+        summary.metrics = {label: summary.metrics[label] for label in ordered}
 
 
 def score_from_line(line: bytes | str, path: Path, number: int) -> ScoreRecord:

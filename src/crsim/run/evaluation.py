@@ -31,6 +31,7 @@ from crsim.eval.evaluate import (
     build_metrics,
     default_metrics,
     kept_scores,
+    order_metrics,
     read_scores,
     scores_writer,
     write_summary,
@@ -149,6 +150,7 @@ def evaluate_path(
     counts = AnnotationCounts()
     builder = SummaryBuilder(seed=int(config.get("seed", 0)))
     kept_labels: dict[str, None] = {}
+    earlier_labels: dict[str, None] = {}
 
     async def go() -> None:
         try:
@@ -164,7 +166,10 @@ def evaluate_path(
                     rescored.update(r.metric for r in records)
                     scored_ids.update(d.id for d in batch)
                 if not options.replace:  # merge: earlier scores of other metrics stay
-                    for kept in kept_scores(out_dir / SCORES, rescored=rescored, dialogue_ids=scored_ids):
+                    earlier = kept_scores(
+                        out_dir / SCORES, rescored=rescored, dialogue_ids=scored_ids, labels=earlier_labels
+                    )
+                    for kept in earlier:
                         write(kept)
                         builder.add(kept)
                         kept_labels.update(dict.fromkeys(r.metric for r in kept))
@@ -174,6 +179,7 @@ def evaluate_path(
     with _long_lived_objects_frozen():
         asyncio.run(go())
     summaries = builder.summaries()
+    order_metrics(summaries, earlier_labels)
     write_summary(summaries, out_dir / SUMMARY)
     calls = {name: llm.calls for name, llm in hub.roles.items()}
     return EvaluationResult(summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels))
