@@ -297,3 +297,14 @@ def _ollama_request_problem(body: Any) -> str | None:
         if check is not None and not check(value):
             return f"invalid option {name}: {value!r}"
     return None
+
+
+def redirecting_app(path: str, target: str) -> FastAPI:
+    """A server whose only endpoint, `POST path`, answers 307 (method and body kept) to `target`."""
+    app = FastAPI()
+
+    @app.post(path)
+    async def redirect() -> Response:
+        return Response(status_code=307, headers={"location": target})
+
+    return app

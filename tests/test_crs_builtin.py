@@ -245,3 +245,17 @@ def test_domain_resources_are_shared_between_instances(domain: Domain) -> None:
     first, second = retrieval(domain), retrieval(domain, k=2)
     assert first.text is second.text and first.index is second.index
     assert popular(domain).index is first.index
+
+
+@pytest.mark.parametrize("make", [popular, retrieval])
+async def test_an_answer_about_the_recommendation_mentions_it_without_recommending_it(
+    make, domain: Domain
+) -> None:  # type: ignore[no-untyped-def]
+    crs, session = make(domain), CRSSession(id="m1", seed=3)
+    replies = await talk(crs, session, ["Hi! Can you recommend a movie?", "something scary"])
+    while not replies[-1].recommended_items and len(replies) < 6:
+        replies.append(await crs.respond(session, "no preference, just recommend something"))
+    recommended = replies[-1].recommended_items
+    answer = await crs.respond(session, "Who directed it?")
+    assert recommended and all(r.items_listed for r in [*replies, answer])
+    assert (answer.recommended_items, answer.mentioned_items) == ([], recommended[:1])

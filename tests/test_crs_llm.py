@@ -317,3 +317,32 @@ async def test_local_model_reply_recommends_only_collection_items(domain: Domain
     assert reply.text.strip()
     assert set(reply.recommended_items) <= set(reply.annotations["candidates"])
     assert all(item_id in domain.items for item_id in reply.recommended_items)
+
+
+async def test_an_earlier_recommendation_named_again_is_mentioned_not_recommended(domain: Domain) -> None:
+    first_title: list[str] = []
+
+    def script(messages: list[Message], _generation: Any) -> str:
+        if not first_title:
+            first_title.append(shown(messages)[0])
+            return answer([1], f"Try {first_title[0]}.")
+        return answer([], f"{first_title[0]} is about two hours long.")
+
+    crs, _ = scripted_crs(domain, script)
+    session = CRSSession("d1", 1)
+    recommended = await crs.respond(session, "A story about a family of mafia gangsters.")
+    about_it = await crs.respond(session, "How long is it?")
+    assert about_it.recommended_items == [] and about_it.items_listed
+    assert about_it.mentioned_items == recommended.recommended_items
+
+
+async def test_an_item_outside_the_candidates_named_for_the_first_time_is_recommended(domain: Domain) -> None:
+    matrix = next(i for i in domain.items if i.title == "The Matrix" and i.year == 1999)
+    crs, _ = scripted_crs(domain, replies(answer([], f"Have you seen {matrix.display_title}?")))
+    reply = await crs.respond(CRSSession("d1", 1), "A story about a family of mafia gangsters.")
+    assert matrix.id not in reply.annotations["candidates"]
+    assert reply.recommended_items == [matrix.id] and reply.annotations["named_in_text"] == [matrix.id]
+    # the same title after the user named it is only mentioned
+    crs, _ = scripted_crs(domain, replies(answer([], f"{matrix.display_title} is great.")))
+    echoed = await crs.respond(CRSSession("d2", 1), f"I loved {matrix.display_title}.")
+    assert (echoed.recommended_items, echoed.mentioned_items) == ([], [matrix.id])

@@ -100,6 +100,12 @@ def crsim_dialogue() -> Dialogue:
                 text="What is it about?",
                 acts=[DialogueAct(intent="inquire", slots=[("plot", None)])],
             ),
+            Utterance(
+                role=Role.CRS,
+                text="I don't have details about Airplane! (1980).",
+                acts=[DialogueAct(intent="other")],
+                mentioned_items=["2791"],
+            ),
         ],
     )
 

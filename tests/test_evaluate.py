@@ -84,12 +84,12 @@ class Exploding(Metric):
 def test_default_metrics_build() -> None:
     metrics = build_metrics(default_metrics())
     labels = [m.label for m in metrics]
-    assert labels == ["Success", "SRRR", "RDL", "Turns", "Recall@(t,10)", "PC@10"]
+    assert labels == ["Success", "SRRR", "RDL(turns)", "Turns", "Recall@(t,10)", "PC@10"]
 
 
 def test_build_errors_are_config_errors() -> None:
-    with pytest.raises(ConfigError, match="unknown metric 'ndcg'"):
-        build_metrics([ComponentSpec(name="ndcg")])
+    with pytest.raises(ConfigError, match="unknown metric 'hit_ratio'"):
+        build_metrics([ComponentSpec(name="hit_ratio")])
     with pytest.raises(ConfigError, match=r"metrics\[1\]\.args\.cutoff: unknown argument"):
         build_metrics([ComponentSpec(name="turns"), ComponentSpec(name="recall", args={"cutoff": 5})])
     with pytest.raises(ConfigError, match=r"metrics\[0\]\.args\.k"):

@@ -188,3 +188,27 @@ async def test_api_key_is_sent_but_never_recorded(
     monkeypatch.delenv("CRSIM_TEST_KEY")
     with pytest.raises(ConfigError, match="'CRSIM_TEST_KEY' is not set"):
         http_experiment(domain, url, api_key_env="CRSIM_TEST_KEY")
+
+
+async def test_a_title_repeated_by_an_http_crs_is_recommended_once(domain: Domain) -> None:
+    """CRS Arena returns text only; the server names Heat in every reply. Only the first names it
+    for the first time, so only the first opens a recommendation round."""
+    with running_server(arena_app([])) as url:
+        crs = CRSArenaCRS(CRSArenaParams(base_url=url), domain)
+        dialogue = await run_dialogue(
+            ScriptedUser(),
+            crs,
+            SimulatedUser(id="r"),
+            dialogue_id="r",
+            session=CRSSession("r", 1),
+            max_turns=3,
+            items=domain.items,
+        )
+    heat = next(i.id for i in domain.items if i.title == "Heat" and i.year == 1995)
+    replies = dialogue.by("crs")
+    assert [(u.recommended_items, u.mentioned_items) for u in replies] == [
+        ([heat], []),
+        ([], [heat]),
+        ([], [heat]),
+    ]
+    assert all(u.annotations["recommended_items_source"] == "linked" for u in replies)

@@ -7,12 +7,14 @@ import asyncio
 from pathlib import Path
 
 import httpx
+import pytest
+from fastapi import HTTPException
 
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.crs.http import CRSArenaCRS, GenericHTTPCRS
 from crsim.crs.http.crs_arena import CRSArenaParams
 from crsim.crs.http.generic import GenericParams
-from crsim.crs.server import create_app
+from crsim.crs.server import Conversations, create_app
 from crsim.model.acts import DialogueAct
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
@@ -183,3 +185,40 @@ async def test_closing_waits_for_the_reply_in_progress() -> None:
             reply = await sending
     assert reply.status_code == 200 and deleted.status_code == 204
     assert crs.events == ["start", "respond", "replied", "close"]
+
+
+async def test_a_full_table_closes_one_request_conversations_before_returning_ones() -> None:
+    crs = CountingCRS()
+    conversations = Conversations(crs, seed=0, max_sessions=3, idle_timeout_s=3600)
+    for key in ("kept", "a", "b"):
+        await conversations.open(key, key, None)
+    assert conversations.get("kept") is not None  # its client came back: protected from one-timers
+    for key in ("c", "d", "e", "f"):
+        await conversations.open(key, key, None)
+    assert len(conversations) == 3 and conversations.evicted == 4 and crs.closed == 4
+    assert conversations.get("kept") is not None and conversations.get("a") is None
+    assert conversations.get("f") is not None
+    await conversations.open("g", "g", None)  # closes "e", the last one-request conversation
+    assert conversations.get("g") is not None  # all three returning now: least recently used goes
+    await conversations.open("h", "h", None)
+    assert conversations.get("kept") is None and conversations.get("f") is not None
+
+
+async def test_busy_conversations_are_never_evicted_and_a_full_busy_table_is_503() -> None:
+    crs = FragileCRS()
+    conversations = Conversations(crs, seed=0, max_sessions=1, idle_timeout_s=3600)
+    busy, _ = await conversations.open("busy", "busy", 2)
+    async with busy.lock:  # a reply is being computed
+        with pytest.raises(HTTPException) as refused:
+            await conversations.open("new", "new", 2)
+    assert refused.value.status_code == 503 and "busy" in str(refused.value.detail)
+    await conversations.open("new", "new", 2)  # idle again: closed to make room
+    assert conversations.get("busy") is None and conversations.get("new") is not None
+
+
+async def test_idle_conversations_expire_after_the_timeout() -> None:
+    conversations = Conversations(CountingCRS(), seed=0, max_sessions=10, idle_timeout_s=0.05)
+    await conversations.open("old", "old", None)
+    await asyncio.sleep(0.1)
+    await conversations.open("new", "new", None)
+    assert conversations.get("old") is None and len(conversations) == 1 and conversations.evicted == 0

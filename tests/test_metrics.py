@@ -120,9 +120,49 @@ def test_turns_counts_user_utterances() -> None:
 
 
 def test_labels() -> None:
-    assert [m.label for m in (SuccessRate(), SRRR(), RDL(), Turns())] == ["Success", "SRRR", "RDL", "Turns"]
+    assert [m.label for m in (SuccessRate(), SRRR(), RDL(), Turns())] == [
+        "Success",
+        "SRRR",
+        "RDL(turns)",
+        "Turns",
+    ]
 
 
 def test_wrong_params_type_is_rejected() -> None:
     with pytest.raises(TypeError, match="SRRR needs"):
         SRRR(Turns.Params())
+
+
+def test_the_last_reaction_in_a_round_decides_whether_it_succeeded() -> None:
+    accept_then_reject = dialogue(user("disclose"), crs("m1"), user("accept"), user("reject"))
+    reject_then_accept = dialogue(user("disclose"), crs("m1"), user("reject"), user("accept"))
+    both_at_once = dialogue(user("disclose"), crs("m1"), user("accept", "reject"))
+    seen_after_accept = dialogue(user("disclose"), crs("m1"), user("accept"), user("seen"))
+    assert SRRR().score(accept_then_reject) == 0.0 and SuccessRate().score(accept_then_reject) == 0.0
+    assert SRRR().score(reject_then_accept) == 1.0
+    assert SRRR().score(both_at_once) == 1.0  # as UserSimCRS: one utterance with both is an acceptance
+    assert SRRR().score(seen_after_accept) == 1.0  # `seen` is no verdict
+    assert RDL().score(accept_then_reject) == pytest.approx(1 / 3)  # the acceptance still happened
+
+
+def test_mentioned_items_open_no_round() -> None:
+    answer = Utterance(role=Role.CRS, text="I don't have details about m1.", mentioned_items=["m1"])
+    d = dialogue(user("disclose"), crs("m1"), user("inquire"), answer, user("accept"))
+    assert SRRR().score(d) == 1.0  # one round, accepted; with m1 as a recommendation it would be 0.5
+
+
+def test_usersimcrs_rounds_count_the_stretch_before_the_first_recommendation() -> None:
+    d = dialogue(crs(acts=("greeting",)), user("disclose"), crs("m1"), user("accept"))
+    usersimcrs = SRRR(SRRR.Params(rounds="usersimcrs"))
+    assert (SRRR().score(d), usersimcrs.score(d)) == (1.0, 0.5)
+    starts_with_it = dialogue(crs("m1"), user("accept"))
+    assert usersimcrs.score(starts_with_it) == 1.0  # no leading stretch, so no extra round
+    nothing = dialogue(crs(acts=("greeting",)), user("disclose"))
+    assert usersimcrs.score(nothing) == 0.0
+
+
+def test_rdl_length_and_its_label() -> None:
+    d = dialogue(crs(acts=("greeting",)), user("disclose"), crs("m1"), user("accept"))
+    per_utterance = RDL(RDL.Params(length="utterances"))
+    assert (RDL().score(d), per_utterance.score(d)) == (0.5, 0.25)
+    assert (RDL().label, per_utterance.label) == ("RDL(turns)", "RDL(utterances)")

@@ -1,10 +1,19 @@
-"""Recall@(t,K), PC_t, PCIR_t and Jaccard distance on hand-built dialogues."""
+"""Recall@(t,K), NDCG@(t,K), MRR@(t,K), PC_t, PCIR_t and Jaccard distance on hand-built dialogues."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from crsim.eval.metrics import Jaccard, PreferenceCoverage, PreferenceCoverageIncreaseRate, Recall
+from crsim.eval.metrics import (
+    MRR,
+    NDCG,
+    Jaccard,
+    PreferenceCoverage,
+    PreferenceCoverageIncreaseRate,
+    Recall,
+)
 from crsim.eval.metrics.base import FEWER_THAN_TWO_LISTS, NO_TARGETS, NotApplicable
 from crsim.eval.metrics.recommendation import jaccard_distance
 from crsim.model import Dialogue, DialogueAct, InformationNeed, Role, Utterance
@@ -151,3 +160,44 @@ def test_params_are_validated() -> None:
         PreferenceCoverage.Params.model_validate({"turn": 0})
     with pytest.raises(ValueError):
         Recall.Params.model_validate({"cutoff": 3})
+
+
+def _rank_metrics(d: Dialogue, k: int) -> tuple[float | None, float | None, float | None]:
+    args = {"k": k}
+    return (
+        recall(d, k=k),
+        NDCG(NDCG.Params.model_validate(args)).score(d),
+        MRR(MRR.Params.model_validate(args)).score(d),
+    )
+
+
+def test_ndcg_and_mrr_check_from_the_brief() -> None:
+    # iEvaLM's check: predictions [5, 3, 9], label [3]
+    d = dialogue(user(), crs("5", "3", "9"), targets=("3",))
+    r1, _, mrr1 = _rank_metrics(d, 1)
+    r10, ndcg10, mrr10 = _rank_metrics(d, 10)
+    assert (r1, r10, mrr1) == (0.0, 1.0, 0.0)
+    assert ndcg10 == pytest.approx(1 / math.log2(3), abs=1e-12)  # 0.6309...
+    assert round(ndcg10 or 0, 4) == 0.6309
+    assert mrr10 == 0.5
+
+
+def test_ndcg_with_several_targets_uses_the_ideal_list_of_their_number() -> None:
+    d = dialogue(user(), crs("x", "a", "b"), targets=("a", "b", "c"))
+    ideal = 1 + 1 / math.log2(3) + 1 / math.log2(4)
+    expected = (1 / math.log2(3) + 1 / math.log2(4)) / ideal
+    assert NDCG().score(d) == pytest.approx(expected, abs=1e-12)
+    # the ideal list has min(|Y|, K) targets, so a list shorter than K is not rewarded for it
+    short = dialogue(user(), crs("a"), targets=("a", "b"))
+    assert NDCG().score(short) == pytest.approx(1 / (1 + 1 / math.log2(3)), abs=1e-12)
+    assert NDCG(NDCG.Params(k=1)).score(short) == 1.0
+    # turn t reads the standing list like Recall@(t,K); no list yet is 0
+    later = dialogue(user(), crs(), user(), crs("a"), targets=("a",))
+    per_turn = NDCG().per_turn(later, 3)
+    assert per_turn == [0.0, 1.0, 1.0]
+    assert NDCG(NDCG.Params(turn=1)).label == "NDCG@(1,10)"
+
+
+def test_rank_metrics_need_targets() -> None:
+    with pytest.raises(NotApplicable):
+        MRR().compute(dialogue(user(), crs("a"), targets=None))

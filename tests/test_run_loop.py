@@ -127,3 +127,77 @@ async def test_long_text_only_replies_are_linked_off_the_event_loop(domain: Doma
     assert len(reply.text) > 2_000
     matrix = next(i.id for i in domain.items if i.title == "The Matrix" and i.year == 1999)
     assert reply.recommended_items == [matrix]
+
+
+class ScriptedText(EchoCRS):
+    """A text-only CRS that says the given lines in turn."""
+
+    def __init__(self, lines: list[str], linked_by_adapter: list[list[str]] | None = None) -> None:
+        super().__init__()
+        self.lines, self.adapter = lines, linked_by_adapter
+
+    async def respond(self, session: CRSSession, text: str) -> CRSReply:
+        session.state += 1
+        if self.adapter is not None:  # what an HTTP adapter returns: linked ids, marked as linked
+            ids = self.adapter[session.state - 1]
+            return CRSReply(
+                self.lines[session.state - 1], ids, annotations={"recommended_items_source": "linked"}
+            )
+        return CRSReply(self.lines[session.state - 1])
+
+
+class SayingUser(CountingUser):
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__(stop_after=len(lines))
+        self.lines = lines
+
+    async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
+        self.turns = 1
+        return UserTurn(self.lines[0])
+
+    async def respond(self, reply: CRSReply) -> UserTurn:
+        self.turns += 1
+        return UserTurn(self.lines[self.turns - 1], end=self.turns == self.stop_after)
+
+
+def _id(domain: Domain, title: str, year: int) -> str:
+    return next(i.id for i in domain.items if i.title == title and i.year == year)
+
+
+async def test_a_linked_title_discussed_again_is_mentioned_not_recommended_again(domain: Domain) -> None:
+    crs = ScriptedText(
+        ["You could try The Matrix (1999).", "The Matrix (1999) was directed by the Wachowskis."]
+    )
+    dialogue = await _run(crs, CountingUser(stop_after=3), domain=domain)
+    first, second = dialogue.by(Role.CRS)[1:]
+    matrix = _id(domain, "The Matrix", 1999)
+    assert (first.recommended_items, first.mentioned_items) == ([matrix], [])
+    assert (second.recommended_items, second.mentioned_items) == ([], [matrix])
+    assert second.annotations["recommended_items_source"] == "linked"
+
+
+async def test_a_title_the_user_named_first_is_mentioned_and_a_new_one_recommended(domain: Domain) -> None:
+    user = SayingUser(["I loved The Matrix (1999), anything like it?", "thanks"])
+    crs = ScriptedText(["If you liked The Matrix (1999), try Heat (1995)."])
+    dialogue = await _run(crs, user, domain=domain)
+    reply = dialogue.by(Role.CRS)[1]
+    assert reply.recommended_items == [_id(domain, "Heat", 1995)]
+    assert reply.mentioned_items == [_id(domain, "The Matrix", 1999)]
+
+
+async def test_ids_linked_by_an_adapter_are_split_by_the_dialogue_context(domain: Domain) -> None:
+    matrix, heat = _id(domain, "The Matrix", 1999), _id(domain, "Heat", 1995)
+    crs = ScriptedText(["Try The Matrix.", "The Matrix is long; or Heat."], [[matrix], [matrix, heat]])
+    dialogue = await _run(crs, CountingUser(stop_after=3), domain=domain)
+    second = dialogue.by(Role.CRS)[2]
+    assert (second.recommended_items, second.mentioned_items) == ([heat], [matrix])
+
+
+async def test_a_crs_that_lists_its_items_is_not_linked(domain: Domain) -> None:
+    class Listing(EchoCRS):
+        async def respond(self, session: CRSSession, text: str) -> CRSReply:
+            return CRSReply("I don't have details about The Matrix (1999).", items_listed=True)
+
+    dialogue = await _run(Listing(), CountingUser(stop_after=2), domain=domain)
+    reply = dialogue.by(Role.CRS)[1]
+    assert reply.recommended_items == [] and reply.mentioned_items == []

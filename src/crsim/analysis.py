@@ -22,6 +22,7 @@ from crsim.errors import ConfigError
 from crsim.eval.compare import PairResult
 from crsim.model.acts import format_acts
 from crsim.model.dialogue import Dialogue, Role
+from crsim.redact import redactor
 from crsim.report.run_folder import RunFolder, open_run
 
 if TYPE_CHECKING:
@@ -177,6 +178,14 @@ def comparisons_df(
     return pandas.DataFrame(rows, columns=columns)
 
 
+def _redact_frame(frame: pd.DataFrame) -> None:
+    """Mask secrets in every text cell (error messages, texts, JSON columns), in place."""
+    mask = redactor()
+    for column in frame.columns:
+        if frame[column].dtype == object or str(frame[column].dtype).startswith("str"):
+            frame[column] = frame[column].map(lambda v: mask(v) if isinstance(v, str) else v)
+
+
 def export_run(run: str | Path | RunFolder, out_dir: Path, fmt: ExportFormat = "parquet") -> list[Path]:
     """Write dialogues, utterances and (when evaluated) scores as Parquet or CSV files in `out_dir`."""
     folder = _folder(run)
@@ -193,6 +202,7 @@ def export_run(run: str | Path | RunFolder, out_dir: Path, fmt: ExportFormat = "
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, frame in frames.items():
+        _redact_frame(frame)
         path = out_dir / f"{name}.{fmt}"
         temp = path.with_name(f".{path.name}.part")
         if fmt == "parquet":

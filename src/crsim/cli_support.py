@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -38,12 +37,14 @@ def parse_args(pairs: list[str], as_json: str | None = None) -> dict[str, Any]:
     """`--arg k=v` pairs (values read as YAML scalars) merged over `--args-json`."""
     import yaml
 
+    from crsim.yaml_files import YamlRefused, load_json, load_yaml
+
     args: dict[str, Any] = {}
     if as_json:
         try:
-            loaded = json.loads(as_json)
-        except json.JSONDecodeError as exc:
-            raise CrsimError(f"--args-json: not valid JSON ({exc.msg})") from None
+            loaded = load_json(as_json)
+        except ValueError as exc:
+            raise CrsimError(f"--args-json: {exc}") from None
         if not isinstance(loaded, dict):
             raise CrsimError("--args-json: expected a JSON object")
         args.update(loaded)
@@ -52,7 +53,9 @@ def parse_args(pairs: list[str], as_json: str | None = None) -> dict[str, Any]:
         if not sep or not key.strip():
             raise CrsimError(f"--arg {pair!r}: expected KEY=VALUE")
         try:
-            args[key.strip()] = yaml.safe_load(value)
+            args[key.strip()] = load_yaml(value)
+        except YamlRefused as exc:
+            raise CrsimError(f"--arg {key.strip()}: {exc}") from None
         except yaml.YAMLError:
             args[key.strip()] = value
     return args

@@ -12,13 +12,22 @@ from crsim.registry import Params
 
 @dataclass
 class CRSReply:
-    """What a CRS says: its text and, when it knows them, the ids of the items it recommends."""
+    """What a CRS says: its text and, when it knows them, the ids of the items it recommends.
+
+    `mentioned_items` are ids the text names without recommending them (an answer about an earlier
+    recommendation). `items_listed` says the CRS listed every item its text names in those two
+    fields, so crsim does not link titles in the text; without it, a reply with no ids is linked
+    and the titles found are split into recommended and mentioned by the dialogue context
+    (`crsim.model.mentions`).
+    """
 
     text: str
     recommended_items: list[str] = field(default_factory=list)
     acts: list[DialogueAct] = field(default_factory=list)
     end: bool = False
     annotations: dict[str, Any] = field(default_factory=dict)
+    mentioned_items: list[str] = field(default_factory=list)
+    items_listed: bool = False
 
 
 @dataclass

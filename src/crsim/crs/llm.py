@@ -9,8 +9,10 @@ kept (`LLMOutputError`). Items recommended once are never candidates again in th
 
 The visible text and `recommended_items` always agree, because simulators and people read the
 text: a listed item whose title the item linker cannot find in the message is appended to it
-("Suggestion: Heat (1995)."), and a candidate the message names without listing it counts as
-recommended too (after the listed ones; kept apart in the reply's `named_in_text` annotation).
+("Suggestion: Heat (1995)."), and an item the message names without listing it counts as
+recommended too when the dialogue names it for the first time (after the listed ones; kept apart
+in the reply's `named_in_text` annotation). Items named before, by the user or in an earlier
+reply, are `mentioned_items` (the rule of `crsim.model.mentions`, docs/metrics.md).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from crsim.llm.types import GenerationConfig, Message, assistant, system, user
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain
 from crsim.model.items import Item
+from crsim.model.mentions import split_linked
 from crsim.registry import Params as RegistryParams
 from crsim.registry import crs
 from crsim.seeding import derive_seed
@@ -81,6 +84,8 @@ class LLMCRSState:
     messages: list[Message] = field(default_factory=list)
     recommended: list[str] = field(default_factory=list)
     last_recommended: list[str] = field(default_factory=list)
+    #: every item named so far, by the user or in a reply (what makes a named item "mentioned")
+    named: set[str] = field(default_factory=set)
     turn: int = 0
 
     def user_texts(self) -> list[str]:
@@ -159,7 +164,9 @@ class LLMCRS(BaseCRS):
         if not self.params.greet:
             return None
         state.messages.append(assistant(self.params.greeting))
-        return CRSReply(text=self.params.greeting, acts=[DialogueAct(intent=Intent.GREETING)])
+        return CRSReply(
+            text=self.params.greeting, acts=[DialogueAct(intent=Intent.GREETING)], items_listed=True
+        )
 
     async def respond(self, session: CRSSession, text: str) -> CRSReply:
         if not isinstance(session.state, LLMCRSState):
@@ -167,11 +174,15 @@ class LLMCRS(BaseCRS):
         state: LLMCRSState = session.state
         state.turn += 1
         state.messages.append(user(text))
+        state.named.update(m.item_id for m in self.domain.items.linker.link(text))
         candidates = await asyncio.to_thread(self._candidates, state)
         answer, repaired = await self._ask(session.seed, state, candidates)
         listed = [candidates[n - 1] for n in dict.fromkeys(answer.recommend)]
-        reply_text, named = self._visible(answer.message, listed, candidates)
+        reply_text, unlisted = self._visible(answer.message, listed)
+        fresh, mentioned = split_linked(unlisted, state.named | set(state.recommended))
+        named = [self.domain.items[i] for i in fresh]
         chosen = listed + named
+        state.named.update([item.id for item in chosen], mentioned)
         state.messages.append(assistant(reply_text))
         ids = [item.id for item in chosen]
         state.recommended += ids
@@ -185,7 +196,14 @@ class LLMCRS(BaseCRS):
             "named_in_text": [item.id for item in named],
             "repaired": repaired,
         }
-        return CRSReply(text=reply_text, recommended_items=ids, acts=acts, annotations=annotations)
+        return CRSReply(
+            text=reply_text,
+            recommended_items=ids,
+            acts=acts,
+            annotations=annotations,
+            mentioned_items=mentioned,
+            items_listed=True,
+        )
 
     # --- steps ---------------------------------------------------------------------------------
 
@@ -236,20 +254,20 @@ class LLMCRS(BaseCRS):
             "plot": _shorten(item.plot or "", self.params.plot_chars),
         }
 
-    def _visible(self, message: str, listed: list[Item], candidates: list[Item]) -> tuple[str, list[Item]]:
-        """The text the user sees, and the unlisted candidates it names (so the record follows the text).
+    def _visible(self, message: str, listed: list[Item]) -> tuple[str, list[str]]:
+        """The text the user sees, and the ids of the items it names besides the listed ones (the
+        caller splits them into recommended and mentioned by what the dialogue named before).
 
         Listed items the linker cannot find in the message are appended by display title.
         """
         linked = list(dict.fromkeys(m.item_id for m in self.domain.items.linker.link(message)))
         listed_ids = {item.id for item in listed}
-        unlisted = {item.id: item for item in candidates if item.id not in listed_ids}
-        named = [unlisted[i] for i in linked if i in unlisted]
+        unlisted = [i for i in linked if i not in listed_ids]
         missing = [item.display_title for item in listed if item.id not in linked]
         if not missing:
-            return message, named
+            return message, unlisted
         label = "Suggestion" if len(missing) == 1 else "Suggestions"
-        return f"{message} {label}: {'; '.join(missing)}.", named
+        return f"{message} {label}: {'; '.join(missing)}.", unlisted
 
 
 def _shorten(text: str, limit: int) -> str:

@@ -153,9 +153,16 @@ class PopularCRS(BaseCRS):
 
     async def start(self, session: CRSSession) -> CRSReply:
         session.state = DialogueState()
-        return CRSReply(text=nlg.greeting(session.rng), acts=[_act(Intent.GREETING), _act(Intent.ELICIT)])
+        greeting = nlg.greeting(session.rng)
+        return CRSReply(text=greeting, acts=[_act(Intent.GREETING), _act(Intent.ELICIT)], items_listed=True)
 
     async def respond(self, session: CRSSession, text: str) -> CRSReply:
+        """The reply, with every item its text names listed: recommended or only mentioned."""
+        reply = self._respond(session, text)
+        reply.items_listed = True
+        return reply
+
+    def _respond(self, session: CRSSession, text: str) -> CRSReply:
         if not isinstance(session.state, DialogueState):
             session.state = DialogueState()
         state: DialogueState = session.state
@@ -184,6 +191,14 @@ class PopularCRS(BaseCRS):
         return done and declined and not moving_on and not u.rejected_items and not u.seen_items
 
     def _reply(self, rng: random.Random, state: DialogueState, u: Understanding) -> CRSReply:
+        """The next move; an answer about the item under discussion names it without recommending it."""
+        about = state.last if u.inquiries else None
+        reply = self._next_move(rng, state, u)
+        if about is not None and about not in reply.recommended_items:
+            reply.mentioned_items = [about]
+        return reply
+
+    def _next_move(self, rng: random.Random, state: DialogueState, u: Understanding) -> CRSReply:
         parts: list[str] = []
         acts: list[DialogueAct] = []
         if not u.understood and state.recommended and state.pending != "more":

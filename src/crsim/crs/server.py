@@ -3,16 +3,23 @@
 Each conversation has its own `CRSSession`. Generic sessions are opened and deleted explicitly and
 may carry the client's dialogue id and seed, so a run through HTTP equals the in-process run. CRS
 Arena conversations are keyed by a cookie; their seed is derived from the server seed and the cookie.
-Idle conversations are closed after `idle_timeout_s`.
+What one server holds is bounded (`ServeLimits`): conversations idle for `idle_timeout_s` are closed,
+a full table closes the least recently used idle conversation rather than refusing new clients, and
+request bodies over `max_body_bytes` are answered 413 (`crsim.crs.asgi`, with the access log).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import logging
+import socket
+import sys
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +27,9 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from crsim.crs.asgi import AccessLog, BodyLimit
 from crsim.crs.base import CRS, CRSReply, CRSSession
+from crsim.errors import CrsimError
 from crsim.model.acts import DialogueAct
 from crsim.seeding import derive_seed
 
@@ -83,41 +92,56 @@ class _Conversation:
 
 
 class Conversations:
-    """The open conversations of one server, with idle expiry and a cap on their number."""
+    """The open conversations of one server: at most `max_sessions`, idle ones closed.
+
+    Conversations are kept in two queues, least recently used first: `_new` (opened, never come
+    back to) and `_returning` (the client came back with the key at least once). When the table is
+    full, opening one closes an idle conversation instead of refusing: a `_new` one first, so a flood
+    of one-request clients churns through its own kind and never evicts a client that keeps talking.
+    Only when every conversation is busy computing a reply is the new one refused (503).
+    """
 
     def __init__(self, crs: CRS, seed: int, max_sessions: int, idle_timeout_s: float) -> None:
         self.crs, self.seed = crs, seed
         self.max_sessions, self.idle_timeout_s = max_sessions, idle_timeout_s
-        self._open: dict[str, _Conversation] = {}
+        self._new: OrderedDict[str, _Conversation] = OrderedDict()
+        self._returning: OrderedDict[str, _Conversation] = OrderedDict()
+        #: Conversations closed to make room for new ones (not counting idle expiry).
+        self.evicted = 0
 
     def __len__(self) -> int:
-        return len(self._open)
+        return len(self._new) + len(self._returning)
 
     async def open(
         self, key: str, dialogue_id: str, seed: int | None
     ) -> tuple[_Conversation, CRSReply | None]:
         await self._expire()
-        if len(self._open) >= self.max_sessions:
-            raise HTTPException(503, f"too many open conversations ({self.max_sessions}); try again later")
+        while len(self) >= self.max_sessions:  # re-checked: other requests may open while we close
+            await self._evict_one()
         session = CRSSession(id=dialogue_id, seed=derive_seed(self.seed, key) if seed is None else seed)
         conversation = _Conversation(session)
-        self._open[key] = conversation
+        self._new[key] = conversation
         try:
-            return conversation, await self._call(self.crs.start(session))
+            async with conversation.lock:  # busy, so not evicted while it starts
+                greeting = await self._call(self.crs.start(session))
         except HTTPException:  # nobody learns the key of a failed start: free it now
             with contextlib.suppress(HTTPException):
                 await self.close(key)
             raise
+        return conversation, greeting
 
     def get(self, key: str) -> _Conversation | None:
-        conversation = self._open.get(key)
+        """The conversation under `key`, now the most recently used; a first return promotes it."""
+        conversation = self._new.pop(key, None) or self._returning.get(key)
         if conversation is not None:
             conversation.touched = time.monotonic()
+            self._returning[key] = conversation
+            self._returning.move_to_end(key)
         return conversation
 
     async def close(self, key: str) -> bool:
         """Forget the conversation and release its state, after any reply still being computed."""
-        conversation = self._open.pop(key, None)
+        conversation = self._new.pop(key, None) or self._returning.pop(key, None)
         if conversation is None:
             return False
         async with conversation.lock:
@@ -125,16 +149,35 @@ class Conversations:
         return True
 
     async def close_all(self) -> None:
-        for key in list(self._open):
+        for key in [*self._new, *self._returning]:
             await self.close(key)
 
     async def respond(self, conversation: _Conversation, text: str) -> ReplyBody:
         return _body(await self._call(self.crs.respond(conversation.session, text)))
 
     async def _expire(self) -> None:
+        """Close conversations idle for `idle_timeout_s`; each queue is in order of last use."""
         deadline = time.monotonic() - self.idle_timeout_s
-        for key in [k for k, c in self._open.items() if c.touched < deadline and not c.lock.locked()]:
-            await self.close(key)
+        for queue in (self._new, self._returning):
+            expired = []
+            for key, conversation in queue.items():
+                if conversation.touched >= deadline:
+                    break
+                if not conversation.lock.locked():
+                    expired.append(key)
+            for key in expired:
+                await self.close(key)
+
+    async def _evict_one(self) -> None:
+        for queue in (self._new, self._returning):
+            key = next((k for k, c in queue.items() if not c.lock.locked()), None)
+            if key is not None:
+                self.evicted += 1
+                await self.close(key)
+                return
+        raise HTTPException(
+            503, f"all {self.max_sessions} conversations are busy replying (--max-sessions); try again later"
+        )
 
     @staticmethod
     async def _call(awaitable: Any) -> Any:
@@ -146,11 +189,36 @@ class Conversations:
             raise HTTPException(500, f"CRS failed: {type(exc).__name__}: {exc}") from exc
 
 
+class ServeLimits(BaseModel):
+    """What one `crsim serve` process holds at most (the `--max-sessions`, ... flags)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_sessions: int = Field(
+        10_000,
+        ge=1,
+        description="Open conversations at most; when full, the least recently used idle one is closed.",
+    )
+    idle_timeout_s: float = Field(
+        3600.0, gt=0, description="Seconds after which an idle conversation is closed."
+    )
+    max_body_bytes: int = Field(1_000_000, ge=1, description="Largest request body accepted (larger: 413).")
+
+
 def create_app(
-    crs: CRS, *, seed: int = 0, max_sessions: int = 10_000, idle_timeout_s: float = 3600.0
+    crs: CRS,
+    *,
+    seed: int = 0,
+    limits: ServeLimits | None = None,
+    access_log: Callable[[str], None] | None = None,
 ) -> FastAPI:
-    """A FastAPI app serving `crs` in the generic protocol (/sessions...) and CRS Arena (/)."""
-    conversations = Conversations(crs, seed, max_sessions, idle_timeout_s)
+    """A FastAPI app serving `crs` in the generic protocol (/sessions...) and CRS Arena (/).
+
+    Request bodies over `limits.max_body_bytes` are answered 413; `access_log`, when given, gets
+    one line per request.
+    """
+    limits = limits or ServeLimits()
+    conversations = Conversations(crs, seed, limits.max_sessions, limits.idle_timeout_s)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -161,6 +229,9 @@ def create_app(
     app.state.conversations = conversations
     _add_generic_routes(app, conversations)
     _add_arena_routes(app, conversations)
+    app.add_middleware(BodyLimit, max_bytes=limits.max_body_bytes)
+    if access_log is not None:
+        app.add_middleware(AccessLog, write=access_log)  # added last: outermost, sees the 413s too
     return app
 
 
@@ -179,7 +250,11 @@ def _add_generic_routes(app: FastAPI, conversations: Conversations) -> None:
     async def message(session_id: str, body: MessageRequest) -> ReplyBody:
         conversation = conversations.get(session_id)
         if conversation is None:
-            raise HTTPException(404, "unknown session; open one with POST /sessions")
+            raise HTTPException(
+                404,
+                "unknown session (never opened, deleted, idle too long, or closed to make room); "
+                "open one with POST /sessions",
+            )
         async with conversation.lock:
             if body.turn is not None and body.turn == conversation.last_turn and conversation.last_reply:
                 return conversation.last_reply  # a resend of the last message: answer it again
@@ -214,15 +289,67 @@ def _add_arena_routes(app: FastAPI, conversations: Conversations) -> None:
         return ArenaResponse(response=reply.text)
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on `host`:`port` (0: any free port); a busy port is a `CrsimError`."""
+    try:
+        family, _, _, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except socket.gaierror as exc:
+        raise CrsimError(f"--host {host!r}: not an address of this machine ({exc.strerror})") from None
+    try:
+        return socket.create_server(address, family=family, backlog=2048)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise CrsimError(f"port {port} on {host} is already in use; choose another with --port") from None
+        raise CrsimError(f"cannot listen on {host}:{port} ({exc.strerror or exc})") from None
+
+
+def url_of(sock: socket.socket) -> str:
+    """The base URL of a listening socket, e.g. http://127.0.0.1:8000 or http://[::1]:8000."""
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def stderr_access_log() -> Callable[[str], None]:
+    """Access log lines on stderr through `logging` (logger `crsim.serve.access`), time-stamped."""
+    logger = logging.getLogger("crsim.serve.access")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    return logger.info
+
+
 def serve(
-    crs_name: str, args: dict[str, Any], host: str = "127.0.0.1", port: int = 8000, *, seed: int = 0
+    crs_name: str,
+    args: dict[str, Any],
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    seed: int = 0,
+    limits: ServeLimits | None = None,
+    access_log: bool = True,
+    on_listening: Callable[[str], None] | None = None,
 ) -> None:
-    """Build the registered CRS `crs_name` with `args` on the movie domain and serve it until stopped."""
+    """Build the registered CRS `crs_name` with `args` on the movie domain and serve it until stopped.
+
+    The port is taken first, so a busy port is a one-line `CrsimError` before anything is built;
+    `on_listening` gets the URL once the CRS is built and clients can connect.
+    """
     import uvicorn
 
     from crsim.data.movies import movie_domain
     from crsim.registry import crs_registry
 
     params = crs_registry.params(crs_name, args, where="serve")
-    crs = crs_registry.get(crs_name)(params, movie_domain())
-    uvicorn.run(create_app(crs, seed=seed), host=host, port=port, log_level="warning")
+    with listen(host, port) as sock:  # before the (slow) build: a busy port fails at once
+        crs = crs_registry.get(crs_name)(params, movie_domain())
+        log = stderr_access_log() if access_log else None
+        app = create_app(crs, seed=seed, limits=limits, access_log=log)
+        config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5)
+        if on_listening is not None:
+            on_listening(url_of(sock))
+        uvicorn.Server(config).run(sockets=[sock])

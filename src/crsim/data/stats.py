@@ -2,7 +2,8 @@
 
 Computed in one streaming pass, so a converted dataset of any size can be described. Words are
 whitespace-separated tokens of the utterance text; an item counts as mentioned when it is in an
-utterance's `recommended_items` or in `annotations["mentioned_items"]`.
+utterance's `recommended_items`, its `mentioned_items` (format 1.2) or in the converters'
+`annotations["mentioned_items"]`.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def mentioned_items(utterance: Utterance) -> list[str]:
     """Item ids an utterance recommends or mentions (annotation values that are not strings are ignored)."""
     raw = utterance.annotations.get("mentioned_items", [])
     linked = [i for i in raw if isinstance(i, str)] if isinstance(raw, list) else []
-    return [*utterance.recommended_items, *linked]
+    return [*utterance.recommended_items, *utterance.mentioned_items, *linked]
 
 
 def dataset_stats(dialogues: Iterable[Dialogue]) -> DatasetStats:

@@ -24,6 +24,7 @@ from crsim.errors import ConfigError, DataError
 from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, PerTurnMetric
 from crsim.eval.stats import Aggregate, aggregate
 from crsim.model.dialogue import Dialogue
+from crsim.redact import redact_data, redact_json_lines
 from crsim.registry import ComponentSpec, metric_registry
 
 if TYPE_CHECKING:
@@ -301,7 +302,7 @@ def turn_curves(dialogues: Iterable[Dialogue], metric: Metric, max_turns: int) -
 
 def write_scores(records: Iterable[ScoreRecord], path: str | Path) -> None:
     """JSON Lines, one record per dialogue and metric; replaces `path` only once all are written."""
-    _write_atomic(Path(path), (record.model_dump_json() + "\n" for record in records))
+    _write_atomic(Path(path), _redacted_lines(records))
 
 
 @contextmanager
@@ -312,7 +313,7 @@ def scores_writer(path: str | Path) -> Iterator[Callable[[Iterable[ScoreRecord]]
     temp = path.with_name(f".{path.name}.part")
     try:
         with temp.open("w", encoding="utf-8", newline="\n") as handle:
-            yield lambda records: handle.writelines(record.model_dump_json() + "\n" for record in records)
+            yield lambda records: handle.writelines(_redacted_lines(records))
         os.replace(temp, path)
     except BaseException:
         temp.unlink(missing_ok=True)
@@ -376,6 +377,19 @@ def score_from_line(line: bytes | str, path: Path, number: int) -> ScoreRecord:
         raise DataError(err["msg"], path=str(path), record=number, field=field) from None
 
 
+def _redacted_lines(records: Iterable[ScoreRecord], batch: int = 1000) -> Iterator[str]:
+    """JSON Lines of `records`, redacted (error texts quote servers) a batch at a time: the check for
+    secrets is one search per batch, not per line."""
+    lines: list[str] = []
+    for record in records:
+        lines.append(record.model_dump_json() + "\n")
+        if len(lines) >= batch:
+            yield redact_json_lines("".join(lines))
+            lines.clear()
+    if lines:
+        yield redact_json_lines("".join(lines))
+
+
 def _write_atomic(path: Path, chunks: Iterable[str]) -> None:
     """Write through a temporary file renamed into place: an interrupted write keeps the old file."""
     temp = path.with_name(f".{path.name}.part")
@@ -401,5 +415,5 @@ def read_scores(path: str | Path) -> list[ScoreRecord]:
 
 def write_summary(summaries: Sequence[GroupSummary], path: str | Path) -> None:
     """All group summaries as one JSON list."""
-    data = [s.model_dump(mode="json") for s in summaries]
+    data = redact_data([s.model_dump(mode="json") for s in summaries])  # error examples quote servers
     _write_atomic(Path(path), [json.dumps(data, indent=2, ensure_ascii=False) + "\n"])

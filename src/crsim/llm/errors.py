@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from crsim.errors import ConfigError, CrsimError
+from crsim.redact import redact
 
 
 class LLMError(CrsimError):
-    """A call to a language model failed."""
+    """A call to a language model failed. The message is redacted: it may quote a server's answer
+    or a request header, either of which can hold the key."""
 
     retryable = False
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 class LLMConnectionError(LLMError):
@@ -39,6 +44,10 @@ class LLMAuthError(LLMError):
 
 class LLMModelNotFound(LLMError):
     """The endpoint does not serve the named model."""
+
+
+class LLMRedirectRefused(LLMError):
+    """The endpoint redirected to another host (or too often); crsim does not follow it."""
 
 
 class LLMBadRequest(LLMError):

@@ -9,8 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from crsim.model.acts import DialogueAct
 from crsim.model.user import InformationNeed, UserProfile
+from crsim.redact import redact
 
-FORMAT_VERSION = "1.1"  # 1.1: llm_calls per utterance, llm_usage per dialogue
+#: 1.1: llm_calls per utterance, llm_usage per dialogue; 1.2: mentioned_items per utterance
+FORMAT_VERSION = "1.2"
 
 
 class Role(StrEnum):
@@ -41,11 +43,20 @@ class Fault(StrEnum):
 
 
 class ErrorInfo(BaseModel):
-    """An exception kept in a record: which participant raised it, its type and message."""
+    """An exception kept in a record: which participant raised it, its type and message.
+
+    The message is redacted (`crsim.redact`) when the record is made: error texts quote headers and
+    server answers, which may hold a key.
+    """
 
     source: str = Field(description="'user', 'crs', 'infrastructure' or 'loop'.")
     type: str
     message: str
+
+    @field_validator("message")
+    @classmethod
+    def _redacted(cls, value: str) -> str:
+        return redact(value)
 
 
 _FAULT_OF_REASON = {
@@ -128,7 +139,10 @@ class LLMUsage(BaseModel):
 
 class Utterance(BaseModel):
     """One turn of one participant. `recommended_items` are the item ids the CRS recommended in
-    this utterance; `shown_items` are ids displayed alongside it (e.g. an item interface)."""
+    this utterance (each opens a recommendation round); `mentioned_items` are ids it names without
+    recommending them (answering a question about an earlier recommendation, an item the user
+    named); `shown_items` are ids displayed alongside it (e.g. an item interface). Records of
+    format 1.1 and older have no `mentioned_items`: everything they named is in `recommended_items`."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -136,6 +150,9 @@ class Utterance(BaseModel):
     text: str
     acts: list[DialogueAct] = Field(default_factory=list)
     recommended_items: list[str] = Field(default_factory=list)
+    mentioned_items: list[str] = Field(
+        default_factory=list, description="Item ids named without being recommended (format 1.2+)."
+    )
     shown_items: list[str] = Field(default_factory=list)
     annotations: dict[str, Any] = Field(default_factory=dict)
     llm_calls: list[LLMCall] = Field(

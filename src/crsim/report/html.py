@@ -21,6 +21,7 @@ from markupsafe import Markup
 from crsim import __version__
 from crsim.errors import ConfigError
 from crsim.eval.stats import Aggregate
+from crsim.redact import redact
 from crsim.report import plots
 from crsim.report.collect import RunView, collect_run
 from crsim.report.compare import html_comparisons
@@ -117,7 +118,7 @@ def write_report(html: str, path: Path) -> None:
     """Write the report through a temporary file beside it, renamed into place when complete."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.part")
-    temp.write_text(html, encoding="utf-8")
+    temp.write_text(redact(html), encoding="utf-8")  # a last pass: no secret in the report
     os.replace(temp, path)
 
 

@@ -18,6 +18,7 @@ from crsim.errors import DataError
 from crsim.eval.evaluate import GroupSummary, ScoreRecord
 from crsim.model.dialogue import Dialogue
 from crsim.model.io import iter_dialogues
+from crsim.redact import register_config_secrets
 
 MANIFEST = "manifest.json"
 DIALOGUES = "dialogues.jsonl"
@@ -120,6 +121,7 @@ def open_run(path: Path) -> RunFolder:
         raise DataError("expected a JSON object with a `config` object", path=str(manifest_path))
     if not (path / DIALOGUES).is_file():
         raise DataError(f"no {DIALOGUES}; the run has not held any dialogue yet", path=str(path))
+    register_config_secrets(manifest.get("config"))  # mask the run's keys in what is made from it
     return RunFolder(path, manifest)
 
 

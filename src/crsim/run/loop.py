@@ -26,6 +26,7 @@ from crsim.model.dialogue import (
     Utterance,
 )
 from crsim.model.items import ItemCollection
+from crsim.model.mentions import split_linked
 from crsim.model.user import SimulatedUser
 from crsim.sim.base import DialogueNotes, UserSimulator, UserTurn
 
@@ -59,13 +60,14 @@ async def run_dialogue(
     """
     started_at, clock = datetime.now(UTC).isoformat(timespec="seconds"), time.perf_counter()
     utterances: list[Utterance] = []
+    named_items = _NamedItems(items)
     termination = Termination(reason=TerminationReason.MAX_TURNS)
     with usage.collect(trial) as calls:
         try:
             greeting = await _call("crs", crs.start(session))
             if greeting is not None:
-                linked = await _linked(greeting, items)
-                utterances.append(_guard("crs", _crs_utterance, greeting, linked, calls.drain()))
+                named = await _call("crs", named_items.split(greeting, utterances))
+                utterances.append(_guard("crs", _crs_utterance, greeting, named, calls.drain()))
             user_turn = await _call("user", simulator.start(user, greeting))
             for turn in range(1, max_turns + 1):
                 utterances.append(_guard("user", _user_utterance, user_turn, calls.drain()))
@@ -73,8 +75,8 @@ async def run_dialogue(
                     termination = Termination(reason=TerminationReason.USER_ENDED)
                     break
                 reply = await _call("crs", crs.respond(session, user_turn.text))
-                linked = await _linked(reply, items)
-                utterances.append(_guard("crs", _crs_utterance, reply, linked, calls.drain()))
+                named = await _call("crs", named_items.split(reply, utterances))
+                utterances.append(_guard("crs", _crs_utterance, reply, named, calls.drain()))
                 if reply.end:
                     termination = Termination(reason=TerminationReason.CRS_ENDED)
                     break
@@ -159,28 +161,65 @@ def _user_utterance(turn: UserTurn, calls: list[LLMCall]) -> Utterance:
 _LINK_INLINE_CHARS = 2_000
 
 
-async def _linked(reply: CRSReply, items: ItemCollection | None) -> list[str] | None:
-    """Item ids linked in the text of a reply that names none (None: nothing to link or done before)."""
-    if reply.recommended_items or items is None or not isinstance(reply.text, str) or not reply.text:
-        return None
-    if len(reply.text) <= _LINK_INLINE_CHARS:
-        mentions = items.linker.link(reply.text)
-    else:
-        mentions = await asyncio.to_thread(items.linker.link, reply.text)
-    return list(dict.fromkeys(m.item_id for m in mentions))
+class _NamedItems:
+    """The items named so far in one dialogue, to tell recommended from mentioned items in linked text.
+
+    A reply whose CRS listed its items is taken as it is. Titles linked in a text-only reply (by the
+    loop, or by an HTTP adapter: `recommended_items_source` "linked") are split by
+    `crsim.model.mentions.split_linked` against every item named before: by the CRS, and by the user
+    (user texts are linked only once a reply needs it).
+    """
+
+    def __init__(self, items: ItemCollection | None) -> None:
+        self.items = items
+        self.ids: set[str] = set()
+        self._users_linked = 0  #: utterances already scanned for user mentions
+
+    async def _link(self, text: str) -> list[str]:
+        assert self.items is not None
+        linker = self.items.linker
+        mentions = (
+            linker.link(text)
+            if len(text) <= _LINK_INLINE_CHARS
+            else await asyncio.to_thread(linker.link, text)
+        )
+        return [m.item_id for m in mentions]
+
+    async def _catch_up(self, earlier: list[Utterance]) -> None:
+        for utterance in earlier[self._users_linked :]:
+            if utterance.role is Role.USER and self.items is not None and utterance.text:
+                self.ids.update(await self._link(utterance.text))
+        self._users_linked = len(earlier)
+
+    async def split(self, reply: CRSReply, earlier: list[Utterance]) -> tuple[list[str], list[str], bool]:
+        """(recommended, mentioned, whether they come from linked titles) for one CRS reply."""
+        adapter_linked = reply.annotations.get("recommended_items_source") == "linked"
+        listed = reply.items_listed or bool(reply.mentioned_items)
+        if listed or (reply.recommended_items and not adapter_linked):
+            recommended, mentioned, linked = list(reply.recommended_items), list(reply.mentioned_items), False
+        elif adapter_linked or (self.items is not None and isinstance(reply.text, str) and reply.text):
+            ids = list(reply.recommended_items) if adapter_linked else await self._link(reply.text)
+            await self._catch_up(earlier)
+            (recommended, mentioned), linked = split_linked(ids, self.ids), True
+        else:
+            recommended, mentioned, linked = [], [], False
+        self.ids.update(recommended, mentioned)
+        return recommended, mentioned, linked
 
 
-def _crs_utterance(reply: CRSReply, linked: list[str] | None, calls: list[LLMCall]) -> Utterance:
-    recommended = list(reply.recommended_items)
+def _crs_utterance(
+    reply: CRSReply, named: tuple[list[str], list[str], bool], calls: list[LLMCall]
+) -> Utterance:
+    recommended, mentioned, linked = named
     annotations = dict(reply.annotations)
-    if linked:
-        recommended = linked
+    if linked and (recommended or mentioned):
         annotations["recommended_items_source"] = "linked"
     return Utterance(
         role=Role.CRS,
         text=reply.text,
         acts=list(reply.acts),
         recommended_items=recommended,
+        mentioned_items=mentioned,
         annotations=annotations,
         llm_calls=calls,
     )

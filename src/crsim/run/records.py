@@ -13,6 +13,7 @@ from typing import Any
 from crsim.errors import DataError
 from crsim.model.dialogue import FORMAT_VERSION, Dialogue
 from crsim.model.io import iter_dialogues
+from crsim.redact import redact_json_text, register_config_secrets
 
 __all__ = ["iter_dialogues"]
 
@@ -62,6 +63,7 @@ def read_manifest(run_dir: Path) -> dict[str, Any]:
         raise DataError(
             "expected a JSON object with a `config` object, as `crsim run` writes", path=str(path)
         )
+    register_config_secrets(data.get("config"))  # mask the run's keys in what is made from it
     return data
 
 
@@ -91,7 +93,7 @@ class DialogueWriter:
         self._handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def write(self, dialogue: Dialogue) -> None:
-        self._handle.write(dialogue.model_dump_json() + "\n")
+        self._handle.write(redact_json_text(dialogue.model_dump_json()) + "\n")  # no secret on disk
         self._handle.flush()
 
     def close(self) -> None:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import re
 import ssl
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,10 +22,10 @@ from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.errors import ConfigError
 from crsim.model.acts import DialogueAct
 from crsim.model.domain import Domain
+from crsim.redact import secret_from_env
 from crsim.registry import Params
 
 _MAX_SAME_HOST_REDIRECTS = 3
-_HEADER_SAFE = re.compile(r"[\x21-\x7e]+")
 
 
 class HTTPParams(Params):
@@ -289,15 +287,9 @@ def _origin(url: str) -> str:
 def _auth_headers(params: HTTPParams) -> dict[str, str]:
     if params.api_key_env is None:
         return {}
-    secret = (os.environ.get(params.api_key_env) or "").strip()
-    if not secret:
+    secret = secret_from_env(params.api_key_env)  # stripped, checked for a header, masked in output
+    if secret is None:
         raise ConfigError(f"api_key_env: environment variable {params.api_key_env!r} is not set or empty")
-    if not _HEADER_SAFE.fullmatch(secret):
-        # httpx would reject it mid-dialogue with an error that quotes the whole header value
-        raise ConfigError(
-            f"api_key_env: the value of {params.api_key_env!r} has characters that cannot go into an "
-            "HTTP header (only printable ASCII without spaces)"
-        )
     value = f"{params.auth_scheme} {secret}" if params.auth_scheme else secret
     return {params.auth_header: value}
 

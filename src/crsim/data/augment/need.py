@@ -142,9 +142,11 @@ def recommended_items(utterance: Utterance, domain: Domain) -> list[str]:
 
 
 def mentioned_items(utterance: Utterance, domain: Domain) -> list[str]:
-    """Items an utterance mentions: `annotations["mentioned_items"]` and the items its acts name."""
+    """Items an utterance mentions: the `mentioned_items` field (format 1.2), the converters'
+    `annotations["mentioned_items"]` and the items its acts name."""
     raw = utterance.annotations.get("mentioned_items")
-    ids = [i for i in raw if isinstance(i, str)] if isinstance(raw, list) else []
+    ids = list(utterance.mentioned_items)
+    ids += [i for i in raw if isinstance(i, str)] if isinstance(raw, list) else []
     ids += [i for a in utterance.acts for i in act_items(a, domain)]
     return list(dict.fromkeys(ids))
 

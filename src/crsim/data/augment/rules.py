@@ -41,7 +41,7 @@ class RuleAnnotator(ActAnnotator):
 
     def item_ids(self, utterance: Utterance) -> list[str]:
         """Items an utterance recommends or mentions: listed ids, `item` slots, resolvable titles."""
-        ids = list(utterance.recommended_items)
+        ids = [*utterance.recommended_items, *utterance.mentioned_items]
         mentioned = utterance.annotations.get("mentioned_items")
         if isinstance(mentioned, list):
             ids += [i for i in mentioned if isinstance(i, str)]

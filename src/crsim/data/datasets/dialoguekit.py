@@ -37,7 +37,7 @@ _SLOT_KEYS = ("slot_values", "slots")
 _UTTERANCE_KEYS = frozenset({"participant", "utterance", "dialogue_acts"})
 #: Key under which a lossless export keeps the unified fields DialogueKit has no place for.
 EXTENSION = "crsim"
-_UTTERANCE_FIELDS = {"acts", "recommended_items", "shown_items", "annotations"}
+_UTTERANCE_FIELDS = {"acts", "recommended_items", "mentioned_items", "shown_items", "annotations"}
 
 
 def conversation_id(record: RawRecord) -> str:

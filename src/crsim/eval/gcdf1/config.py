@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from crsim.errors import ConfigError
+from crsim.yaml_files import describe_yaml_error, load_yaml
 
 _PROVISION_DOMAINS = ["taxi", "restaurant", "hotel", "attraction", "train"]
 _AUTO_REF = ["restaurant-ref", "hotel-ref", "train-ref", "train-Ref", "ref"]
@@ -145,11 +146,11 @@ def load_config(path: str | Path) -> Gcdf1Config:
     """Read a GCDF1 YAML configuration; `ConfigError` names the file and the offending key."""
     source = Path(path)
     try:
-        raw: Any = yaml.safe_load(source.read_text(encoding="utf-8"))
+        raw: Any = load_yaml(source.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{source}: cannot read the GCDF1 config ({exc.strerror})") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: not valid YAML ({exc})") from None
+        raise ConfigError(f"{source}: {describe_yaml_error(exc)}") from None
     return parse_config(raw if raw is not None else {}, str(source))
 
 

@@ -48,6 +48,7 @@ from crsim.model.dialogue import Dialogue
 from crsim.model.io import iter_dialogues
 from crsim.run.records import DIALOGUES, LLM_CACHE
 from crsim.seeding import derive_seed
+from crsim.yaml_files import describe_yaml_error, load_yaml
 
 CRITERIA = "crsim.eval.judge.criteria"
 DEFAULT_CRITERIA = "recusersim6"
@@ -111,9 +112,9 @@ def _shipped_criteria(name: str) -> Criteria:
 
 def _parse_criteria(source: str, where: str) -> Criteria:
     try:
-        data = yaml.safe_load(source)
+        data = load_yaml(source)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"criteria file {where}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        raise ConfigError(f"criteria file {where}: {describe_yaml_error(exc)}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"criteria file {where}: expected a mapping with name and criteria")
     try:

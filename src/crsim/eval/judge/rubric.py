@@ -46,6 +46,7 @@ from pydantic import (
 )
 
 from crsim.errors import ConfigError
+from crsim.yaml_files import describe_yaml_error, load_yaml
 
 #: Package holding the shipped rubric files (`<name>.yaml`).
 RUBRICS = "crsim.eval.judge.rubrics"
@@ -232,9 +233,9 @@ def _read(path: Path) -> str:
 def parse_rubric(source: str, where: str) -> Rubric:
     """Validate a rubric's YAML text; `where` (a file name) prefixes every error."""
     try:
-        data = yaml.safe_load(source)
+        data = load_yaml(source)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"rubric file {where}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        raise ConfigError(f"rubric file {where}: {describe_yaml_error(exc)}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"rubric file {where}: expected a mapping with name, description and aspects")
     try:

@@ -3,10 +3,12 @@
 from crsim.eval.metrics import coverage, recommendation, utility
 from crsim.eval.metrics.base import CutoffParams, Metric, NotApplicable, PerTurnMetric
 from crsim.eval.metrics.coverage import PreferenceCoverage, PreferenceCoverageIncreaseRate
-from crsim.eval.metrics.recommendation import Jaccard, Recall
+from crsim.eval.metrics.recommendation import MRR, NDCG, Jaccard, Recall
 from crsim.eval.metrics.utility import RDL, SRRR, SuccessRate, Turns
 
 __all__ = [
+    "MRR",
+    "NDCG",
     "RDL",
     "SRRR",
     "CutoffParams",

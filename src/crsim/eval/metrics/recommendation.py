@@ -1,10 +1,15 @@
-"""Recommendation metrics over the CRS's lists: Recall@(t,K) and list turnover (Jaccard distance).
+"""Recommendation metrics over the CRS's lists: Recall@(t,K), NDCG@(t,K), MRR@(t,K) and list
+turnover (Jaccard distance).
 
-Both follow PEPPER (Kim et al.): the list P_t at turn t is the one the CRS shows when answering
+All follow PEPPER (Kim et al.): the list P_t at turn t is the one the CRS shows when answering
 the t-th user utterance; a turn without a list keeps the standing (most recent non-empty) list.
+NDCG and MRR are the ranking metrics of iEvaLM (Wang et al.), read off the same list.
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Callable
 
 from pydantic import Field
 
@@ -45,6 +50,65 @@ class Recall(PerTurnMetric):
             return [*extend(self._curve(dialogue)[1], max_turns)]
         except NotApplicable:
             return [None] * max_turns
+
+
+def ndcg(ranked: tuple[str, ...], wanted: frozenset[str], k: int) -> float:
+    """DCG of `ranked` (gain 1 per target, discount log2(rank + 1)) over the DCG of the ideal top-k
+    list, holding min(|Y|, k) targets on top (a list shorter than k gains nothing from being short)."""
+    dcg = sum(1.0 / math.log2(rank + 1) for rank, item in enumerate(ranked, 1) if item in wanted)
+    ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, min(len(wanted), k) + 1))
+    return dcg / ideal if ideal else 0.0
+
+
+def reciprocal_rank(ranked: tuple[str, ...], wanted: frozenset[str], k: int) -> float:
+    """1 / the rank of the first target in `ranked`; 0 when none is there."""
+    return next((1.0 / rank for rank, item in enumerate(ranked, 1) if item in wanted), 0.0)
+
+
+class _RankMetric(PerTurnMetric):
+    """A metric of the standing list P_t@K against the targets, at turn t (default: the last turn)."""
+
+    class Params(CutoffParams):
+        pass
+
+    params: Params
+    name: str
+    of_list: Callable[[tuple[str, ...], frozenset[str], int], float]
+
+    def default_label(self) -> str:
+        turn = "t" if self.params.turn is None else str(self.params.turn)
+        return f"{self.name}@({turn},{self.params.k})"
+
+    def _curve(self, dialogue: Dialogue) -> tuple[RecommendationTrace, list[float]]:
+        wanted = targets(dialogue)
+        trace = RecommendationTrace(dialogue, self.params.k)
+        return trace, [type(self).of_list(p, wanted, self.params.k) for p in trace.standing()]
+
+    def compute(self, dialogue: Dialogue) -> float:
+        trace, values = self._curve(dialogue)
+        return trace.at(values, self.params.turn)
+
+    def per_turn(self, dialogue: Dialogue, max_turns: int) -> list[float | None]:
+        try:
+            return [*extend(self._curve(dialogue)[1], max_turns)]
+        except NotApplicable:
+            return [None] * max_turns
+
+
+@metric("ndcg")
+class NDCG(_RankMetric):
+    """NDCG@(t,K) of the standing list P_t@K against the targets Y (binary gains). Needs targets."""
+
+    name = "NDCG"
+    of_list = staticmethod(ndcg)
+
+
+@metric("mrr")
+class MRR(_RankMetric):
+    """MRR@(t,K): 1 / rank of the first target in the standing list P_t@K, 0 if none. Needs targets."""
+
+    name = "MRR"
+    of_list = staticmethod(reciprocal_rank)
 
 
 def jaccard_distance(a: tuple[str, ...], b: tuple[str, ...]) -> float:

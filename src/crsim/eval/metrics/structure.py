@@ -8,16 +8,26 @@ least one turn to evaluate at.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from crsim.eval.metrics.base import NO_ACTS, NO_TARGETS, NotApplicable
 from crsim.model.acts import Intent
 from crsim.model.dialogue import Dialogue, Role, Utterance
 
-_RECOMMEND, _ACCEPT = Intent.RECOMMEND.value, Intent.ACCEPT.value
+_RECOMMEND, _ACCEPT, _REJECT = Intent.RECOMMEND.value, Intent.ACCEPT.value, Intent.REJECT.value
+
+#: How a dialogue is cut into rounds: crsim's (rounds start at the first recommendation) or
+#: UserSimCRS's (the stretch before the first recommendation is a round of its own).
+RoundsMode = Literal["crsim", "usersimcrs"]
 
 
 def recommends(utterance: Utterance) -> bool:
-    """A CRS utterance recommends when it lists item ids or carries a `recommend` act."""
+    """A CRS utterance recommends when it lists recommended item ids or carries a `recommend` act.
+
+    Items it only mentions (`mentioned_items`) do not make it a recommendation.
+    """
     return utterance.role is Role.CRS and (
         bool(utterance.recommended_items) or any(a.intent == _RECOMMEND for a in utterance.acts)
     )
@@ -40,34 +50,81 @@ def targets(dialogue: Dialogue) -> frozenset[str]:
 
 @dataclass(frozen=True, slots=True)
 class Round:
-    """A recommending CRS utterance and the user's reactions until the next recommendation."""
+    """A recommending utterance and the user's reactions until the next recommendation.
 
-    start: int  #: index of the recommending utterance
+    `accepted` follows the user's last reaction in the round: each `accept` sets it, each `reject`
+    clears it, and an utterance with both counts as an acceptance (as UserSimCRS does).
+    """
+
+    start: int | None  #: index of the recommending utterance; None for UserSimCRS's leading stretch
     accepts: int  #: user utterances in the round with an `accept` act
-
-    @property
-    def accepted(self) -> bool:
-        return self.accepts > 0
+    accepted: bool  #: the last `accept`/`reject` reaction in the round was an `accept`
 
 
-def recommendation_rounds(dialogue: Dialogue) -> list[Round]:
-    """Rounds in order. Utterances before the first recommendation belong to no round."""
+class LabelSets(BaseModel):
+    """A dataset's own intent labels (kept by converters in `annotations["labels"]["intents"]`)
+    that mean recommend, accept and reject, matched exactly, as UserSimCRS's metric classes take them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    recommend: list[str] = Field(min_length=1)
+    accept: list[str] = Field(min_length=1)
+    reject: list[str] = Field(default_factory=list)
+
+
+#: Label sets by name, usable as `labels: iard` on the command line: UserSimCRS's defaults for IARD
+#: (its v2 utility script's recommendation/accept/reject labels) and the CIR6 labels of the MovieBot
+#: dialogues that crsim's converter maps to recommend / accept / reject.
+LABEL_PRESETS: dict[str, LabelSets] = {
+    "iard": LabelSets(recommend=["REC-S", "REC-E"], accept=["ACC"], reject=["REJ"]),
+    "moviebot": LabelSets(
+        recommend=["REVEAL", "REVEAL.SIMILAR"], accept=["NOTE.ACCEPT", "NOTE.LIKE"], reject=["NOTE.DISLIKE"]
+    ),
+}
+
+
+def _original_labels(utterance: Utterance) -> set[str]:
+    labels = utterance.annotations.get("labels")
+    intents = labels.get("intents") if isinstance(labels, dict) else None
+    return {str(i) for i in intents} if isinstance(intents, list) else set()
+
+
+def _reading(utterance: Utterance, labels: LabelSets | None) -> tuple[bool, bool, bool]:
+    """(carries a recommend intent, an accept, a reject): crsim acts, or the dataset's own labels."""
+    if labels is None:
+        intents = {a.intent for a in utterance.acts}
+        return _RECOMMEND in intents, _ACCEPT in intents, _REJECT in intents
+    own = _original_labels(utterance)
+    return bool(own & set(labels.recommend)), bool(own & set(labels.accept)), bool(own & set(labels.reject))
+
+
+def recommendation_rounds(
+    dialogue: Dialogue, mode: RoundsMode = "crsim", labels: LabelSets | None = None
+) -> list[Round]:
+    """Rounds in order. With `crsim`, a round opens at a recommending CRS utterance and utterances
+    before the first recommendation belong to no round; with `usersimcrs`, a round opens at a
+    recommend intent of either participant and the stretch before the first one is a leading round
+    (a dialogue without any recommendation is one round, an empty dialogue none). `labels` reads
+    the dataset's own labels instead of crsim's acts (item ids then open no round)."""
     rounds: list[Round] = []
     start: int | None = None
-    accepts = 0
+    opened = mode == "usersimcrs" and bool(dialogue.utterances)
+    accepts, accepted = 0, False
     for index, utterance in enumerate(dialogue.utterances):
-        if recommends(utterance):
-            if start is not None:
-                rounds.append(Round(start, accepts))
-            start, accepts = index, 0
-        elif (
-            start is not None
-            and utterance.role is Role.USER
-            and any(a.intent == _ACCEPT for a in utterance.acts)
-        ):
-            accepts += 1
-    if start is not None:
-        rounds.append(Round(start, accepts))
+        recommend, accept, reject = _reading(utterance, labels)
+        by_crs = utterance.role is Role.CRS and (recommend or (labels is None and recommends(utterance)))
+        if by_crs or (recommend and mode == "usersimcrs"):
+            if opened and (index > 0 or start is not None):
+                rounds.append(Round(start, accepts, accepted))
+            start, opened, accepts, accepted = index, True, 0, False
+        elif opened and utterance.role is Role.USER:
+            accepts += accept
+            if accept:
+                accepted = True
+            elif reject:
+                accepted = False
+    if opened:
+        rounds.append(Round(start, accepts, accepted))
     return rounds
 
 

@@ -7,9 +7,10 @@ their optional dependencies lazily, inside `create`, so `import crsim.llm` never
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from importlib import import_module
-from typing import Protocol
+from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from crsim.errors import ConfigError
 from crsim.llm.config import ModelConfig
@@ -39,6 +40,36 @@ _PROVIDERS = {
     "local": "crsim.llm.providers.local:create",
     "scripted": "crsim.llm.providers.scripted:create",
 }
+
+
+#: Redirects followed within one origin before a call fails (the HTTP CRS adapters allow as many).
+MAX_REDIRECTS = 3
+
+
+class RedirectRefused(Exception):
+    """Raised by `same_origin_hook` inside the HTTP client; providers turn it into `LLMRedirectRefused`."""
+
+
+def origin(url: str) -> str:
+    """scheme://host:port of a URL, the default port filled in: what a redirect must not leave."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.scheme}://{parts.hostname}:{port}"
+
+
+def same_origin_hook(base_url: str) -> Callable[[Any], Awaitable[None]]:
+    """An httpx request hook (it runs before every request, redirects included) that refuses any
+    request outside `base_url`'s origin, so a redirect cannot carry the prompt or the key elsewhere."""
+    allowed = origin(base_url)
+
+    async def check(request: Any) -> None:
+        target = origin(str(request.url))
+        if target != allowed:
+            raise RedirectRefused(
+                f"refused a redirect from {allowed} to another host ({target}); not followed"
+            )
+
+    return check
 
 
 def check_options(config: ModelConfig, reserved: frozenset[str], label: str) -> None:

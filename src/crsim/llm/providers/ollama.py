@@ -5,6 +5,10 @@ max_tokens (`num_predict`), seed and stop travel in `options`, together with `co
 (model options such as `num_ctx` or `top_p`). Ollama has no GBNF grammars: a call with `grammar`
 fails with `LLMBadRequest` before anything is sent, so a grammar is never silently ignored; ask for
 a `json_schema` instead. For Ollama's OpenAI-compatible `/v1` endpoint use the `openai` provider.
+
+Ollama itself wants no key; behind a proxy that does, `api_key_env` names the variable whose value
+goes out as `Authorization: Bearer <key>` (stripped and checked as for `openai`). Redirects are
+followed only within the server's origin; one to another host is refused (`LLMRedirectRefused`).
 """
 
 from __future__ import annotations
@@ -22,11 +26,13 @@ from crsim.llm.errors import (
     LLMError,
     LLMModelNotFound,
     LLMRateLimited,
+    LLMRedirectRefused,
     LLMServerError,
     LLMTimeout,
 )
-from crsim.llm.providers.base import check_options
+from crsim.llm.providers.base import MAX_REDIRECTS, RedirectRefused, check_options, same_origin_hook
 from crsim.llm.types import Completion, Message, ResolvedGeneration, Usage
+from crsim.redact import secret_from_env
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
 
@@ -43,6 +49,8 @@ class OllamaProvider:
         self.config, self.model = config, model
         self.base_url = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         self.url = f"{self.base_url}/api/chat"
+        key = secret_from_env(config.api_key_env) if config.api_key_env else None
+        self._headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._client: httpx.AsyncClient | None = None
 
     def identity(self) -> str:
@@ -80,6 +88,10 @@ class OllamaProvider:
             response = await self._http().post(self.url, json=body)
         except httpx.TimeoutException:
             raise LLMTimeout(f"{self.url}: no answer within {self.config.timeout:g} s") from None
+        except RedirectRefused as exc:
+            raise LLMRedirectRefused(str(exc)) from None
+        except httpx.TooManyRedirects:
+            raise LLMRedirectRefused(f"{self.url}: more than {MAX_REDIRECTS} redirects") from None
         except httpx.ConnectError as exc:
             raise LLMConnectionError(
                 f"cannot reach Ollama at {self.url} ({exc}); is `ollama serve` running?"
@@ -100,7 +112,10 @@ class OllamaProvider:
             self._client = httpx.AsyncClient(
                 timeout=self.config.timeout,
                 limits=httpx.Limits(max_connections=self.config.max_concurrency),
-                follow_redirects=False,
+                headers=self._headers,
+                follow_redirects=True,
+                max_redirects=MAX_REDIRECTS,
+                event_hooks={"request": [same_origin_hook(self.base_url)]},
             )
         return self._client
 

@@ -2,9 +2,13 @@
 
 Calls go through the official SDK (`AsyncOpenAI`) with its own retries switched off, because the
 crsim client decides about retries and timeouts. The API key is read only from an environment
-variable (`api_key_env`, default OPENAI_API_KEY). Without `base_url` the endpoint is OpenAI itself
-and a missing key fails each call with `LLMAuthError`, so a run records the error per dialogue
-instead of stopping; with a `base_url` (local servers mostly want no key) a placeholder is sent.
+variable (`api_key_env`, default OPENAI_API_KEY), stripped and checked when the provider is built
+(`crsim.redact.secret_from_env`: a value a header cannot carry is a config error). Without `base_url`
+the endpoint is OpenAI itself and a missing key fails each call with `LLMAuthError`, so a run records
+the error per dialogue instead of stopping; with a `base_url` (local servers mostly want no key) a
+placeholder is sent. Redirects are followed only within the endpoint's own origin (scheme, host,
+port), as the HTTP CRS adapters do: a redirect to another host is refused before anything is sent
+there (`LLMRedirectRefused`).
 
 How generation parameters travel:
 - `json_schema` -> `response_format={"type": "json_schema", ...}`; strict only when the schema
@@ -17,7 +21,6 @@ How generation parameters travel:
 
 from __future__ import annotations
 
-import os
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -30,12 +33,14 @@ from crsim.llm.errors import (
     LLMError,
     LLMModelNotFound,
     LLMRateLimited,
+    LLMRedirectRefused,
     LLMServerError,
     LLMTimeout,
     missing_dependency,
 )
-from crsim.llm.providers.base import check_options
+from crsim.llm.providers.base import MAX_REDIRECTS, RedirectRefused, check_options, same_origin_hook
 from crsim.llm.types import Completion, Message, ResolvedGeneration, Usage
+from crsim.redact import secret_from_env
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI, OpenAIError
@@ -60,7 +65,7 @@ class OpenAIProvider:
     def __init__(self, config: ModelConfig, model: str) -> None:
         self.config, self.model = config, model
         self.key_env = config.api_key_env or DEFAULT_KEY_ENV
-        self._key = os.environ.get(self.key_env) or None
+        self._key = secret_from_env(self.key_env)
         self._client: AsyncOpenAI | None = None
 
     def identity(self) -> str:
@@ -85,6 +90,8 @@ class OpenAIProvider:
             response = await client.post("/chat/completions", cast_to=object, body=body)
         except OpenAIError as exc:
             raise self._translate(exc) from exc
+        except RedirectRefused as exc:  # raised by the client's request hook; the SDK passes it on
+            raise LLMRedirectRefused(str(exc)) from None
         return self._completion(response)
 
     async def aclose(self) -> None:
@@ -103,15 +110,20 @@ class OpenAIProvider:
                     f"(or name another variable in api_key_env, or point base_url at a local server)"
                 )
             key = PLACEHOLDER_KEY
-        from openai import AsyncOpenAI
+        from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
         # base_url is always explicit, so OPENAI_BASE_URL in the environment cannot redirect calls
-        # away from what the config (and the cache identity) says.
+        # away from what the config (and the cache identity) says; nor can a redirect from the server.
+        base_url = self.config.base_url or OPENAI_BASE_URL
+        http_client = DefaultAsyncHttpxClient(
+            event_hooks={"request": [same_origin_hook(base_url)]}, max_redirects=MAX_REDIRECTS
+        )
         self._client = AsyncOpenAI(
             api_key=key,
-            base_url=self.config.base_url or OPENAI_BASE_URL,
+            base_url=base_url,
             timeout=self.config.timeout,
             max_retries=0,
+            http_client=http_client,
         )
         return self._client
 
@@ -171,6 +183,10 @@ class OpenAIProvider:
             return LLMTimeout(f"{where}: no answer within {self.config.timeout:g} s")
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__ or exc.__context__
+            if isinstance(cause, RedirectRefused):
+                return LLMRedirectRefused(str(cause))
+            if type(cause).__name__ == "TooManyRedirects":  # httpx or the SDK's httpx2
+                return LLMRedirectRefused(f"{where}: more than {MAX_REDIRECTS} redirects")
             return LLMConnectionError(f"cannot reach {where}: {cause or exc.message}")
         if not isinstance(exc, openai.APIStatusError):
             return LLMError(f"{where}: {type(exc).__name__}: {exc}")

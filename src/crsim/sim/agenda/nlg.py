@@ -21,6 +21,7 @@ import yaml
 
 from crsim.errors import DataError
 from crsim.model.acts import DialogueAct, Intent
+from crsim.yaml_files import describe_yaml_error, load_yaml
 
 _PLACEHOLDERS = frozenset({"value", "a_value", "ref", "Ref"})
 _PRONOUNS = ("it", "that one")
@@ -91,7 +92,11 @@ def load_templates(name: str) -> Templates:
                 f"no packaged template set {name!r}", path=f"crsim/sim/agenda/templates/{name}.yaml"
             )
         text, source = resource.read_text(encoding="utf-8"), f"templates/{name}.yaml"
-    return _parse(yaml.safe_load(text), source)
+    try:
+        raw = load_yaml(text)
+    except yaml.YAMLError as exc:
+        raise DataError(describe_yaml_error(exc), path=source) from None
+    return _parse(raw, source)
 
 
 def _parse(raw: Any, source: str) -> Templates:
