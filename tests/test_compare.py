@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -298,3 +300,17 @@ def test_observations_average_turn_values_per_dialogue_and_skip_dialogues_withou
     records += [record("d3", 1.0), record("unknown", 1.0)]
     found = sorted(observations(dialogues, records), key=lambda o: o.unit)
     assert [(o.user, o.unit, o.value) for o in found] == [("u1", (0, 0), 2.0), ("u1", (0, 1), 5.0)]
+
+
+def test_no_root_for_the_users_needed_is_none_without_a_warning() -> None:
+    # A difference 100 SDs wide needs fewer than two users: statsmodels finds no root and warns. In a
+    # fresh process, because statsmodels installs an "always" filter the first time it warns.
+    code = (
+        "from crsim.eval.compare import users_needed, min_detectable\n"
+        "print(users_needed(100.0, 1.0), users_needed(0.5, 1.0), min_detectable(1.0, 2) is not None)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["None", "34", "True"] and "Warning" not in done.stderr

@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import math
 import string
+import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -258,17 +260,27 @@ def mcnemar_pvalue(differences: np.ndarray) -> float:
     return float(binomtest(wins, wins + losses, 0.5, alternative="two-sided").pvalue)
 
 
+@contextmanager
+def _quiet_solver() -> Iterator[None]:
+    """Silence statsmodels' ConvergenceWarning where its power solver finds no root (it returns nan,
+    which the callers turn into None). Its warnings module is imported first: on import it installs
+    an "always" filter that would otherwise land in front of ours."""
+    import statsmodels.tools.sm_exceptions as sm_exceptions
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm_exceptions.ConvergenceWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
 def min_detectable(sd: float | None, n: int, *, alpha: float = ALPHA, power: float = POWER) -> float | None:
     """The smallest mean difference a two-sided paired t-test on n users detects with `power`:
     the effect size solved by statsmodels' TTestPower, times the SD of the differences."""
     if sd is None or n < 2 or sd <= 0:
         return None
-    import warnings
-
     from statsmodels.stats.power import TTestPower
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # no root (tiny n): statsmodels warns and returns nan
+    with _quiet_solver():
         effect = float(
             np.ravel(
                 TTestPower().solve_power(
@@ -286,12 +298,9 @@ def users_needed(
     differences as observed); None when it cannot be said (no spread, no difference)."""
     if sd is None or sd <= 0 or difference == 0 or not math.isfinite(difference):
         return None
-    import warnings
-
     from statsmodels.stats.power import TTestPower
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # statsmodels warns while it brackets the root
+    with _quiet_solver():
         try:
             n = TTestPower().solve_power(
                 effect_size=abs(difference) / sd, nobs=None, alpha=alpha, power=power, alternative="two-sided"
