@@ -171,7 +171,9 @@ def evaluate_path(
                     )
                     for kept in earlier:
                         write(kept)
-                        builder.add(kept)
+                        # Their dialogues were added above: no dialogues here (not None), so the
+                        # counts, terminations and users stay those the dialogues gave.
+                        builder.add(kept, ())
                         kept_labels.update(dict.fromkeys(r.metric for r in kept))
         finally:
             await hub.aclose()
