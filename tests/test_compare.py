@@ -314,3 +314,10 @@ def test_no_root_for_the_users_needed_is_none_without_a_warning() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["None", "34", "True"] and "Warning" not in done.stderr
+
+
+def test_one_person_simulated_under_several_ids_counts_once() -> None:
+    a = [Observation("A", "s", "m", uid, (0, 0), v, True, "p1") for uid, v in (("p1", 1.0), ("p1#2", 3.0))]
+    b = [Observation("B", "s", "m", uid, (0, 0), 0.0, True, "p1") for uid in ("p1", "p1#2")]
+    sample = pair([*a, obs("A", "u2", 1.0)], [*b, obs("B", "u2", 0.0)])
+    assert sample.users == ["p1", "u2"] and list(sample.differences) == [2.0, 1.0] and sample.pairs == 3

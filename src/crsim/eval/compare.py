@@ -77,6 +77,18 @@ class Observation:
     unit: tuple[int, int]  # (trial, occurrence of this user and trial for this CRS × simulator)
     value: float | None
     evaluable: bool
+    person: str | None = None  # whom the per-user difference belongs to; None: `user`
+
+    @property
+    def who(self) -> str:
+        return self.person if self.person is not None else self.user
+
+
+def person_of(user_id: str) -> str:
+    """The person behind a simulated user id, the unit that differences are averaged over and the
+    bootstrap resamples: the id itself (a population that simulates one person under several ids
+    maps them back here)."""
+    return user_id
 
 
 @dataclass
@@ -132,7 +144,16 @@ def observations(
     for (dialogue_id, metric), value in values.items():
         info = infos[dialogue_id]
         if info.user is not None:  # always: others were left out above
-            yield Observation(info.crs, info.simulator, metric, info.user, info.unit, value, info.evaluable)
+            yield Observation(
+                info.crs,
+                info.simulator,
+                metric,
+                info.user,
+                info.unit,
+                value,
+                info.evaluable,
+                person_of(info.user),
+            )
 
 
 def read_observations(dialogues_path: Path, scores_path: Path, *, crs_suffix: str = "") -> list[Observation]:
@@ -174,7 +195,7 @@ class PairedSample:
 
 def pair(a: Sequence[Observation], b: Sequence[Observation]) -> PairedSample:
     """Pair two CRSs' observations by (user, trial, occurrence); drop pairs with a non-evaluable
-    dialogue or a missing value on either side; average each user's kept pairs."""
+    dialogue or a missing value on either side; average each person's kept pairs."""
     left = {(o.user, o.unit): o for o in a}
     right = {(o.user, o.unit): o for o in b}
     common = [key for key in left if key in right]
@@ -187,7 +208,7 @@ def pair(a: Sequence[Observation], b: Sequence[Observation]) -> PairedSample:
         elif x.value is None or y.value is None:
             missing += 1
         else:
-            per_user[key[0]].append((x.value, y.value))
+            per_user[x.who].append((x.value, y.value))
     users = sorted(per_user)
     values = [np.mean(per_user[u], axis=0) for u in users]
     kept = [v for u in users for pair_ in per_user[u] for v in pair_]
@@ -471,7 +492,7 @@ def _user_means(observations: Sequence[Observation]) -> tuple[float | None, int]
     by_user: dict[str, list[float]] = defaultdict(list)
     for o in observations:
         if o.evaluable and o.value is not None:
-            by_user[o.user].append(o.value)
+            by_user[o.who].append(o.value)
     if not by_user:
         return None, 0
     return float(np.mean([np.mean(v) for v in by_user.values()])), len(by_user)
