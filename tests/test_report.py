@@ -200,3 +200,16 @@ def test_the_report_is_byte_identical_under_any_hash_seed(two_sims: Path, tmp_pa
     first = _report_in_subprocess(two_sims, tmp_path / "a.html", "1")
     second = _report_in_subprocess(two_sims, tmp_path / "b.html", "2")
     assert first == second
+
+
+def test_comparisons_section_matches_crsim_compare(two_sims: Path, tmp_path: Path) -> None:
+    from crsim.report.compare import compare_folders, interval, p_text
+
+    html = build_report([open_run(two_sims)])
+    section = html[html.index('<section id="compare">') : html.index('<section id="plots">')]
+    found = compare_folders([open_run(two_sims)]).comparison
+    assert section.count('<div class="comparison">') == len(found.results) == 2 * 6  # 2 simulators
+    for result in found.results:
+        assert f"<h3>{result.metric} · {result.simulator}</h3>" in section
+        (pair,) = result.pairs
+        assert f'<td class="num">{interval(pair)}</td><td class="num">{p_text(pair.p_value)}</td>' in section

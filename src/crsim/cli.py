@@ -203,12 +203,19 @@ def evaluate(
     out: Annotated[
         Path | None, typer.Option(help="Output folder (default: the run folder; for a file, <stem>-eval/).")
     ] = None,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace", help="Replace earlier scores; by default scores of metrics not re-scored stay."
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Score a run's dialogues: metrics, LLM judges, act annotation where acts are missing.
 
     Writes scores.jsonl (one line per dialogue and metric/aspect) and summary.json; LLM answers are
-    cached in llm_cache.sqlite of the output folder.
+    cached in llm_cache.sqlite of the output folder. Earlier scores are merged: the metrics scored now
+    replace their own records, the others stay (--replace drops them).
     """
     from crsim.run.evaluation import EvaluateOptions, evaluate_path, load_judge_config
 
@@ -219,6 +226,7 @@ def evaluate(
             annotator=annotator,
             annotator_args=parse_args(annotator_arg or []),
             concurrency=concurrency,
+            replace=replace,
         )
         result = evaluate_path(run_dir, options, out=out)
     _show(result.summaries, as_json)
@@ -234,6 +242,8 @@ def evaluate(
         notes.append(
             f"{result.llm_calls} LLM calls ({', '.join(f'{k}: {v}' for k, v in result.llm_roles.items())})"
         )
+    if result.kept:
+        notes.append(f"earlier scores kept: {', '.join(result.kept)} (--replace drops them)")
     notes.append(f"scores and summary in {result.out_dir}")
     for note in notes:
         console.print(escape(note), highlight=False)
@@ -274,6 +284,44 @@ def report(
         html = build_report(folders, max_dialogues=max_dialogues, rank_metric=rank_metric)
         write_report(html, output)
     console.print(f"report: [bold]{escape(str(output))}[/bold]", highlight=False, soft_wrap=True)
+
+
+@app.command()
+def compare(
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="Evaluated run folders (CRSs that met the same users).")
+    ],
+    baseline: Annotated[
+        str | None, typer.Option(help="Compare every CRS with this one only (default: all pairs).")
+    ] = None,
+    metrics: Annotated[
+        list[str] | None,
+        typer.Option("--metrics", help="Metric labels to compare, e.g. Success,SRRR (default: all scored)."),
+    ] = None,
+    detect: Annotated[
+        float | None, typer.Option(min=0.0, help="Also say how many users would detect this difference.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+) -> None:
+    """Paired comparisons between CRSs: differences with bootstrap CIs, paired tests, Holm-corrected
+    p-values, ranks with significance groups and the smallest difference the run could detect.
+
+    Pairs are the dialogues of the same simulated user (and trial); dialogues broken by the simulator
+    or the infrastructure are dropped with their pair. See docs/compare.md.
+    """
+    from crsim.eval.compare import ComparisonOptions
+    from crsim.report.compare import compare_folders, comparison_lines
+    from crsim.report.run_folder import open_run
+
+    with user_errors():
+        labels = [m.strip() for spec in metrics or [] for m in spec.split(",") if m.strip()]
+        options = ComparisonOptions(baseline=baseline, metrics=labels or None, detect=detect or None)
+        found = compare_folders([open_run(path) for path in run_dirs], options)
+    if as_json:
+        typer.echo(json.dumps({**found.comparison.model_dump(mode="json"), "notes": found.notes}, indent=2))
+        return
+    for line in comparison_lines(found):
+        typer.echo(line)
 
 
 @app.command()

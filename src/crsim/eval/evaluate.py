@@ -427,6 +427,63 @@ def scores_writer(path: str | Path) -> Iterator[Callable[[Iterable[ScoreRecord]]
         raise
 
 
+def kept_scores(
+    path: str | Path,
+    *,
+    rescored: set[str],
+    dialogue_ids: set[str],
+    batch: int = 500,
+    labels: dict[str, None] | None = None,
+) -> Iterator[list[ScoreRecord]]:
+    """The records of an earlier scores file that a new evaluation keeps when it merges: those of
+    metrics (labels, aspects included) it did not score again, for dialogues it scored. Records of a
+    re-scored label are replaced by the new ones; records of dialogues no longer in the input are stale
+    and dropped. Streamed in lists of about `batch` dialogues; the records of one dialogue and metric
+    are never split between lists (as `SummaryBuilder.add` needs); nothing when there is no earlier
+    file. A bad line is a DataError naming the file, the record and the field. `labels`, when given,
+    receives every label of the earlier file in the order they first appear (to keep that order)."""
+    path = Path(path)
+    if not path.is_file():
+        return
+    group: list[ScoreRecord] = []
+    seen: set[str] = set()
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            record = score_from_line(line, path, number)
+            if labels is not None:
+                labels.setdefault(record.metric)
+            if record.metric in rescored or record.dialogue_id not in dialogue_ids:
+                continue
+            if record.dialogue_id not in seen and len(seen) >= batch:
+                yield group
+                group, seen = [], set()
+            seen.add(record.dialogue_id)
+            group.append(record)
+    if group:
+        yield group
+
+
+def order_metrics(summaries: Sequence[GroupSummary], first: Iterable[str]) -> None:
+    """Put the labels of `first` first in each summary's metrics, in that order (the rest after, as
+    they were): a merged evaluation keeps the earlier column order of reports."""
+    rank = {label: i for i, label in enumerate(first)}
+    for summary in summaries:
+        ordered = sorted(summary.metrics, key=lambda label: rank.get(label, len(rank)))
+        summary.metrics = {label: summary.metrics[label] for label in ordered}
+
+
+def score_from_line(line: bytes | str, path: Path, number: int) -> ScoreRecord:
+    """One line of a scores file; a bad one is a DataError naming the file, the record and the field."""
+    try:
+        return ScoreRecord.model_validate_json(line)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise DataError(err["msg"], path=str(path), record=number, field=field) from None
+
+
 def _redacted_lines(records: Iterable[ScoreRecord], batch: int = 1000) -> Iterator[str]:
     """JSON Lines of `records`, redacted (error texts quote servers) a batch at a time: the check for
     secrets is one search per batch, not per line."""
@@ -458,14 +515,8 @@ def read_scores(path: str | Path) -> list[ScoreRecord]:
     records = []
     with Path(path).open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(ScoreRecord.model_validate_json(line))
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                field = ".".join(str(p) for p in err["loc"])
-                raise DataError(err["msg"], path=str(path), record=number, field=field) from None
+            if line.strip():
+                records.append(score_from_line(line, Path(path), number))
     return records
 
 

@@ -5,8 +5,9 @@ LLM settings; a judge config adds LLM judges and may replace the LLM settings; a
 (rule-based by default) fills in the acts that LLM simulators and human datasets lack, so that
 Success, SRRR and RDL can be computed, and every score of an annotated dialogue names the annotator.
 Outputs: `scores.jsonl` (one line per dialogue and metric/aspect, plus one per turn for turn-level
-aspects) and `summary.json` (per CRS × simulator), written atomically; LLM answers are cached in the
-run's `llm_cache.sqlite` so a second evaluation makes no calls.
+aspects; earlier records of metrics not scored again are kept unless told to replace) and
+`summary.json` (per CRS × simulator, from the merged scores), written atomically; LLM answers are
+cached in the run's `llm_cache.sqlite` so a second evaluation makes no calls.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from crsim.eval.evaluate import (
     SummaryBuilder,
     build_metrics,
     default_metrics,
+    kept_scores,
+    order_metrics,
     read_scores,
     scores_writer,
     write_summary,
@@ -89,6 +92,11 @@ class EvaluateOptions(BaseModel):
         description="Also score dialogues the simulator or the infrastructure broke, and count them in "
         "the metrics (default: left out, counted beside them as n_dialogues - n_evaluable).",
     )
+    replace: bool = Field(
+        False,
+        description="Replace scores.jsonl and summary.json; by default the records of metrics not scored "
+        "again are kept and the summary is rebuilt from the merged scores.",
+    )
 
 
 @dataclass
@@ -98,6 +106,7 @@ class EvaluationResult:
     out_dir: Path
     llm_calls: int = 0
     llm_roles: dict[str, int] = field(default_factory=dict)
+    kept: list[str] = field(default_factory=list)  # labels whose earlier scores were merged in
 
     @property
     def records(self) -> list[ScoreRecord]:
@@ -123,6 +132,8 @@ def evaluate_path(
     Dialogues stream through in batches: each batch is scored (LLM evaluators concurrently within it),
     its records appended to a temporary scores file and folded into the summaries, so memory does not
     grow with the run; the scores file replaces the old one only when every dialogue is scored.
+    Unless `options.replace`, an earlier scores file is merged (`kept_scores`): the records of metrics
+    not scored again stay, appended after the new ones, and the summary covers both.
     """
     path = Path(path)
     out = None if out is None else Path(out)
@@ -146,10 +157,14 @@ def evaluate_path(
     annotator = _annotator(options, config, hub)
     counts = AnnotationCounts()
     builder = SummaryBuilder(seed=int(config.get("seed", 0)))
+    kept_labels: dict[str, None] = {}
+    earlier_labels: dict[str, None] = {}
 
     async def go() -> None:
         try:
             with scores_writer(out_dir / SCORES) as write:
+                rescored: set[str] = set()
+                scored_ids: set[str] = set()
                 for batch in _batches(iter_dialogues(dialogues_path), BATCH):
                     records = await score_all(
                         batch,
@@ -161,15 +176,28 @@ def evaluate_path(
                     )
                     write(records)
                     builder.add(records, batch)
+                    rescored.update(r.metric for r in records)
+                    scored_ids.update(d.id for d in batch)
+                if not options.replace:  # merge: earlier scores of other metrics stay
+                    earlier = kept_scores(
+                        out_dir / SCORES, rescored=rescored, dialogue_ids=scored_ids, labels=earlier_labels
+                    )
+                    for kept in earlier:
+                        write(kept)
+                        # Their dialogues were added above: no dialogues here (not None), so the
+                        # counts, terminations and users stay those the dialogues gave.
+                        builder.add(kept, ())
+                        kept_labels.update(dict.fromkeys(r.metric for r in kept))
         finally:
             await hub.aclose()
 
     with _long_lived_objects_frozen():
         asyncio.run(go())
     summaries = builder.summaries()
+    order_metrics(summaries, earlier_labels)
     write_summary(summaries, out_dir / SUMMARY)
     calls = {name: llm.calls for name, llm in hub.roles.items()}
-    return EvaluationResult(summaries, counts, out_dir, sum(calls.values()), calls)
+    return EvaluationResult(summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels))
 
 
 @contextmanager
