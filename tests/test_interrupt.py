@@ -105,3 +105,51 @@ def test_a_signal_stops_a_run_at_once_and_the_printed_command_resumes_it(
     ids = Counter(d.id for d in iter_dialogues(records))
     assert len(ids) == PLANNED and set(ids.values()) == {1}
     assert (run_dir / "summary.json").is_file()
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_ray_run_after_the_shards_already_written(tmp_path: Path) -> None:
+    """Ctrl-C in a terminal signals the whole process group: the driver and the Ray processes it started."""
+    pytest.importorskip("ray", reason="the Ray executor needs the `ray` extra")
+    run_dir = tmp_path / "run"
+    args = [
+        sys.executable,
+        "-m",
+        "crsim",
+        "run",
+        "--out",
+        str(run_dir),
+        "--users",
+        "150",
+        "--executor",
+        "ray",
+    ]
+    process = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    records = run_dir / "dialogues.jsonl"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and process.poll() is None:
+        if records.exists() and records.stat().st_size > 0:
+            break
+        time.sleep(0.01)
+    assert process.poll() is None, process.communicate()
+    signalled = time.monotonic()
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    took = time.monotonic() - signalled
+    assert took < 10.0, f"{took:.1f}s: the driver waits at most 1 s for ray.wait, then stops Ray"
+    assert process.returncode == 130, err
+    kept = list(iter_dialogues(records))
+    assert 0 < len(kept) < 300 and len(kept) % 50 == 0  # whole shards (shard_size 50)
+    match = re.search(
+        r"stopped by SIGINT: (\d+) of 300 dialogues kept in .*; to resume: (crsim run .*)$", err
+    )
+    assert match is not None and int(match.group(1)) == len(kept), err
+    command = shlex.split(match.group(2))
+    resumed = subprocess.run(
+        [sys.executable, "-m", "crsim", *command[1:], "--json"], capture_output=True, text=True, timeout=600
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    ids = Counter(d.id for d in iter_dialogues(records))
+    assert len(ids) == 300 and set(ids.values()) == {1}
