@@ -59,6 +59,20 @@ def test_a_signal_cancels_work_that_never_waits_and_lets_it_clean_up() -> None:
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handlers put back
 
 
+def test_a_signal_while_the_work_takes_its_last_step_is_still_a_stop() -> None:
+    """The handler runs while the task is running: the coroutine returns, the task counts as cancelled."""
+
+    async def finishing() -> str:
+        os.kill(os.getpid(), signal.SIGINT)  # Python runs the handler before the next line
+        time.sleep(0.01)
+        return "done"
+
+    with pytest.raises(Interrupted) as caught:
+        run_interruptibly(finishing())
+    assert caught.value.exit_code == 130
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def _run(run_dir: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "crsim", "run", "--out", str(run_dir), "--users", str(USERS), *extra]
 

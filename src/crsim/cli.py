@@ -158,7 +158,7 @@ def _say_stopped(stop: Any, run_dir: Path, planned: int, command: str) -> None:
     from crsim.run.batch import kept_dialogues
 
     kept = kept_dialogues(run_dir)
-    state = "not scored yet" if kept >= planned else "the rest not held"
+    state = "all held, the scoring did not finish" if kept >= planned else "the rest not held"
     errors.print(
         f"stopped by {stop.signal_name}: {kept} of {planned} dialogues kept in {escape(str(run_dir))} "
         f"({state}); to resume: {escape(command)}",

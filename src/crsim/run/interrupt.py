@@ -51,7 +51,13 @@ def run_interruptibly(main: Coroutine[Any, Any, T]) -> T:
     if threading.current_thread() is not threading.main_thread():
         return asyncio.run(main)
     received: list[int] = []
-    value = asyncio.run(_guarded(main, received))
+    try:
+        value = asyncio.run(_guarded(main, received))
+    except asyncio.CancelledError:
+        # A signal while `main` was finishing its last step: it returned, and the task still counts
+        # as cancelled. Reported as a stop all the same; whatever it wrote is in place.
+        if not received:
+            raise
     if received:
         raise Interrupted(received[0])
     return cast(T, value)  # None only when a signal was received
