@@ -48,9 +48,9 @@ class RunFolderBusy(CrsimError):
 
 def current_command() -> str:
     """This process's command line as the user typed it (`crsim ...`), for the lock-info file."""
-    program = Path(sys.argv[0]).name if sys.argv else "python"
-    if program in ("crsim", "__main__.py"):
-        program = "crsim"
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path("python")
+    crsim = script.name == "crsim" or (script.name == "__main__.py" and script.parent.name == "crsim")
+    program = "crsim" if crsim else script.name
     return shlex.join([program, *sys.argv[1:]])[:500]
 
 
