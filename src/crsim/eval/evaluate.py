@@ -12,11 +12,10 @@ it beside them (`n_evaluable` of `n_dialogues`). A CRS error or CRS timeout coun
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +29,11 @@ from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, PerTurnMet
 from crsim.eval.stats import Aggregate, aggregate
 from crsim.model.dialogue import Dialogue, Termination, TerminationReason
 from crsim.model.user import source_user_id
-from crsim.redact import redact_data, redact_json_lines
+from crsim.redact import redact_json_lines
 from crsim.registry import ComponentSpec, metric_registry
 
 if TYPE_CHECKING:
+    from crsim.eval.summary_file import FileFingerprint
     from crsim.llm.client import LLMHub
 
 
@@ -520,7 +520,14 @@ def read_scores(path: str | Path) -> list[ScoreRecord]:
     return records
 
 
-def write_summary(summaries: Sequence[GroupSummary], path: str | Path) -> None:
-    """All group summaries as one JSON list."""
-    data = redact_data([s.model_dump(mode="json") for s in summaries])  # error examples quote servers
-    _write_atomic(Path(path), [json.dumps(data, indent=2, ensure_ascii=False) + "\n"])
+def write_summary(
+    summaries: Sequence[GroupSummary],
+    path: str | Path,
+    *,
+    built_from: Mapping[str, FileFingerprint] | None = None,
+) -> None:
+    """`summary.json`: the group summaries and the files they were built from, so that a reader can
+    tell a summary that no longer matches its scores or dialogues (`crsim.eval.summary_file`)."""
+    from crsim.eval.summary_file import write_summary_file
+
+    write_summary_file(summaries, Path(path), built_from)

@@ -5,9 +5,10 @@ LLM settings; a judge config adds LLM judges and may replace the LLM settings; a
 (rule-based by default) fills in the acts that LLM simulators and human datasets lack, so that
 Success, SRRR and RDL can be computed, and every score of an annotated dialogue names the annotator.
 Outputs: `scores.jsonl` (one line per dialogue and metric/aspect, plus one per turn for turn-level
-aspects; earlier records of metrics not scored again are kept unless told to replace) and
-`summary.json` (per CRS × simulator, from the merged scores), written atomically; LLM answers are
-cached in the run's `llm_cache.sqlite` so a second evaluation makes no calls.
+aspects; earlier records of metrics not scored again are kept unless told to replace) and then
+`summary.json` (per CRS × simulator, from the merged scores, naming the dialogues and scores it was
+built from: `crsim.eval.summary_file`), each written atomically; LLM answers are cached in the run's
+`llm_cache.sqlite` so a second evaluation makes no calls.
 """
 
 from __future__ import annotations
@@ -37,12 +38,15 @@ from crsim.eval.evaluate import (
     write_summary,
 )
 from crsim.eval.pipeline import AnnotationCounts, DialogueAnnotator, score_all
+from crsim.eval.summary_file import evaluation_sources
 from crsim.llm.client import LLMHub
 from crsim.llm.config import LLMSettings
 from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
 from crsim.registry import ComponentSpec
+from crsim.run.interrupt import run_interruptibly
+from crsim.run.lock import run_folder_lock
 from crsim.run.records import DIALOGUES, LLM_CACHE, MANIFEST, read_manifest
 from crsim.yaml_files import read_yaml_mapping, validate_located
 
@@ -128,6 +132,30 @@ def evaluate_path(
 ) -> EvaluationResult:
     """Score a run folder (manifest + dialogues.jsonl) or a dialogue JSONL file; write the results.
 
+    Results go into the run folder, or for a file into `out` (default: `<file stem>-eval/` beside it),
+    whose lock (`crsim.run.lock`) is held while scoring and writing. SIGINT/SIGTERM stop the scoring
+    (`crsim.run.interrupt.Interrupted`) and leave the previous results as they were.
+    """
+    with run_folder_lock(output_folder(path, out)):
+        return _evaluate_path(path, options, out=out)
+
+
+def output_folder(path: Path, out: Path | None = None) -> Path:
+    """Where `evaluate_path` writes: `out`, else the run folder itself, else `<file stem>-eval/`."""
+    if out is not None:
+        return out
+    if path.is_dir():
+        return path
+    if path.is_file():
+        return path.with_name(f"{path.name.split('.')[0]}-eval")
+    raise ConfigError(f"{path}: no such run folder or dialogue file")
+
+
+def _evaluate_path(
+    path: Path, options: EvaluateOptions | None = None, *, out: Path | None = None
+) -> EvaluationResult:
+    """`evaluate_path` under the lock.
+
     Results go into the run folder, or for a file into `out` (default: `<file stem>-eval/` beside it).
     Dialogues stream through in batches: each batch is scored (LLM evaluators concurrently within it),
     its records appended to a temporary scores file and folded into the summaries, so memory does not
@@ -188,14 +216,16 @@ def evaluate_path(
                         # counts, terminations and users stay those the dialogues gave.
                         builder.add(kept, ())
                         kept_labels.update(dict.fromkeys(r.metric for r in kept))
+                    await asyncio.sleep(0)  # a cancellation point when no evaluator awaits anything
         finally:
             await hub.aclose()
 
     with _long_lived_objects_frozen():
-        asyncio.run(go())
+        run_interruptibly(go())
     summaries = builder.summaries()
     order_metrics(summaries, earlier_labels)
-    write_summary(summaries, out_dir / SUMMARY)
+    sources = evaluation_sources(dialogues_path, out_dir / SCORES)
+    write_summary(summaries, out_dir / SUMMARY, built_from=sources)
     calls = {name: llm.calls for name, llm in hub.roles.items()}
     return EvaluationResult(summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels))
 
