@@ -14,14 +14,26 @@ from faults.fault_server import FAULTS, FaultPlan, ServerLog, fault_app, is_affe
 from faults.harness import error_kinds, http_experiment, run_experiment
 from faults.servers import running_server
 
-FAST = {"timeout_s": 0.5, "connect_timeout_s": 0.5, "retry_backoff_s": 0.01, "max_response_bytes": 200_000}
+#: Adapter settings where the test is not about time: deadlines far above what a reply takes even on
+#: a loaded machine (a 0.5 s deadline once failed `http_500` under a load of 7 on 2 cores).
+FAST = {"timeout_s": 30.0, "connect_timeout_s": 30.0, "retry_backoff_s": 0.01, "max_response_bytes": 200_000}
+#: The deadline of the faults that are about time (`hang`, `drip_headers`): still generous for a
+#: normal reply, and a tenth of how long the fault would hold a dialogue without it.
+DEADLINE_S = 3.0
+#: The faults that are about time: the plan holding a reply ten times the deadline.
+TIMED = {
+    "hang": FaultPlan(kind="hang", hang_s=10 * DEADLINE_S),
+    # each dripped byte (0.2 s) beats the read timeout; the ~150-byte head takes ~30 s in all
+    "drip_headers": FaultPlan(kind="drip_headers", drip_s=0.2),
+}
 
 
 @pytest.mark.parametrize("kind", sorted(FAULTS))
 async def test_fault_ends_only_the_affected_dialogues(kind: str, domain: Domain, tmp_path: Path) -> None:
-    plan, log = FaultPlan(kind=kind, drip_s=0.1), ServerLog()  # each dripped byte beats the read timeout
+    plan, log = TIMED.get(kind, FaultPlan(kind=kind)), ServerLog()
+    settings = {**FAST, "timeout_s": DEADLINE_S} if kind in TIMED else FAST
     with serve_faults(plan, log) as url:
-        experiment = http_experiment(domain, url, **FAST)
+        experiment = http_experiment(domain, url, **settings)
         result, dialogues = await run_experiment(experiment, tmp_path / kind)
     assert len(dialogues) == 50 == len({d.id for d in dialogues}) == result.ran
     affected = {d.id for d in dialogues if is_affected(d.id, plan.every)}
@@ -45,6 +57,8 @@ async def test_fault_ends_only_the_affected_dialogues(kind: str, domain: Domain,
             replies = d.by(Role.CRS)[plan.at_turn :]  # the greeting, then one reply per turn
             assert replies and all(u.text.endswith(" \ufffd") for u in replies)
             assert all(u.annotations["replaced_code_points"] == 1 for u in replies)
+        if kind in TIMED and d.id in affected:  # ended by the deadline, long before the fault would end
+            assert d.timing is not None and DEADLINE_S <= d.timing.duration_s < 5 * DEADLINE_S, d.timing
     assert error_kinds(dialogues) == ({expected_error: len(affected)} if expected_error else {})
     assert log.faults[kind] >= len(affected) or kind == "never_end"
 
