@@ -59,6 +59,9 @@ class MessageRequest(BaseModel):
 class ReplyBody(BaseModel):
     text: str
     recommended_items: list[str] = Field(default_factory=list)
+    #: Items named without being recommended; present (a list) only when the CRS listed every item it
+    #: names (`CRSReply.items_listed`, or mentioned items given), so a client does not link titles.
+    mentioned_items: list[str] | None = None
     end: bool = False
     acts: list[DialogueAct] = Field(default_factory=list)
     annotations: dict[str, Any] = Field(default_factory=dict)
@@ -122,6 +125,7 @@ def _body(reply: CRSReply) -> ReplyBody:
     return ReplyBody(
         text=reply.text,
         recommended_items=list(reply.recommended_items),
+        mentioned_items=list(reply.mentioned_items) if reply.items_listed or reply.mentioned_items else None,
         end=reply.end,
         acts=list(reply.acts),
         annotations=dict(reply.annotations),
