@@ -16,7 +16,12 @@ from faults.servers import running_server
 
 #: Adapter settings where the test is not about time: deadlines far above what a reply takes even on
 #: a loaded machine (a 0.5 s deadline once failed `http_500` under a load of 7 on 2 cores).
-FAST = {"timeout_s": 30.0, "connect_timeout_s": 30.0, "retry_backoff_s": 0.01, "max_response_bytes": 200_000}
+SETTINGS = {
+    "timeout_s": 30.0,
+    "connect_timeout_s": 30.0,
+    "retry_backoff_s": 0.01,
+    "max_response_bytes": 200_000,
+}
 #: The deadline of the faults that are about time (`hang`, `drip_headers`): still generous for a
 #: normal reply, and a tenth of how long the fault would hold a dialogue without it.
 DEADLINE_S = 3.0
@@ -31,7 +36,7 @@ TIMED = {
 @pytest.mark.parametrize("kind", sorted(FAULTS))
 async def test_fault_ends_only_the_affected_dialogues(kind: str, domain: Domain, tmp_path: Path) -> None:
     plan, log = TIMED.get(kind, FaultPlan(kind=kind)), ServerLog()
-    settings = {**FAST, "timeout_s": DEADLINE_S} if kind in TIMED else FAST
+    settings = {**SETTINGS, "timeout_s": DEADLINE_S} if kind in TIMED else SETTINGS
     with serve_faults(plan, log) as url:
         experiment = http_experiment(domain, url, **settings)
         result, dialogues = await run_experiment(experiment, tmp_path / kind)
@@ -65,7 +70,9 @@ async def test_fault_ends_only_the_affected_dialogues(kind: str, domain: Domain,
 
 async def test_unaffected_replies_are_linked_to_items(domain: Domain, tmp_path: Path) -> None:
     with running_server(fault_app(FaultPlan(kind=None))) as url:
-        _, dialogues = await run_experiment(http_experiment(domain, url, dialogues=3, **FAST), tmp_path / "r")
+        _, dialogues = await run_experiment(
+            http_experiment(domain, url, dialogues=3, **SETTINGS), tmp_path / "r"
+        )
     reply = next(u for u in dialogues[0].utterances if u.role == "crs" and "Matrix" in u.text)
     assert [domain.items[i].title for i in reply.recommended_items] == ["The Matrix"]
     assert reply.annotations["recommended_items_source"] == "linked"
@@ -76,9 +83,9 @@ async def test_a_retried_500_is_recorded_and_a_lost_reply_is_not_resent_when_uns
 ) -> None:
     log = ServerLog()
     with running_server(fault_app(FaultPlan(kind="flaky_500"), log)) as url:
-        _, dialogues = await run_experiment(http_experiment(domain, url, **FAST), tmp_path / "a")
+        _, dialogues = await run_experiment(http_experiment(domain, url, **SETTINGS), tmp_path / "a")
     with running_server(fault_app(FaultPlan(kind="flaky_500"))) as url:
-        strict = http_experiment(domain, url, **FAST, retry_unsafe=False)
+        strict = http_experiment(domain, url, **SETTINGS, retry_unsafe=False)
         _, refused = await run_experiment(strict, tmp_path / "b")
     assert max(log.received.values()) == 2  # each faulty turn: the first attempt and one recorded resend
     retried = [u for d in dialogues for u in d.utterances if "http" in u.annotations]
