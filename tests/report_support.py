@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from crsim.eval.summary_file import evaluation_sources
 from crsim.run.batch import run_batch
 from crsim.run.build import build_experiment
 from crsim.run.config import ExperimentConfig
@@ -39,6 +40,16 @@ def small_run(
     asyncio.run(run_batch(build_experiment(ExperimentConfig.model_validate(config)), run_dir))
     evaluate_path(run_dir)
     return run_dir
+
+
+def restamp(run_dir: Path) -> None:
+    """Make `summary.json` name the run's files as they are now, after a test edited them by hand (as
+    if it had been evaluated again), so that the report reads the edited files."""
+    path = run_dir / "summary.json"
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    sources = evaluation_sources(run_dir / "dialogues.jsonl", run_dir / "scores.jsonl")
+    summary["built_from"] = {role: fingerprint.model_dump() for role, fingerprint in sources.items()}
+    path.write_text(json.dumps(summary), encoding="utf-8")
 
 
 def poison(run_dir: Path) -> str:
@@ -79,4 +90,5 @@ def poison(run_dir: Path) -> str:
     with (run_dir / "scores.jsonl").open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(judged) + "\n")
         handle.write(json.dumps(per_turn) + "\n")
+    restamp(run_dir)
     return str(first["id"])

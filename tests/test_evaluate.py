@@ -188,7 +188,9 @@ def test_write_and_read_scores_and_summary(tmp_path: Path) -> None:
     summary_path = tmp_path / "summary.json"
     summaries = summarize(records)
     write_summary(summaries, summary_path)
-    loaded = [GroupSummary.model_validate(s) for s in json.loads(summary_path.read_text(encoding="utf-8"))]
+    data = json.loads(summary_path.read_text(encoding="utf-8"))
+    assert data["summary_format_version"] == 2 and data["built_from"] is None
+    loaded = [GroupSummary.model_validate(s) for s in data["groups"]]
     assert loaded == summaries
 
 

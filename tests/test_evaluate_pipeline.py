@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from crsim.cli import app, parse_metric_specs
-from crsim.errors import ConfigError, CrsimError
+from crsim.errors import ConfigError, CrsimError, DataError
 from crsim.eval import read_scores, summarize
 from crsim.eval.evaluate import ScoreRecord
 from crsim.eval.metrics import SuccessRate
@@ -292,3 +292,47 @@ def test_evaluators_need_the_async_path() -> None:
     with pytest.raises(TypeError, match="score_all"):
         score_dialogues([ACCEPTING], [TurnScores()])
     assert ComponentSpec(name="test_turns").label == "test_turns"
+
+
+def test_evaluating_some_metrics_again_keeps_the_scores_of_the_others(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", [ACCEPTING, REJECTING])
+    first = evaluate_path(run)
+    before = (run / "summary.json").read_text(encoding="utf-8")
+    assert {"Success", "SRRR", "Turns"} <= set(json.loads(before)[0]["metrics"])
+    result = runner.invoke(app, ["evaluate", str(run), "--metrics", "turns"])
+    assert result.exit_code == 0, result.output
+    printed = " ".join(result.output.split())  # rich wraps at the terminal width
+    others = ", ".join(label for label in json.loads(before)[0]["metrics"] if label != "Turns")
+    assert f"earlier scores kept: {others} (--replace drops them)" in printed
+    merged = read_scores(run / "scores.jsonl")
+    key = lambda r: (r.dialogue_id, r.metric, r.turn)  # noqa: E731
+    # Every earlier record is still there once, Turns re-scored (same values), nothing doubled.
+    assert sorted(map(key, merged)) == sorted(map(key, first.records))
+    assert {key(r): r.value for r in merged} == {key(r): r.value for r in first.records}
+    # The summary is rebuilt from the merged scores: the same as the first one, in the same order.
+    assert (run / "summary.json").read_text(encoding="utf-8") == before
+
+
+def test_rescored_records_replace_their_own_and_replace_drops_the_rest(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", [ACCEPTING, REJECTING], [{"name": "success_rate"}, {"name": "turns"}])
+    evaluate_path(run)
+    with (run / "scores.jsonl").open("a", encoding="utf-8") as handle:  # a dialogue no longer in the run
+        handle.write(json.dumps({"dialogue_id": "gone", "crs_id": "popular", "simulator_id": "llm_single",
+                                 "metric": "Success", "value": 1.0}) + "\n")  # fmt: skip
+    turns = evaluate_path(run, EvaluateOptions(metrics=[ComponentSpec(name="turns", id="Success")]))
+    values = {(r.dialogue_id, r.metric): r.value for r in turns.records}
+    assert values == {("accepts", "Success"): 2.0, ("rejects", "Success"): 2.0,
+                      ("accepts", "Turns"): 2.0, ("rejects", "Turns"): 2.0}  # fmt: skip
+    (summary,) = turns.summaries
+    assert summary.metrics["Success"].mean == 2.0 and summary.metrics["Success"].n == 2
+    replaced = evaluate_path(run, EvaluateOptions(metrics=[ComponentSpec(name="srrr")], replace=True))
+    assert {r.metric for r in replaced.records} == {"SRRR"}
+    assert set(json.loads((run / "summary.json").read_text())[0]["metrics"]) == {"SRRR"}
+
+
+def test_a_bad_earlier_scores_line_is_named_and_keeps_the_old_file(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", [ACCEPTING], [{"name": "turns"}])
+    (run / "scores.jsonl").write_text('{"dialogue_id": "accepts"}\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"scores\.jsonl.*record 1"):
+        evaluate_path(run, EvaluateOptions(metrics=[ComponentSpec(name="success_rate")]))
+    assert (run / "scores.jsonl").read_text(encoding="utf-8") == '{"dialogue_id": "accepts"}\n'

@@ -18,7 +18,7 @@ from crsim.errors import ConfigError, DataError
 from crsim.report.collect import collect_run
 from crsim.report.html import build_report, competition_ranks, script_json
 from crsim.report.run_folder import open_run
-from report_support import PAYLOAD, poison, small_run
+from report_support import PAYLOAD, poison, restamp, small_run
 
 runner = CliRunner()
 
@@ -48,7 +48,7 @@ def test_report_is_self_contained_with_results_plots_and_dialogues(two_sims: Pat
         assert f'id="plot-{key}"' in html
     assert html.count('src="data:image/png;base64,') == 3
     summary = json.loads((two_sims / "summary.json").read_text(encoding="utf-8"))
-    success = summary[0]["metrics"]["Success"]
+    success = summary["groups"][0]["metrics"]["Success"]
     assert f"{success['mean']:.3f} [{success['ci_low']:.3f}, {success['ci_high']:.3f}]" in html
     assert "&#34;planned_dialogues&#34;: 20" in html  # the manifest, escaped
     data = _data(html)
@@ -116,6 +116,7 @@ def test_bad_input_is_named(two_sims: Path, tmp_path: Path) -> None:
     record["utterances"][0]["role"] = "narrator"
     lines[2] = json.dumps(record)
     (broken / "dialogues.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    restamp(broken)
     with pytest.raises(DataError, match=r"dialogues.jsonl, record 3, field 'utterances.0.role'"):
         build_report([open_run(broken)])
     (broken / "scores.jsonl").write_text('{"dialogue_id": 5}\n', encoding="utf-8")
@@ -147,7 +148,7 @@ def test_judge_scores_get_their_plot_and_explanations(two_sims: Path, tmp_path: 
     with (run / "scores.jsonl").open("a", encoding="utf-8") as handle:
         handle.writelines(json.dumps(r) + "\n" for r in judged + noted)
     summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
-    for group in summary:
+    for group in summary["groups"]:
         for label in ("quality5/overall", "gcdf1/igcdf1"):
             group["metrics"][label] = {
                 **group["metrics"]["Turns"],
@@ -156,6 +157,7 @@ def test_judge_scores_get_their_plot_and_explanations(two_sims: Path, tmp_path: 
                 "ci_high": 3.0,
             }
     (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    restamp(run)
     view = collect_run(open_run(run), "judged", max_dialogues=100)
     assert view.judged == ["quality5/overall"]
     html = build_report([open_run(run)])
@@ -200,3 +202,16 @@ def test_the_report_is_byte_identical_under_any_hash_seed(two_sims: Path, tmp_pa
     first = _report_in_subprocess(two_sims, tmp_path / "a.html", "1")
     second = _report_in_subprocess(two_sims, tmp_path / "b.html", "2")
     assert first == second
+
+
+def test_comparisons_section_matches_crsim_compare(two_sims: Path, tmp_path: Path) -> None:
+    from crsim.report.compare import compare_folders, interval, p_text
+
+    html = build_report([open_run(two_sims)])
+    section = html[html.index('<section id="compare">') : html.index('<section id="plots">')]
+    found = compare_folders([open_run(two_sims)]).comparison
+    assert section.count('<div class="comparison">') == len(found.results) == 2 * 6  # 2 simulators
+    for result in found.results:
+        assert f"<h3>{result.metric} · {result.simulator}</h3>" in section
+        (pair,) = result.pairs
+        assert f'<td class="num">{interval(pair)}</td><td class="num">{p_text(pair.p_value)}</td>' in section

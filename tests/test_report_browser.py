@@ -65,7 +65,10 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         patch.setattr(report_html, "item_titles", lambda domain: {k: PAYLOAD for k in titles})
         write_report(build_report([open_run(folder / "poisoned")]), folder / "poisoned.html")
     (folder / "poisoned-id").write_text(poisoned_id, encoding="utf-8")
+    two_crss = small_run(folder / "two-crss", users=8, crss=["popular", "retrieval"])
+    write_report(build_report([open_run(two_crss)]), folder / "compare.html")
     return {
+        "compare": folder / "compare.html",
         "clean": folder / "report.html",
         "poisoned": folder / "poisoned.html",
         "id": folder / "poisoned-id",
@@ -135,6 +138,22 @@ def test_script_in_recorded_text_never_runs(reports: dict[str, Path], browser: A
     page.locator(".dialogue-row").nth(1).click()
     items = page.locator("#detail ol.items li")
     assert items.count() >= 1 and PAYLOAD in (items.first.text_content() or "")
+    # The poisoned CRS id is also compared (one user met both CRSs): shown as text in the tables.
+    assert PAYLOAD in (page.locator("#compare table.ranking").first.text_content() or "")
     assert page.evaluate("window.pwned") is None
-    assert page.locator("#detail img, #detail script").count() == 0
+    assert page.locator("#detail img, #detail script, #compare img, #compare script").count() == 0
+    assert problems == []
+
+
+def test_comparisons_section_shows_rankings_and_pairs(reports: dict[str, Path], browser: Any) -> None:
+    page, problems = _open(browser, reports["compare"])
+    page.click("header nav a[href='#compare']")
+    blocks = page.locator("#compare .comparison")
+    assert blocks.count() == 6  # one simulator × the six default metrics
+    success = blocks.filter(has_text="Success · abus")
+    assert success.count() == 1 and success.is_visible()
+    ranking = success.locator("table.ranking tbody tr")
+    assert sorted(ranking.all_inner_texts()[i].split("\t")[1] for i in range(2)) == ["popular", "retrieval"]
+    cells = success.locator("table.pairs tbody tr").first.locator("td").all_inner_texts()
+    assert cells[:2] == ["popular", "retrieval"] and cells[5] == "exact McNemar" and cells[6] == "8"
     assert problems == []

@@ -4,7 +4,8 @@
     dialogues = dialogues_df("runs/quickstart-20260101-120000")
 
 `dialogues_df` has one row per dialogue, `utterances_df` one per utterance, `scores_df` one per line of
-`scores.jsonl` (one per dialogue and metric, or per turn for turn-level aspects). `evaluable` says
+`scores.jsonl` (one per dialogue and metric, or per turn for turn-level aspects), `comparisons_df` one
+per simulator, metric and pair of CRSs (paired differences and tests, docs/compare.md). `evaluable` says
 whether the CRS metrics count a dialogue (not when the simulator or the infrastructure broke it),
 `fault` whose fault a failed dialogue was, and `source_user_id` the distinct user behind a reused one.
 Columns that hold free-form structures (annotations, metadata, information needs) are JSON text,
@@ -15,11 +16,12 @@ so every frame has a fixed set of columns whatever the simulators put there. Nee
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from crsim.errors import ConfigError
+from crsim.eval.compare import PairResult
 from crsim.model.acts import format_acts
 from crsim.model.dialogue import Dialogue, Role
 from crsim.model.user import source_user_id
@@ -29,7 +31,7 @@ from crsim.report.run_folder import RunFolder, open_run
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["dialogues_df", "export_run", "scores_df", "utterances_df"]
+__all__ = ["comparisons_df", "dialogues_df", "export_run", "scores_df", "utterances_df"]
 
 ExportFormat = Literal["parquet", "csv"]
 
@@ -167,6 +169,37 @@ def scores_df(run: str | Path | RunFolder) -> pd.DataFrame:
     frame["turn"] = frame["turn"].astype("Int64")
     frame["value"] = frame["value"].astype("Float64")
     return frame
+
+
+def comparisons_df(
+    runs: str | Path | RunFolder | Sequence[str | Path | RunFolder],
+    *,
+    baseline: str | None = None,
+    metrics: Sequence[str] | None = None,
+    detect: float | None = None,
+) -> pd.DataFrame:
+    """One row per simulator, metric and pair of CRSs (A, B): the paired difference A − B with its
+    bootstrap CI over users, the test and its Holm-corrected p-value, the minimum detectable
+    difference, pairs dropped, and each CRS's rank and significance group (as `crsim compare`).
+    Several runs are compared together (CRS names then end in " [run]")."""
+    from crsim.eval.compare import ComparisonOptions
+    from crsim.report.compare import compare_folders
+
+    pandas = _pandas()
+    many = runs if isinstance(runs, Sequence) and not isinstance(runs, str) else [runs]
+    options = ComparisonOptions(baseline=baseline, metrics=list(metrics) if metrics else None, detect=detect)
+    found = compare_folders([_folder(run) for run in many], options)
+    rows = []
+    for result in found.comparison.results:
+        ranks = {entry.crs: entry for entry in result.ranking}
+        for pair in result.pairs:
+            row = pair.model_dump()
+            for side, name in (("a", pair.crs_a), ("b", pair.crs_b)):
+                row[f"rank_{side}"] = ranks[name].rank if name in ranks else None
+                row[f"group_{side}"] = ranks[name].group if name in ranks else None
+            rows.append(row)
+    columns = [*PairResult.model_fields, "rank_a", "group_a", "rank_b", "group_b"]
+    return pandas.DataFrame(rows, columns=columns)
 
 
 def _redact_frame(frame: pd.DataFrame) -> None:

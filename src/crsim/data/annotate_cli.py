@@ -437,7 +437,10 @@ def _scores_table(summary: dict[str, Any]) -> Table:
 
 
 async def _write_all(out: Path, dialogues: AsyncIterator[Dialogue]) -> None:
-    """Write a stream of dialogues to `out` as JSONL; nothing appears at `out` unless all succeed."""
-    with atomic_output(out) as handle:
+    """Write a stream of dialogues to `out` as JSONL; nothing appears at `out` unless all succeed.
+    Into a run folder only while holding its lock (a run or evaluation may be writing there)."""
+    from crsim.run.lock import lock_if_run_folder
+
+    with lock_if_run_folder(out.parent), atomic_output(out) as handle:
         async for dialogue in dialogues:
             handle.write(dialogue.model_dump_json() + "\n")

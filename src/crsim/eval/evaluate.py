@@ -12,11 +12,10 @@ it beside them (`n_evaluable` of `n_dialogues`). A CRS error or CRS timeout coun
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +29,11 @@ from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, PerTurnMet
 from crsim.eval.stats import Aggregate, aggregate
 from crsim.model.dialogue import Dialogue, Termination, TerminationReason
 from crsim.model.user import source_user_id
-from crsim.redact import redact_data, redact_json_lines
+from crsim.redact import redact_json_lines
 from crsim.registry import ComponentSpec, metric_registry
 
 if TYPE_CHECKING:
+    from crsim.eval.summary_file import FileFingerprint
     from crsim.llm.client import LLMHub
 
 
@@ -427,6 +427,63 @@ def scores_writer(path: str | Path) -> Iterator[Callable[[Iterable[ScoreRecord]]
         raise
 
 
+def kept_scores(
+    path: str | Path,
+    *,
+    rescored: set[str],
+    dialogue_ids: set[str],
+    batch: int = 500,
+    labels: dict[str, None] | None = None,
+) -> Iterator[list[ScoreRecord]]:
+    """The records of an earlier scores file that a new evaluation keeps when it merges: those of
+    metrics (labels, aspects included) it did not score again, for dialogues it scored. Records of a
+    re-scored label are replaced by the new ones; records of dialogues no longer in the input are stale
+    and dropped. Streamed in lists of about `batch` dialogues; the records of one dialogue and metric
+    are never split between lists (as `SummaryBuilder.add` needs); nothing when there is no earlier
+    file. A bad line is a DataError naming the file, the record and the field. `labels`, when given,
+    receives every label of the earlier file in the order they first appear (to keep that order)."""
+    path = Path(path)
+    if not path.is_file():
+        return
+    group: list[ScoreRecord] = []
+    seen: set[str] = set()
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            record = score_from_line(line, path, number)
+            if labels is not None:
+                labels.setdefault(record.metric)
+            if record.metric in rescored or record.dialogue_id not in dialogue_ids:
+                continue
+            if record.dialogue_id not in seen and len(seen) >= batch:
+                yield group
+                group, seen = [], set()
+            seen.add(record.dialogue_id)
+            group.append(record)
+    if group:
+        yield group
+
+
+def order_metrics(summaries: Sequence[GroupSummary], first: Iterable[str]) -> None:
+    """Put the labels of `first` first in each summary's metrics, in that order (the rest after, as
+    they were): a merged evaluation keeps the earlier column order of reports."""
+    rank = {label: i for i, label in enumerate(first)}
+    for summary in summaries:
+        ordered = sorted(summary.metrics, key=lambda label: rank.get(label, len(rank)))
+        summary.metrics = {label: summary.metrics[label] for label in ordered}
+
+
+def score_from_line(line: bytes | str, path: Path, number: int) -> ScoreRecord:
+    """One line of a scores file; a bad one is a DataError naming the file, the record and the field."""
+    try:
+        return ScoreRecord.model_validate_json(line)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise DataError(err["msg"], path=str(path), record=number, field=field) from None
+
+
 def _redacted_lines(records: Iterable[ScoreRecord], batch: int = 1000) -> Iterator[str]:
     """JSON Lines of `records`, redacted (error texts quote servers) a batch at a time: the check for
     secrets is one search per batch, not per line."""
@@ -458,18 +515,19 @@ def read_scores(path: str | Path) -> list[ScoreRecord]:
     records = []
     with Path(path).open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(ScoreRecord.model_validate_json(line))
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                field = ".".join(str(p) for p in err["loc"])
-                raise DataError(err["msg"], path=str(path), record=number, field=field) from None
+            if line.strip():
+                records.append(score_from_line(line, Path(path), number))
     return records
 
 
-def write_summary(summaries: Sequence[GroupSummary], path: str | Path) -> None:
-    """All group summaries as one JSON list."""
-    data = redact_data([s.model_dump(mode="json") for s in summaries])  # error examples quote servers
-    _write_atomic(Path(path), [json.dumps(data, indent=2, ensure_ascii=False) + "\n"])
+def write_summary(
+    summaries: Sequence[GroupSummary],
+    path: str | Path,
+    *,
+    built_from: Mapping[str, FileFingerprint] | None = None,
+) -> None:
+    """`summary.json`: the group summaries and the files they were built from, so that a reader can
+    tell a summary that no longer matches its scores or dialogues (`crsim.eval.summary_file`)."""
+    from crsim.eval.summary_file import write_summary_file
+
+    write_summary_file(summaries, Path(path), built_from)

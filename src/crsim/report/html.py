@@ -24,6 +24,7 @@ from crsim.eval.stats import USER_BOOTSTRAP, Aggregate
 from crsim.redact import redact
 from crsim.report import plots
 from crsim.report.collect import RunView, collect_run
+from crsim.report.compare import html_comparisons
 from crsim.report.run_folder import RunFolder, item_titles
 from crsim.report.tables import USER_MARK, USER_NOTE, evaluable_text, failures, failures_text, users_text
 
@@ -99,6 +100,7 @@ def build_report(
         else None,
         plots=_plots(views, several, rank_by),
         ranks=_rank_table(views, rank_by),
+        comparisons=html_comparisons([v.folder for v in views], [v.label for v in views]),
         rank_by=rank_by,
         shown=sum(len(v.browser) for v in views),
         total=sum(v.total_dialogues for v in views),

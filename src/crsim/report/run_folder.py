@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from crsim.errors import DataError
 from crsim.eval.evaluate import GroupSummary, ScoreRecord
+from crsim.eval.summary_file import read_summary_file, stale_reason
 from crsim.model.dialogue import Dialogue
 from crsim.model.io import iter_dialogues
 from crsim.redact import register_config_secrets
@@ -24,8 +25,6 @@ MANIFEST = "manifest.json"
 DIALOGUES = "dialogues.jsonl"
 SCORES = "scores.jsonl"
 SUMMARY = "summary.json"
-
-_SUMMARIES = TypeAdapter(list[GroupSummary])
 
 
 @dataclass(frozen=True)
@@ -74,19 +73,17 @@ class RunFolder:
         return iter_dialogues(self.dialogues_path)
 
     def summaries(self) -> list[GroupSummary]:
-        """The per CRS × simulator summaries of `summary.json`."""
-        try:
-            return _SUMMARIES.validate_json(self.summary_path.read_bytes())
-        except FileNotFoundError:
+        """The per CRS × simulator summaries of `summary.json`, once it is checked to describe the
+        dialogues and scores as they are now; otherwise a DataError that says to evaluate again."""
+        summary = read_summary_file(self.summary_path)
+        stale = stale_reason(summary, {"dialogues": self.dialogues_path, "scores": self.scores_path})
+        if stale:
             raise DataError(
-                "file not found; run `crsim evaluate` first", path=str(self.summary_path)
-            ) from None
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = [str(p) for p in err["loc"]]
-            record = int(loc[0]) + 1 if loc and loc[0].isdigit() else None
-            field = ".".join(loc[1:] if record else loc) or None
-            raise DataError(err["msg"], path=str(self.summary_path), record=record, field=field) from None
+                f"does not match the run's files: {stale}; run `crsim evaluate {self.path}` again "
+                "(LLM answers come from the run's cache)",
+                path=str(self.summary_path),
+            )
+        return summary.groups
 
     def scores(self) -> Iterator[ScoreRecord]:
         """The records of `scores.jsonl`, streamed; a bad line names the file, record and field."""

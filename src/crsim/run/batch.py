@@ -9,6 +9,7 @@ is put into task order once, so two runs with the same seed produce the same fil
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from crsim.errors import ConfigError, DataError
 from crsim.model.dialogue import Dialogue, ErrorInfo, Termination, TerminationReason
 from crsim.model.io import iter_dialogue_records
 from crsim.run.build import DialogueTask, Experiment
+from crsim.run.lock import run_folder_lock
 from crsim.run.loop import run_dialogue
 from crsim.run.records import (
     DIALOGUES,
@@ -46,6 +48,8 @@ class BatchResult:
     ran: int
     terminations: Counter[str] = field(default_factory=Counter)
     dropped_bytes: int = 0
+    #: `time.perf_counter()` when the dialogues were all in (the CLI reports the time to there).
+    finished_at: float = 0.0
 
 
 #: Config fields that change how a run executes, not what it produces: they may differ on resume.
@@ -138,6 +142,15 @@ def _done_ids(path: Path, planned: set[str]) -> set[str]:
     return set(first_seen)
 
 
+def kept_dialogues(run_dir: Path) -> int:
+    """Complete records in the run folder's dialogue file (a half-written last line does not count)."""
+    path = run_dir / DIALOGUES
+    if not path.exists():
+        return 0
+    with open(path, "rb") as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+
+
 async def hold_dialogue(experiment: Experiment, task: DialogueTask) -> Dialogue:
     """One dialogue, never raising: a simulator that cannot be built is a `user_error` record, any
     other failure outside the participants an `infrastructure_error` record (source 'loop')."""
@@ -185,8 +198,18 @@ async def run_batch(
     on_dialogue: ProgressCallback | None = None,
 ) -> BatchResult:
     """Hold every planned dialogue not yet in the run folder with the configured executor: in this
-    process, `config.concurrency` at a time, or as Ray tasks (`crsim.run.ray_executor`)."""
+    process, `config.concurrency` at a time, or as Ray tasks (`crsim.run.ray_executor`).
+
+    Holds the run folder's lock (`crsim.run.lock`) throughout: a second writer fails at once.
+    """
     run_dir = Path(run_dir)
+    with run_folder_lock(run_dir):
+        return await _run_batch(experiment, run_dir, resume=resume, on_dialogue=on_dialogue)
+
+
+async def _run_batch(
+    experiment: Experiment, run_dir: Path, *, resume: bool, on_dialogue: ProgressCallback | None
+) -> BatchResult:
     done, dropped = prepare_run_dir(experiment, run_dir, resume)
     experiment.llms.set_cache_path(run_dir / LLM_CACHE)
     todo = [t for t in experiment.tasks if t.id not in done]
@@ -211,6 +234,7 @@ async def run_batch(
         writer.close()
         await experiment.llms.aclose()
     canonical_order(run_dir / DIALOGUES, {t.id: t.index for t in experiment.tasks})
+    result.finished_at = time.perf_counter()
     return result
 
 
@@ -226,6 +250,9 @@ async def hold_dialogues(
     async def worker() -> None:
         while not queue.empty():
             record(await hold_dialogue(experiment, queue.get_nowait()))
+            # Built-in components may hold a whole dialogue without suspending: without this a
+            # cancellation (Ctrl-C, SIGTERM) would only arrive once every dialogue was held.
+            await asyncio.sleep(0)
 
     workers = min(experiment.config.concurrency, max(1, len(tasks)))
     await asyncio.gather(*(worker() for _ in range(workers)))

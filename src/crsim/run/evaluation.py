@@ -5,8 +5,10 @@ LLM settings; a judge config adds LLM judges and may replace the LLM settings; a
 (rule-based by default) fills in the acts that LLM simulators and human datasets lack, so that
 Success, SRRR and RDL can be computed, and every score of an annotated dialogue names the annotator.
 Outputs: `scores.jsonl` (one line per dialogue and metric/aspect, plus one per turn for turn-level
-aspects) and `summary.json` (per CRS × simulator), written atomically; LLM answers are cached in the
-run's `llm_cache.sqlite` so a second evaluation makes no calls.
+aspects; earlier records of metrics not scored again are kept unless told to replace) and then
+`summary.json` (per CRS × simulator, from the merged scores, naming the dialogues and scores it was
+built from: `crsim.eval.summary_file`), each written atomically; LLM answers are cached in the run's
+`llm_cache.sqlite` so a second evaluation makes no calls.
 """
 
 from __future__ import annotations
@@ -29,17 +31,22 @@ from crsim.eval.evaluate import (
     SummaryBuilder,
     build_metrics,
     default_metrics,
+    kept_scores,
+    order_metrics,
     read_scores,
     scores_writer,
     write_summary,
 )
 from crsim.eval.pipeline import AnnotationCounts, DialogueAnnotator, score_all
+from crsim.eval.summary_file import evaluation_sources
 from crsim.llm.client import LLMHub
 from crsim.llm.config import LLMSettings
 from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
 from crsim.registry import ComponentSpec
+from crsim.run.interrupt import run_interruptibly
+from crsim.run.lock import run_folder_lock
 from crsim.run.records import DIALOGUES, LLM_CACHE, MANIFEST, read_manifest
 from crsim.yaml_files import read_yaml_mapping, validate_located
 
@@ -89,6 +96,11 @@ class EvaluateOptions(BaseModel):
         description="Also score dialogues the simulator or the infrastructure broke, and count them in "
         "the metrics (default: left out, counted beside them as n_dialogues - n_evaluable).",
     )
+    replace: bool = Field(
+        False,
+        description="Replace scores.jsonl and summary.json; by default the records of metrics not scored "
+        "again are kept and the summary is rebuilt from the merged scores.",
+    )
 
 
 @dataclass
@@ -98,6 +110,7 @@ class EvaluationResult:
     out_dir: Path
     llm_calls: int = 0
     llm_roles: dict[str, int] = field(default_factory=dict)
+    kept: list[str] = field(default_factory=list)  # labels whose earlier scores were merged in
 
     @property
     def records(self) -> list[ScoreRecord]:
@@ -119,10 +132,36 @@ def evaluate_path(
 ) -> EvaluationResult:
     """Score a run folder (manifest + dialogues.jsonl) or a dialogue JSONL file; write the results.
 
+    Results go into the run folder, or for a file into `out` (default: `<file stem>-eval/` beside it),
+    whose lock (`crsim.run.lock`) is held while scoring and writing. SIGINT/SIGTERM stop the scoring
+    (`crsim.run.interrupt.Interrupted`) and leave the previous results as they were.
+    """
+    with run_folder_lock(output_folder(path, out)):
+        return _evaluate_path(path, options, out=out)
+
+
+def output_folder(path: Path, out: Path | None = None) -> Path:
+    """Where `evaluate_path` writes: `out`, else the run folder itself, else `<file stem>-eval/`."""
+    if out is not None:
+        return out
+    if path.is_dir():
+        return path
+    if path.is_file():
+        return path.with_name(f"{path.name.split('.')[0]}-eval")
+    raise ConfigError(f"{path}: no such run folder or dialogue file")
+
+
+def _evaluate_path(
+    path: Path, options: EvaluateOptions | None = None, *, out: Path | None = None
+) -> EvaluationResult:
+    """`evaluate_path` under the lock.
+
     Results go into the run folder, or for a file into `out` (default: `<file stem>-eval/` beside it).
     Dialogues stream through in batches: each batch is scored (LLM evaluators concurrently within it),
     its records appended to a temporary scores file and folded into the summaries, so memory does not
     grow with the run; the scores file replaces the old one only when every dialogue is scored.
+    Unless `options.replace`, an earlier scores file is merged (`kept_scores`): the records of metrics
+    not scored again stay, appended after the new ones, and the summary covers both.
     """
     path = Path(path)
     out = None if out is None else Path(out)
@@ -146,10 +185,14 @@ def evaluate_path(
     annotator = _annotator(options, config, hub)
     counts = AnnotationCounts()
     builder = SummaryBuilder(seed=int(config.get("seed", 0)))
+    kept_labels: dict[str, None] = {}
+    earlier_labels: dict[str, None] = {}
 
     async def go() -> None:
         try:
             with scores_writer(out_dir / SCORES) as write:
+                rescored: set[str] = set()
+                scored_ids: set[str] = set()
                 for batch in _batches(iter_dialogues(dialogues_path), BATCH):
                     records = await score_all(
                         batch,
@@ -161,15 +204,30 @@ def evaluate_path(
                     )
                     write(records)
                     builder.add(records, batch)
+                    rescored.update(r.metric for r in records)
+                    scored_ids.update(d.id for d in batch)
+                if not options.replace:  # merge: earlier scores of other metrics stay
+                    earlier = kept_scores(
+                        out_dir / SCORES, rescored=rescored, dialogue_ids=scored_ids, labels=earlier_labels
+                    )
+                    for kept in earlier:
+                        write(kept)
+                        # Their dialogues were added above: no dialogues here (not None), so the
+                        # counts, terminations and users stay those the dialogues gave.
+                        builder.add(kept, ())
+                        kept_labels.update(dict.fromkeys(r.metric for r in kept))
+                    await asyncio.sleep(0)  # a cancellation point when no evaluator awaits anything
         finally:
             await hub.aclose()
 
     with _long_lived_objects_frozen():
-        asyncio.run(go())
+        run_interruptibly(go())
     summaries = builder.summaries()
-    write_summary(summaries, out_dir / SUMMARY)
+    order_metrics(summaries, earlier_labels)
+    sources = evaluation_sources(dialogues_path, out_dir / SCORES)
+    write_summary(summaries, out_dir / SUMMARY, built_from=sources)
     calls = {name: llm.calls for name, llm in hub.roles.items()}
-    return EvaluationResult(summaries, counts, out_dir, sum(calls.values()), calls)
+    return EvaluationResult(summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels))
 
 
 @contextmanager

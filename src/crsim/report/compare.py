@@ -1,0 +1,229 @@
+"""Paired comparisons of run folders (`crsim compare`, the report's Comparisons section,
+`crsim.analysis.comparisons_df`): reading the folders and presenting `crsim.eval.compare` results.
+
+Text is laid out for an 80-column terminal; names recorded by CRSs and runs are cut to fit and
+stripped of control characters.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from crsim.errors import DataError
+from crsim.eval.compare import (
+    Comparison,
+    ComparisonOptions,
+    MetricComparison,
+    PairResult,
+    RankEntry,
+    compare,
+)
+from crsim.eval.compare import read_observations as _read
+from crsim.report.run_folder import RunFolder
+
+WIDTH = 80
+NAME = 36
+
+
+@dataclass
+class FolderComparison:
+    """A comparison and what the reader should know about how its runs were paired."""
+
+    comparison: Comparison
+    notes: list[str] = field(default_factory=list)
+
+
+def run_labels(folders: Sequence[RunFolder]) -> list[str]:
+    """Folder names, numbered when two runs share one."""
+    labels: list[str] = []
+    for folder in folders:
+        label, n = folder.name, 2
+        while label in labels:
+            label, n = f"{folder.name} ({n})", n + 1
+        labels.append(label)
+    return labels
+
+
+def compare_folders(
+    folders: Sequence[RunFolder], options: ComparisonOptions | None = None
+) -> FolderComparison:
+    """Compare the CRSs of evaluated run folders; with several runs, CRS names get " [run]" and
+    pairs are made across runs by simulator, user, trial and occurrence."""
+    several = len(folders) > 1
+    found = []
+    for folder, label in zip(folders, run_labels(folders), strict=True):
+        if not folder.scores_path.is_file():
+            raise DataError("file not found; run `crsim evaluate` first", path=str(folder.scores_path))
+        suffix = f" [{label}]" if several else ""
+        found.extend(_read(folder.dialogues_path, folder.scores_path, crs_suffix=suffix))
+    notes = []
+    draws = {(repr(f.config.get("users")), repr(f.config.get("seed"))) for f in folders}
+    if len(draws) > 1:
+        notes.append(
+            "the runs drew their users with different settings or seeds: pairs are made by user id, "
+            "so check that the ids name the same simulated users"
+        )
+    return FolderComparison(compare(found, options), notes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Text
+
+
+def clean(text: str, width: int = NAME) -> str:
+    """A recorded name for the terminal: printable characters only, cut to `width`."""
+    text = "".join(c if c.isprintable() else "?" for c in text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def number(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.3f}" if abs(value) < 1000 else f"{value:.4g}"
+
+
+def p_text(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def interval(result: PairResult) -> str:
+    text = number(result.difference)
+    if result.ci_low is not None and result.ci_high is not None:
+        text += f" [{number(result.ci_low)}, {number(result.ci_high)}]"
+    return text
+
+
+TEST_NAMES = {"mcnemar": "exact McNemar", "permutation": "permutation", "t": "paired t"}
+
+
+def metric_lines(found: MetricComparison, options: ComparisonOptions) -> list[str]:
+    """One simulator × metric: the ranking with letter groups, then each pair."""
+    pairs = len(found.pairs)
+    title = (
+        f"{clean(found.metric, 30)} · simulator {clean(found.simulator, 20)} · "
+        f"Holm over {pairs} pair{'s' if pairs != 1 else ''}"
+    )
+    lines = [title, "-" * min(WIDTH, len(title))]
+    lines.append(f"  {'rank':>4}  {'CRS':<{NAME}}  {'mean':>9}  {'users':>6}  group")
+    for entry in found.ranking:
+        lines.append(
+            f"  {entry.rank:>4}  {clean(entry.crs):<{NAME}}  {number(entry.mean):>9}  "
+            f"{entry.n_users:>6}  {entry.group or '-'}"
+        )
+    for result in found.pairs:
+        lines.append("")
+        lines.extend(pair_lines(result, options))
+    return lines
+
+
+def _dropped(result: PairResult) -> str:
+    """'2 pairs dropped (1 not evaluable, 1 without value)', or 'no pair dropped'."""
+    total = result.dropped_not_evaluable + result.dropped_missing
+    if not total:
+        return "no pair dropped"
+    why = []
+    if result.dropped_not_evaluable:
+        why.append(f"{result.dropped_not_evaluable} not evaluable")
+    if result.dropped_missing:
+        why.append(f"{result.dropped_missing} without value")
+    return f"{total} pair{'s' if total != 1 else ''} dropped ({', '.join(why)})"
+
+
+def pair_lines(result: PairResult, options: ComparisonOptions) -> list[str]:
+    """One pair: the difference with its interval and tests, then n, drops and power."""
+    mark = " *" if result.significant else ""
+    test = TEST_NAMES.get(result.test or "", "no test")
+    lines = [
+        f"  {clean(result.crs_a, 36)} − {clean(result.crs_b, 36)}",
+        f"      diff {interval(result)}  p {p_text(result.p_value)}  "
+        f"p Holm {p_text(result.p_holm)}{mark}  {test}",
+        f"      {result.n_users} users, {_dropped(result)}, MDE {options.power:.0%} "
+        f"{number(result.min_detectable)}",
+    ]
+    needs = []
+    if result.users_for_observed is not None:
+        needs.append(f"{result.users_for_observed} users to detect this difference")
+    if options.detect is not None and result.users_for_target is not None:
+        needs.append(f"{result.users_for_target} to detect {options.detect:g}")
+    if needs:
+        lines.append("      " + ", ".join(needs))
+    return lines
+
+
+LEGEND = (
+    "diff: mean over users of the per-user difference A − B (a user's trials averaged); CI: "
+    "percentile bootstrap resampling users; p: exact McNemar for 0/1 metrics with one pair per user, "
+    "else a sign-flip permutation test (a paired t-test above 1,000 users); p Holm: Holm-corrected "
+    "over the pairs of one metric and simulator (* below alpha); MDE 80%: smallest difference "
+    "this many users detect with 80% power "
+    "(alpha, two-sided); dropped: pairs left out because a dialogue was not evaluable (broken by the "
+    "simulator or the infrastructure) or had no value. CRSs that share a group letter are not "
+    "significantly different. See docs/compare.md."
+)
+
+
+def comparison_lines(found: FolderComparison) -> list[str]:
+    """The whole comparison as lines of at most 80 characters."""
+    options = found.comparison.options
+    lines: list[str] = []
+    for metric in found.comparison.results:
+        lines.extend(metric_lines(metric, options))
+        lines.append("")
+    if not found.comparison.results:
+        lines.append("nothing to compare: no simulator talked to two or more CRSs with scored dialogues")
+    power = f"{options.power:.0%}"
+    legend = LEGEND.replace("80%", power).replace("(alpha,", f"(alpha {options.alpha:g},")
+    lines.extend(textwrap.wrap(legend, WIDTH, break_on_hyphens=False))
+    for note in found.notes:
+        lines.extend(textwrap.wrap(f"note: {note}", WIDTH, break_on_hyphens=False))
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML (the report's Comparisons section; Jinja autoescapes every string)
+
+
+def html_comparisons(folders: Sequence[RunFolder], labels: Sequence[str]) -> list[dict[str, object]]:
+    """Per run (CRSs are compared within a run, where they met the same users), per simulator and
+    metric: the ranking with letter groups and the pairs, as display strings."""
+    sections: list[dict[str, object]] = []
+    for folder, label in zip(folders, labels, strict=True):
+        if not folder.scores_path.is_file():
+            continue
+        found = compare_folders([folder])
+        for result in found.comparison.results:
+            sections.append(
+                {
+                    "run": label,
+                    "simulator": result.simulator,
+                    "metric": result.metric,
+                    "ranking": [_html_rank(e) for e in result.ranking],
+                    "pairs": [_html_pair(p) for p in result.pairs],
+                }
+            )
+    return sections
+
+
+def _html_rank(entry: RankEntry) -> dict[str, object]:
+    return {"rank": entry.rank, "crs": entry.crs, "mean": number(entry.mean), "n": entry.n_users,
+            "group": entry.group}  # fmt: skip
+
+
+def _html_pair(result: PairResult) -> dict[str, object]:
+    return {
+        "a": result.crs_a,
+        "b": result.crs_b,
+        "diff": interval(result),
+        "p": p_text(result.p_value),
+        "p_holm": p_text(result.p_holm),
+        "significant": result.significant,
+        "test": TEST_NAMES.get(result.test or "", "no test"),
+        "n": result.n_users,
+        "dropped": result.dropped_not_evaluable + result.dropped_missing,
+        "mde": number(result.min_detectable),
+        "needed": "" if result.users_for_observed is None else str(result.users_for_observed),
+    }
