@@ -7,6 +7,7 @@ from typing import Annotated, Any, ClassVar
 import jinja2
 from pydantic import Field
 
+from crsim.model import annotations as keys
 from crsim.crs.base import CRSReply
 from crsim.llm.client import LLMHub
 from crsim.llm.errors import LLMOutputError
@@ -81,7 +82,10 @@ class ChatUser:
             max_tokens=self.settings.narrative_max_tokens,
         )
         self.notes.persona.update(
-            general_preferences=general.narrative, binary_preferences=general.binary.as_record()
+            {
+                **keys.GENERAL_PREFERENCES.entry(general.narrative),
+                **keys.BINARY_PREFERENCES.entry(general.binary.as_record()),
+            }
         )
         return general
 
