@@ -24,7 +24,6 @@ from crsim.run.batch import run_batch
 from crsim.run.build import build_experiment
 from crsim.run.config import ExperimentConfig
 
-
 #: Wall-clock fields, the only ones allowed to differ between two runs.
 WALL_CLOCK = frozenset({"timing", "latency_s"})
 

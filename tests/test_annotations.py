@@ -4,6 +4,7 @@ located errors on read, no other module spelling a declared key, every key docum
 from __future__ import annotations
 
 import ast
+import asyncio
 import re
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 
 from crsim.errors import DataError
 from crsim.eval.metrics.user_ratings import UserRatings
+from crsim.eval.pipeline import evaluate_dialogue
 from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue
 
@@ -32,7 +34,7 @@ def test_a_checked_write_stores_the_value_as_given_and_refuses_a_wrong_type() ->
     value = {"turn": 1, "language": {"score": 4, "justification": "clear"}}
     keys.RATINGS.put(notes, value)
     assert notes == {"ratings": value} and notes["ratings"] is value  # no coercion: bytes unchanged
-    with pytest.raises(DataError, match="writing annotations key 'ratings'.*turn"):
+    with pytest.raises(DataError, match=r"writing annotations key 'ratings'.*turn"):
         keys.RATINGS.put(notes, {"turn": "first"})
     with pytest.raises(DataError, match="recommended_items_source"):
         keys.RECOMMENDED_ITEMS_SOURCE.entry("guessed")
@@ -40,7 +42,10 @@ def test_a_checked_write_stores_the_value_as_given_and_refuses_a_wrong_type() ->
 
 def test_a_typed_read_names_dialogue_utterance_and_key() -> None:
     dialogue = _dialogue(
-        utterances=[{"role": "crs", "text": "hi"}, {"role": "user", "text": "ok", "annotations": {"ratings": [3]}}]
+        utterances=[
+            {"role": "crs", "text": "hi"},
+            {"role": "user", "text": "ok", "annotations": {"ratings": [3]}},
+        ]
     )
     with pytest.raises(DataError) as caught:
         keys.annotation(keys.RATINGS, dialogue, 1)
@@ -51,7 +56,9 @@ def test_a_typed_read_names_dialogue_utterance_and_key() -> None:
 
 def test_metadata_and_persona_reads_parse_and_locate() -> None:
     split = {"selected": ["a"], "residual": ["b"]}
-    dialogue = _dialogue(metadata={"target_split": split, "seed": "x"}, user_profile={"persona": {"tags": {"a": 1}}})
+    dialogue = _dialogue(
+        metadata={"target_split": split, "seed": "x"}, user_profile={"persona": {"tags": {"a": 1}}}
+    )
     parsed = keys.metadata(keys.TARGET_SPLIT, dialogue)
     assert parsed is not None and parsed.selected == ["a"] and parsed.residual == ["b"]
     with pytest.raises(DataError, match=r"dialogue 'd1'.*metadata\.seed"):
@@ -62,23 +69,35 @@ def test_metadata_and_persona_reads_parse_and_locate() -> None:
 
 def test_unknown_keys_stay_allowed() -> None:
     dialogue = _dialogue(
-        metadata={"some_tool": {"x": 1}}, utterances=[{"role": "user", "text": "a", "annotations": {"mine": 1}}]
+        metadata={"some_tool": {"x": 1}},
+        utterances=[{"role": "user", "text": "a", "annotations": {"mine": 1}}],
     )
     assert dialogue.metadata["some_tool"] == {"x": 1} and dialogue.utterances[0].annotations["mine"] == 1
 
 
-def test_a_malformed_rating_is_a_located_error_of_that_dialogue_not_a_silent_skip() -> None:
-    dialogue = _dialogue(
-        utterances=[
-            {"role": "crs", "text": "hi"},
-            {"role": "user", "text": "ok", "annotations": {"ratings": {"turn": 1, "language": "good"}}},
-        ]
+def _rated(dialogue_id: str, ratings: Any) -> Dialogue:
+    return Dialogue.model_validate(
+        {
+            "id": dialogue_id,
+            "utterances": [
+                {"role": "crs", "text": "hi"},
+                {"role": "user", "text": "ok", "annotations": {"ratings": ratings}},
+            ],
+        }
     )
-    metric = UserRatings(UserRatings.Params())
-    import asyncio
 
-    with pytest.raises(DataError, match=r"utterance 1.*ratings"):
-        asyncio.run(metric.evaluate(dialogue))
+
+def test_a_malformed_rating_is_an_error_record_of_that_dialogue_only() -> None:
+    """Before the schema, a rating of the wrong shape was skipped silently (the dialogue then looked
+    unrated); now it is that dialogue's located error and the other dialogue is still scored."""
+    good = _rated("good", {"turn": 1, "language": {"score": 4, "justification": "clear"}})
+    bad = _rated("bad", {"turn": "one", "language": {"score": 4}})
+    metric = UserRatings(UserRatings.Params(aspects=["language"]))
+    records = {d.id: asyncio.run(evaluate_dialogue(d, metric)) for d in (good, bad)}
+    assert [r.value for r in records["good"]] == [4.0]
+    [failed] = records["bad"]
+    assert failed.value is None and failed.error is not None
+    assert "dialogue 'bad', utterance 1" in failed.error and "annotations.ratings" in failed.error
 
 
 def test_declared_names_are_unique_per_scope() -> None:
@@ -105,9 +124,9 @@ def _key_uses(tree: ast.AST, source: str) -> list[tuple[int, str]]:
         elif isinstance(node, ast.Call):
             method = node.func.attr if isinstance(node.func, ast.Attribute) else None
             owner = node.func.value if isinstance(node.func, ast.Attribute) else None
-            if method in ("get", "pop", "setdefault") and named(owner) and node.args:
-                if isinstance(node.args[0], ast.Constant):
-                    found.append((node.lineno, node.args[0].value))
+            first = node.args[0] if node.args else None
+            if method in ("get", "pop", "setdefault") and named(owner) and isinstance(first, ast.Constant):
+                found.append((node.lineno, first.value))
             if method == "update" and named(owner):
                 found.extend((node.lineno, k.arg) for k in node.keywords if k.arg)
                 if node.args:

@@ -16,9 +16,17 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt, TypeAdapter, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    NonNegativeInt,
+    PositiveInt,
+    TypeAdapter,
+    ValidationError,
+)
 
 from crsim.errors import DataError
 from crsim.model.dialogue import Dialogue
@@ -159,6 +167,26 @@ class ShownItem(_Open):
     seen: bool
 
 
+class _KnownLabels(_Open):
+    intents: list[str] | None = None
+    top_level: list[str] | None = None
+    accepted_recommendation: bool | None = None
+    dialogue_acts: list[dict[str, Any]] | None = None
+
+
+def _known_labels(labels: dict[str, Any]) -> dict[str, Any]:
+    """The labels unchanged, once the keys several converters share have their types."""
+    _KnownLabels.model_validate(labels)
+    return labels
+
+
+#: Fields of `DatasetLabels` that readers use: the dataset's intent labels, an accepted recommendation.
+LABEL_INTENTS = "intents"
+LABEL_ACCEPTED = "accepted_recommendation"
+#: A dataset's own labels of an utterance: each converter keeps its own keys beside the shared ones.
+DatasetLabels = Annotated[dict[str, Any], AfterValidator(_known_labels)]
+
+
 class ExtractionError(_Open):
     """A failed LLM annotation: the annotator or extractor, the error, the model's raw answer."""
 
@@ -270,6 +298,16 @@ GENERAL_PREFERENCES_NOTE: Key[str] = _declare(
     description="PEPPER's general-preferences narrative, on the opening user utterance.",
 )
 
+DATASET_LABELS: Key[dict[str, Any]] = _declare(
+    "labels",
+    A,
+    DatasetLabels,
+    "{intents: [str], top_level: [str], accepted_recommendation: bool, dialogue_acts: [...], ...}",
+    writers=("data/datasets/iard.py", "data/datasets/inspired.py", "data/datasets/dialoguekit.py"),
+    readers=("eval/metrics/structure.py", "data/population_iard.py", "data/augment/need_eval.py"),
+    description="A converted dataset's own labels of the utterance (intent labels, accepted recommendation).",
+)
+
 # --- Dialogue.metadata --------------------------------------------------------------------------
 
 M = Scope.METADATA
@@ -354,6 +392,15 @@ ORIGINAL_ID: Key[str] = _declare(
     readers=("record readers (docs/datasets.md)",),
     description="The id a converted dialogue's record gave, when it was renamed to keep ids unique.",
 )
+ACCEPTED_RECOMMENDATION: Key[list[Any]] = _declare(
+    "accepted_recommendation",
+    M,
+    list[Any],
+    "[utterance position]",
+    writers=("data/datasets/iard.py",),
+    readers=("data/augment/need_eval.py",),
+    description="IARD: positions of the seeker utterances that accept a recommendation (the gold targets).",
+)
 HUMAN_DIALOGUE_LABELS: Key[dict[str, Any]] = _declare(
     "human",
     M,
@@ -367,6 +414,15 @@ HUMAN_DIALOGUE_LABELS: Key[dict[str, Any]] = _declare(
 # --- UserProfile.persona ------------------------------------------------------------------------
 
 P = Scope.PERSONA
+DESCRIPTION: Key[str] = _declare(
+    "description",
+    P,
+    str,
+    "str",
+    writers=("user files", "other tools"),
+    readers=("sim/prompt/common.py",),
+    description="A free-text persona the LLM user plays instead of the configured one.",
+)
 SOURCE_USER_ID: Key[str] = _declare(
     "source_user_id",
     P,

@@ -7,12 +7,12 @@ from typing import Annotated, Any, ClassVar
 import jinja2
 from pydantic import Field
 
-from crsim.model import annotations as keys
 from crsim.crs.base import CRSReply
 from crsim.llm.client import LLMHub
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import render, template_check
 from crsim.llm.types import GenerationConfig, Message, assistant, system, user
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Role
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
