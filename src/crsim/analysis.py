@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from crsim.errors import ConfigError
 from crsim.eval.compare import PairResult
+from crsim.model import annotations as keys
 from crsim.model.acts import format_acts
 from crsim.model.dialogue import Dialogue, Role
 from crsim.model.user import source_user_id
@@ -77,8 +78,8 @@ def _dialogue_row(dialogue: Dialogue) -> dict[str, Any]:
         "recommended_items": sum(len(u.recommended_items) for u in crs_turns),
         "mentioned_items": sum(len(u.mentioned_items) for u in crs_turns),
         "targets": len(need.targets) if need else 0,
-        "trial": dialogue.metadata.get("trial", 0),
-        "seed": dialogue.metadata.get("seed"),
+        "trial": keys.metadata(keys.TRIAL, dialogue) or 0,
+        "seed": keys.metadata(keys.SEED, dialogue),
         "started_at": dialogue.timing.started_at if dialogue.timing else None,
         "duration_s": dialogue.timing.duration_s if dialogue.timing else None,
         "llm_calls": sum(u.calls for u in dialogue.llm_usage.values()),

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from crsim.crs.base import CRS, CRSReply, CRSSession
 from crsim.llm import usage
 from crsim.llm.errors import LLMAuthError, LLMConnectionError, LLMRateLimited, LLMServerError, LLMTimeout
+from crsim.model.annotations import RECOMMENDED_ITEMS_SOURCE
 from crsim.model.dialogue import (
     Dialogue,
     ErrorInfo,
@@ -277,7 +278,7 @@ class _NamedItems:
 
     async def split(self, reply: CRSReply, earlier: list[Utterance]) -> tuple[list[str], list[str], bool]:
         """(recommended, mentioned, whether they come from linked titles) for one CRS reply."""
-        adapter_linked = reply.annotations.get("recommended_items_source") == "linked"
+        adapter_linked = reply.annotations.get(RECOMMENDED_ITEMS_SOURCE.name) == "linked"
         listed = reply.items_listed or bool(reply.mentioned_items)
         if listed or (reply.recommended_items and not adapter_linked):
             recommended, mentioned, linked = list(reply.recommended_items), list(reply.mentioned_items), False
@@ -297,7 +298,7 @@ def _crs_utterance(
     recommended, mentioned, linked = named
     annotations = dict(reply.annotations)
     if linked and (recommended or mentioned):
-        annotations["recommended_items_source"] = "linked"
+        RECOMMENDED_ITEMS_SOURCE.put(annotations, "linked")
     return Utterance(
         role=Role.CRS,
         text=reply.text,
