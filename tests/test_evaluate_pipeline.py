@@ -327,7 +327,7 @@ def test_rescored_records_replace_their_own_and_replace_drops_the_rest(tmp_path:
     assert summary.metrics["Success"].mean == 2.0 and summary.metrics["Success"].n == 2
     replaced = evaluate_path(run, EvaluateOptions(metrics=[ComponentSpec(name="srrr")], replace=True))
     assert {r.metric for r in replaced.records} == {"SRRR"}
-    assert set(json.loads((run / "summary.json").read_text())[0]["metrics"]) == {"SRRR"}
+    assert set(json.loads((run / "summary.json").read_text())["groups"][0]["metrics"]) == {"SRRR"}
 
 
 def test_a_bad_earlier_scores_line_is_named_and_keeps_the_old_file(tmp_path: Path) -> None:
