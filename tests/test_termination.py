@@ -170,8 +170,9 @@ class BlockingCRS(TalkativeCRS):
 
 async def test_a_crs_that_never_yields_is_still_held_to_the_budget() -> None:
     """asyncio cannot interrupt it, but a reply that comes after the deadline is a timeout charged
-    to the CRS: 20 turns of 0.1 s against a 0.25 s budget end at the third reply, not at max_turns."""
-    dialogue = await _talk(BlockingCRS(block_s=0.1), ScriptedSimulator(), max_turns=20, timeout_s=0.25)
+    to the CRS: 20 replies of 0.2 s against a 0.5 s budget end by the third reply, not at max_turns
+    (a loaded machine only makes the budget run out earlier, still inside the CRS)."""
+    dialogue = await _talk(BlockingCRS(block_s=0.2), ScriptedSimulator(), max_turns=20, timeout_s=0.5)
     ended = _ended(dialogue)
     assert ended.reason is TerminationReason.TIMEOUT, ended
     assert ended.error is not None and ended.error.source == "crs" and ended.fault is Fault.CRS
