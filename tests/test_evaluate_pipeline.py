@@ -298,11 +298,11 @@ def test_evaluating_some_metrics_again_keeps_the_scores_of_the_others(tmp_path: 
     run = write_run(tmp_path / "run", [ACCEPTING, REJECTING])
     first = evaluate_path(run)
     before = (run / "summary.json").read_text(encoding="utf-8")
-    assert {"Success", "SRRR", "Turns"} <= set(json.loads(before)[0]["metrics"])
+    assert {"Success", "SRRR", "Turns"} <= set(json.loads(before)["groups"][0]["metrics"])
     result = runner.invoke(app, ["evaluate", str(run), "--metrics", "turns"])
     assert result.exit_code == 0, result.output
     printed = " ".join(result.output.split())  # rich wraps at the terminal width
-    others = ", ".join(label for label in json.loads(before)[0]["metrics"] if label != "Turns")
+    others = ", ".join(label for label in json.loads(before)["groups"][0]["metrics"] if label != "Turns")
     assert f"earlier scores kept: {others} (--replace drops them)" in printed
     merged = read_scores(run / "scores.jsonl")
     key = lambda r: (r.dialogue_id, r.metric, r.turn)  # noqa: E731
