@@ -99,7 +99,7 @@ class MeasureOptions:
 
 
 def _dialogue_file(run: Path) -> Path:
-    from crsim.run.records import DIALOGUES
+    from crsim.model.run_folder.files import DIALOGUES
 
     path = run / DIALOGUES if run.is_dir() else run
     if not path.is_file():
@@ -121,7 +121,7 @@ async def _measure_llm(path: Path, run: str, options: MeasureOptions) -> list[Di
     from crsim.llm.client import LLMHub
     from crsim.llm.config import LLMSettings, load_llm_settings
     from crsim.model.io import iter_dialogues
-    from crsim.run.records import LLM_CACHE
+    from crsim.model.run_folder.files import LLM_CACHE
 
     settings = load_llm_settings(options.judge) if options.judge is not None else LLMSettings()
     if options.cache is not None:
