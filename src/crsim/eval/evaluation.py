@@ -107,7 +107,7 @@ class EvaluateOptions(BaseModel):
     )
     replace: bool = Field(
         False,
-        description="Replace scores.jsonl and summary.json; by default the records of metrics not scored "
+        description=f"Replace {SCORES} and {SUMMARY}; by default the records of metrics not scored "
         "again are kept and the summary is rebuilt from the merged scores.",
     )
 

@@ -29,9 +29,13 @@ LOCK_FILE = ".crsim-lock"
 LOCK_INFO = ".crsim-lock.json"
 
 
+#: The suffix of the temporary file an atomic write goes through before it is renamed into place.
+PART_SUFFIX = ".part"
+
+
 def part_path(path: Path) -> Path:
     """The temporary sibling a file is written to before it is renamed into place (`.<name>.part`)."""
-    return path.with_name(f".{path.name}.part")
+    return path.with_name(f".{path.name}{PART_SUFFIX}")
 
 
 def tmp_path(path: Path) -> Path:
