@@ -25,9 +25,10 @@ from crsim.eval.compare import PairResult
 from crsim.model import annotations as keys
 from crsim.model.acts import format_acts
 from crsim.model.dialogue import Dialogue, Role
+from crsim.model.run_folder.files import part_path
+from crsim.model.run_folder.folder import RunFolder, open_run
 from crsim.model.user import source_user_id
 from crsim.redact import redactor
-from crsim.report.run_folder import RunFolder, open_run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -230,7 +231,7 @@ def export_run(run: str | Path | RunFolder, out_dir: str | Path, fmt: ExportForm
     for name, frame in frames.items():
         _redact_frame(frame)
         path = out_dir / f"{name}.{fmt}"
-        temp = path.with_name(f".{path.name}.part")
+        temp = part_path(path)
         if fmt == "parquet":
             frame.to_parquet(temp, index=False)
         else:

@@ -15,6 +15,8 @@ from rich.table import Table
 from crsim.cli_support import atomic_output, user_errors
 from crsim.errors import ConfigError, DataError
 from crsim.model import annotations as keys
+from crsim.model.run_folder.files import DIALOGUES
+from crsim.model.run_folder.folder import dialogues_file
 
 if TYPE_CHECKING:
     from crsim.llm.client import LLMHub
@@ -30,10 +32,10 @@ console = Console(soft_wrap=True)
 
 
 def _dialogues_file(run: Path) -> Path:
-    path = run / "dialogues.jsonl" if run.is_dir() else run
+    path = dialogues_file(run)
     if not path.is_file():
         raise DataError(
-            "not found; expected a run folder with dialogues.jsonl or a dialogue JSONL file", path=str(path)
+            f"not found; expected a run folder with {DIALOGUES} or a dialogue JSONL file", path=str(path)
         )
     return path
 
