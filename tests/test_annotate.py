@@ -17,7 +17,7 @@ from crsim.data.augment import ActAnnotator, annotator, annotator_registry, buil
 from crsim.data.augment.base import AnnotationReport, annotation_domain
 from crsim.data.augment.evaluate import AnnotationEval, evaluate_annotator, score_utterance, value_key
 from crsim.data.augment.rules import RuleAnnotator, user_context
-from crsim.data.cli import data_app
+from crsim.cli.data import data_app
 from crsim.data.datasets.intents import map_intent, map_slot
 from crsim.errors import ConfigError
 from crsim.model import Dialogue, DialogueAct, Domain, Item, ItemCollection, Utterance

@@ -26,7 +26,7 @@ from crsim.data.augment.llm_need import (
     evaluate_llm_needs,
 )
 from crsim.data.augment.need import NEED_SOURCE
-from crsim.data.cli import data_app
+from crsim.cli.data import data_app
 from crsim.data.datasets.intents import IARD_CRS_INTENTS, IARD_USER_INTENTS, SLOTS, map_intent, map_slot
 from crsim.errors import ConfigError
 from crsim.llm.client import LLMHub

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from crsim.errors import ConfigError
-from crsim.eval.judge.cli import judge_app
+from crsim.cli.judge import judge_app
 from crsim.eval.judge.pairwise import (
     PairwiseJudge,
     Preference,

@@ -35,7 +35,7 @@ from crsim.eval.learned.crsarena_model import (
 )
 from crsim.eval.metrics.base import NotApplicable
 from crsim.eval.pipeline import score_all
-from crsim.meta.cli import meta_app
+from crsim.cli.meta_eval import meta_app
 from crsim.meta.gold import GoldSet, load_gold
 from crsim.meta.learned import labelled, protocol_folds
 from crsim.meta.predictions import Predictions

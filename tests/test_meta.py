@@ -25,7 +25,7 @@ from crsim.meta import (
     rank_systems,
     read_run_file,
 )
-from crsim.meta.cli import meta_app
+from crsim.cli.meta_eval import meta_app
 from crsim.meta.ranking import agreement
 
 FIXTURES = Path(__file__).parent / "fixtures" / "crsarena_eval"

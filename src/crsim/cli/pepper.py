@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from crsim.cli_support import atomic_output, user_errors
+from crsim.cli._support import atomic_output, user_errors
 from crsim.errors import ConfigError, DataError
 
 if TYPE_CHECKING:

@@ -1,8 +1,7 @@
 """`crsim meta-eval`: how far can an evaluator be trusted? Its correlation with CRSArena-Eval's human
 labels, beside the published baselines, and (with --rank) whether it orders the CRSs as humans do.
 
-Mount on the main app with `app.command("meta-eval")(meta_eval)`; `meta_app` runs the same command
-on its own (tests, `python -m`).
+`crsim.cli` loads `meta_app` (the one command) when `crsim meta-eval` runs; tests invoke it directly.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from crsim.cli_support import parse_args, user_errors
+from crsim.cli._support import parse_args, user_errors
 from crsim.errors import CrsimError
 from crsim.llm.config import LLMSettings, load_llm_settings
 from crsim.meta.aspects import ASPECTS, canonical_aspect
