@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from crsim.cli import run as run_command
 from crsim.cli import app
+from crsim.cli import run as run_command
 from crsim.errors import ConfigError
 from crsim.run.config import CLI_OVERRIDES, ExperimentConfig, load_config
 

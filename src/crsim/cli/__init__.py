@@ -8,7 +8,6 @@ import importlib
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-import click
 import typer
 from typer.core import TyperCommand, TyperGroup
 
@@ -114,16 +113,17 @@ class LazyGroup(TyperGroup):
     own help), so `crsim --help` and every command start without the others' dependencies.
 
     Typer has no lazy groups; this one keeps a light placeholder per command (name and summary) for
-    listing, suggestions and completion, and swaps in the real click command on first use."""
+    listing, suggestions and completion, and swaps in the real click command on first use. Click's
+    types are written `Any`: typer 0.12 uses the click package, newer typers a copy of their own."""
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
         self._listing = False
         for name, lazy in COMMANDS.items():
             self.commands[name] = TyperCommand(name=name, help=lazy.summary)
-        self._loaded: dict[str, click.Command] = {}
+        self._loaded: dict[str, Any] = {}
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
         lazy = COMMANDS.get(cmd_name)
         if lazy is None:
             return super().get_command(ctx, cmd_name)
@@ -135,7 +135,7 @@ class LazyGroup(TyperGroup):
             self._loaded[cmd_name] = command
         return self._loaded[cmd_name]
 
-    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def format_help(self, ctx: Any, formatter: Any) -> None:
         self._listing = True
         try:
             super().format_help(ctx, formatter)

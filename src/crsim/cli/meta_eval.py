@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -17,22 +17,24 @@ from rich.markup import escape
 
 from crsim.cli._support import parse_args, user_errors
 from crsim.errors import CrsimError
-from crsim.llm.config import LLMSettings, load_llm_settings
-from crsim.meta.aspects import ASPECTS, canonical_aspect
-from crsim.meta.baselines import load_baselines
-from crsim.meta.correlation import meta_evaluate
-from crsim.meta.evaluator import LLM_CACHE, run_evaluator
-from crsim.meta.gold import GoldSet, load_gold
-from crsim.meta.learned import PROTOCOL_TITLES, PROTOCOLS, Protocol, cross_validate
-from crsim.meta.predictions import Predictions, read_run_file, write_run_file
-from crsim.meta.ranking import rank_systems
-from crsim.meta.report import MetaReport, build_report, markdown_report, rich_report
-from crsim.registry import ComponentSpec, metric_registry
+from crsim.registry import ComponentSpec
+
+if TYPE_CHECKING:  # crsim.meta (scipy, scikit-learn) is imported when the command runs, not for --help
+    from crsim.llm.config import LLMSettings
+    from crsim.meta.gold import GoldSet
+    from crsim.meta.learned import Protocol
+    from crsim.meta.predictions import Predictions
+    from crsim.meta.report import MetaReport
+
+#: The cache file of an evaluator's LLM answers (crsim.meta.evaluator.LLM_CACHE; checked by a test).
+LLM_CACHE = "llm_cache.sqlite"
 
 console = Console()
 
 
 def _aspect(value: str, option: str) -> str:
+    from crsim.meta.aspects import ASPECTS, canonical_aspect
+
     aspect = canonical_aspect(value)
     if aspect is None:
         raise CrsimError(f"{option}: unknown aspect {value!r}; expected one of: {', '.join(ASPECTS)}")
@@ -101,6 +103,15 @@ def meta_eval(
     Pearson r and Spearman rho per split (ReDial, OpenDialKG) and aspect, pooled over all labelled
     turns or dialogues, with N and the labels that had no prediction; the published baselines beside.
     """
+    from crsim.llm.config import LLMSettings, load_llm_settings
+    from crsim.meta.baselines import load_baselines
+    from crsim.meta.correlation import meta_evaluate
+    from crsim.meta.gold import load_gold
+    from crsim.meta.predictions import read_run_file, write_run_file
+    from crsim.meta.ranking import rank_systems
+    from crsim.meta.report import build_report, markdown_report, rich_report
+    from crsim.registry import metric_registry
+
     with user_errors():
         if (run_file is None) == (evaluator is None):
             raise CrsimError("give exactly one of --run-file FILE or --evaluator NAME")
@@ -165,6 +176,8 @@ def _protocols(
     protocol: str, evaluator: str | None, arg: list[str] | None, config: Path | None, save_run: Path | None
 ) -> list[Protocol]:
     """The protocols asked for; options that a retrained evaluator would ignore are errors."""
+    from crsim.meta.learned import PROTOCOLS
+
     if evaluator != LEARNED:
         raise CrsimError(
             f"--protocol: only --evaluator {LEARNED} is trained here (got {evaluator or 'a run file'})"
@@ -185,6 +198,13 @@ def _learned_reports(
     protocols: list[Protocol], gold: Path | None, limit: int | None, name: str | None, ranked_by: str | None
 ) -> dict[str, tuple[MetaReport, Predictions, list[str]]]:
     """Out-of-fold predictions of every protocol, correlated like any evaluator's."""
+    from crsim.meta.baselines import load_baselines
+    from crsim.meta.correlation import meta_evaluate
+    from crsim.meta.gold import load_gold
+    from crsim.meta.learned import PROTOCOL_TITLES, cross_validate
+    from crsim.meta.ranking import rank_systems
+    from crsim.meta.report import build_report
+
     gold_set = load_gold(gold, link_items=True, limit_per_split=limit)
     out: dict[str, tuple[MetaReport, Predictions, list[str]]] = {}
     for protocol in protocols:
@@ -207,6 +227,9 @@ def _print_learned(
     markdown: bool,
     save_run: Path | None,
 ) -> None:
+    from crsim.meta.predictions import write_run_file
+    from crsim.meta.report import markdown_report, rich_report
+
     for _, predictions, order in reports.values():
         if save_run is not None:
             write_run_file(predictions, save_run, order=order)
@@ -232,6 +255,8 @@ def _evaluate(
     gold_set: GoldSet,
 ) -> tuple[Predictions, str, dict[str, int]]:
     """Run a registered evaluator over the gold conversations; LLM answers cached in the work folder."""
+    from crsim.meta.evaluator import run_evaluator
+
     folder = work_dir or Path.cwd()
     folder.mkdir(parents=True, exist_ok=True)
     run = run_evaluator(
