@@ -14,6 +14,7 @@ from rich.table import Table
 
 from crsim.cli._support import atomic_output, user_errors
 from crsim.errors import ConfigError, DataError
+from crsim.model import annotations as keys
 
 if TYPE_CHECKING:
     from crsim.llm.client import LLMHub
@@ -158,7 +159,10 @@ def pref_accuracy_command(
         domain = build_domain(experiment)
         population = build_users(experiment.users, domain, experiment.seed)
         source = pepper_source(experiment.users, domain)
-        true = {u.id: source.ratings[str(u.profile.persona["source_user_id"])] for u in population}
+        true = {
+            u.id: source.ratings[str(keys.user_persona(keys.SOURCE_USER_ID, u.id, u.profile.persona))]
+            for u in population
+        }
         cache_path = cache or (out.with_name(out.stem + ".llm_cache.sqlite") if out else None)
         hub = LLMHub(experiment.llm, cache_path=cache_path)
         hub.check(["user"])

@@ -41,8 +41,10 @@ from crsim.data.datasets.base import convert_dataset
 from crsim.data.datasets.iard import IardParams, IardReader
 from crsim.data.population import PopulationConfig, Seeker, users_from_seekers
 from crsim.data.population_redial import TitleIndex
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.domain import Domain
+from crsim.model.mentions import named_items
 from crsim.model.user import SimulatedUser
 
 LIKED_RATING, DISLIKED_RATING = 5.0, 1.0
@@ -85,7 +87,7 @@ def iard_seekers(domain: Domain, source: str | Path | None = None) -> list[Seeke
 
 def _movies(dialogue: Dialogue) -> list[str]:
     """Every ReDial movie id the dialogue mentions."""
-    found = (m for u in dialogue.utterances for m in u.annotations.get("mentioned_items", []))
+    found = (m for u in dialogue.utterances for m in named_items(u))
     return list(dict.fromkeys(found))
 
 
@@ -98,9 +100,10 @@ def _seeker(dialogue: Dialogue, mapping: dict[str, str], domain: Domain) -> Seek
         if utterance.role != Role.USER:
             continue
         history = dialogue.utterances[:position]
-        labels = utterance.annotations["labels"]
-        from_labels.update(_label_feedback(utterance, history, domain))
-        if labels.get("accepted_recommendation"):
+        labels = keys.annotation(keys.DATASET_LABELS, dialogue, position) or {}
+        intents = set(labels.get(keys.LABEL_INTENTS) or ())
+        from_labels.update(_label_feedback(intents, utterance, history, domain))
+        if labels.get(keys.LABEL_ACCEPTED):
             targets += answered_items(utterance, history, domain)
         from_text.update(_text_feedback(utterance, mapping, domain))
     ratings: dict[str, float] = {}
@@ -115,9 +118,10 @@ def _seeker(dialogue: Dialogue, mapping: dict[str, str], domain: Domain) -> Seek
     return Seeker(str(dialogue.metadata["conversation_id"]), ratings, in_domain, redial_ids)
 
 
-def _label_feedback(utterance: Utterance, history: Sequence[Utterance], domain: Domain) -> dict[str, float]:
-    """ReDial id -> rating from the utterance's IARD labels (ACC liked; REJ/CRI-F disliked)."""
-    labels = set(utterance.annotations["labels"]["intents"])
+def _label_feedback(
+    labels: set[str], utterance: Utterance, history: Sequence[Utterance], domain: Domain
+) -> dict[str, float]:
+    """ReDial id -> rating from the utterance's IARD intent labels (ACC liked; REJ/CRI-F disliked)."""
     if "ACC" in labels:
         return dict.fromkeys(answered_items(utterance, history, domain), LIKED_RATING)
     if not labels & _NEGATIVE_LABELS:
@@ -132,7 +136,7 @@ def _label_feedback(utterance: Utterance, history: Sequence[Utterance], domain: 
 
 def _text_feedback(utterance: Utterance, mapping: dict[str, str], domain: Domain) -> dict[str, float]:
     """ReDial id -> 5.0 for movies the seeker names and, as the rule-based understanding reads it, likes."""
-    own = {m: mapping[m] for m in utterance.annotations.get("mentioned_items", []) if m in mapping}
+    own = {m: mapping[m] for m in named_items(utterance) if m in mapping}
     if not own:
         return {}
     liked = set(understand(utterance.text, domain).liked_items)

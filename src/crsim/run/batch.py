@@ -18,6 +18,7 @@ from typing import Any
 
 from crsim.crs.base import CRSSession
 from crsim.errors import ConfigError, DataError
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, ErrorInfo, Termination, TerminationReason
 from crsim.model.io import iter_dialogue_records
 from crsim.run.build import DialogueTask, Experiment
@@ -154,9 +155,9 @@ def kept_dialogues(run_dir: Path) -> int:
 async def hold_dialogue(experiment: Experiment, task: DialogueTask) -> Dialogue:
     """One dialogue, never raising: a simulator that cannot be built is a `user_error` record, any
     other failure outside the participants an `infrastructure_error` record (source 'loop')."""
-    metadata: dict[str, Any] = {"seed": task.seed, "domain": experiment.domain.name}
+    metadata: dict[str, Any] = {**keys.SEED.entry(task.seed), **keys.DOMAIN.entry(experiment.domain.name)}
     if experiment.config.trials > 1:
-        metadata["trial"] = task.trial
+        keys.TRIAL.put(metadata, task.trial)
     source = "user"
     try:
         simulator = experiment.simulator_factories[task.simulator_label](task.seed)

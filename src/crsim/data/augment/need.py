@@ -26,13 +26,15 @@ from dataclasses import dataclass
 
 from crsim.data.augment.base import ActAnnotator
 from crsim.data.augment.evaluate import slot_key, value_key
+from crsim.model import annotations as keys
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.domain import Domain
+from crsim.model.mentions import named_items
 from crsim.model.user import InformationNeed
 
 #: Metadata key naming how `Dialogue.information_need` was made; absent for a given (true) need.
-NEED_SOURCE = "information_need_source"
+NEED_SOURCE = keys.NEED_SOURCE.name
 #: The extraction method this module implements.
 METHOD = "rules"
 _CONSTRAINT_INTENTS = frozenset({Intent.DISCLOSE, Intent.REQUEST_RECOMMENDATION})
@@ -142,11 +144,9 @@ def recommended_items(utterance: Utterance, domain: Domain) -> list[str]:
 
 
 def mentioned_items(utterance: Utterance, domain: Domain) -> list[str]:
-    """Items an utterance mentions: the `mentioned_items` field (format 1.2), the converters'
-    `annotations["mentioned_items"]` and the items its acts name."""
-    raw = utterance.annotations.get("mentioned_items")
-    ids = list(utterance.mentioned_items)
-    ids += [i for i in raw if isinstance(i, str)] if isinstance(raw, list) else []
+    """Items an utterance names (`crsim.model.mentions.named_items`: recommended and mentioned ids, and
+    an older conversion's `annotations["mentioned_items"]`) and the items its acts name."""
+    ids = named_items(utterance)
     ids += [i for a in utterance.acts for i in act_items(a, domain)]
     return list(dict.fromkeys(ids))
 
@@ -178,7 +178,7 @@ class NeedExtractor:
             return dialogue
         need = await self.extract(dialogue, report)
         report.extracted += 1
-        metadata = {**dialogue.metadata, NEED_SOURCE: METHOD}
+        metadata = {**dialogue.metadata, **keys.NEED_SOURCE.entry(METHOD)}
         return dialogue.model_copy(update={"information_need": need, "metadata": metadata})
 
     async def annotate_all(

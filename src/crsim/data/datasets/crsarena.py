@@ -25,8 +25,10 @@ from crsim.data.datasets.base import DatasetReader, RawRecord, dataset
 from crsim.data.datasets.dialoguekit import convert_record
 from crsim.data.datasets.files import iter_files, iter_json_array
 from crsim.data.movies import movie_items
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.linking import ItemLinker
+from crsim.model.mentions import split_named
 from crsim.registry import Params as ComponentParams
 
 CRS_DATASETS = ("redial", "opendialkg")
@@ -64,12 +66,11 @@ class _CrsArenaReader(DatasetReader):
         user_items: set[str] = set()
         for utterance in utterances:
             found = list(dict.fromkeys(m.item_id for m in self._linker.link(utterance.text)))
-            if found:
-                utterance.annotations["mentioned_items"] = found
             if utterance.role == Role.USER:
                 user_items.update(found)
             else:
                 utterance.recommended_items = [i for i in found if i not in user_items]
+            utterance.mentioned_items = split_named(found, utterance.recommended_items)
 
 
 def split_crs(record: RawRecord, name: str, field: str) -> str:
@@ -103,7 +104,7 @@ class CrsArenaDialReader(_CrsArenaReader):
             crs=crs,
             crs_dataset=split_crs(record, crs, "agent.id"),
             user=user.get("id") if isinstance(user, dict) else None,
-            human={"sentiment": sentiment},
+            **keys.HUMAN_DIALOGUE_LABELS.entry({"sentiment": sentiment}),
         )
         self._link(dialogue.utterances)
         return dialogue
@@ -145,7 +146,9 @@ class CrsArenaEvalReader(_CrsArenaReader):
                 "crs": crs,
                 "crs_dataset": crs_dataset,
                 "user": user,
-                "human": _checked_labels(record, labels, DIALOGUE_LABELS, "dial_level_aggregated"),
+                **keys.HUMAN_DIALOGUE_LABELS.entry(
+                    _checked_labels(record, labels, DIALOGUE_LABELS, "dial_level_aggregated")
+                ),
             },
         )
 
@@ -161,9 +164,8 @@ def _eval_turn(record: RawRecord, turn: Any, where: str, position: int) -> Utter
         if utterance.role != Role.CRS:
             raise record.error("labels on a user turn; only assistant turns are rated", where)
         labels = record.get("turn_level_aggregated", dict, turn, where)
-        utterance.annotations["human"] = _checked_labels(
-            record, labels, TURN_LABELS, f"{where}.turn_level_aggregated"
-        )
+        human = _checked_labels(record, labels, TURN_LABELS, f"{where}.turn_level_aggregated")
+        keys.HUMAN_TURN_LABELS.put(utterance.annotations, human)
     return utterance
 
 

@@ -25,9 +25,11 @@ from crsim.data.datasets.files import iter_files, read_json
 from crsim.data.datasets.intents import IARD_CRS_INTENTS, IARD_USER_INTENTS
 from crsim.data.datasets.redial import read_catalog
 from crsim.errors import DataError
+from crsim.model import annotations as keys
 from crsim.model.acts import DialogueAct
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.items import Item, ItemCollection
+from crsim.model.mentions import split_named
 from crsim.model.text import split_title_year
 from crsim.registry import Params as ComponentParams
 
@@ -35,6 +37,8 @@ ROLES = {"seeker": Role.USER, "recommender": Role.CRS}
 _TABLES = {Role.USER: IARD_USER_INTENTS, Role.CRS: IARD_CRS_INTENTS}
 _MENTION = re.compile(r"@(\d+)(?:\s*<([^<>]*)>)?")
 _RECOMMENDING = frozenset({"REC-S", "REC-E"})
+#: The annotation holding the IARD labels (declared in model/annotations.py).
+LABELS = keys.DATASET_LABELS.name
 
 
 class IardParams(ComponentParams):
@@ -95,17 +99,19 @@ class IardReader(DatasetReader):
         seeker_items: set[str] = set()
         for uid, raw in entries:
             utterance = self._utterance(record, uid, raw, workers)
-            if utterance.role == Role.CRS and _RECOMMENDING & set(utterance.annotations["labels"]["intents"]):
-                mentioned = utterance.annotations.get("mentioned_items", [])
-                utterance.recommended_items = [i for i in mentioned if i not in seeker_items]
+            intents = set(utterance.annotations[LABELS][keys.LABEL_INTENTS])
+            if utterance.role == Role.CRS and _RECOMMENDING & intents:
+                named = utterance.mentioned_items
+                utterance.recommended_items = [i for i in named if i not in seeker_items]
+                utterance.mentioned_items = split_named(named, utterance.recommended_items)
             if utterance.role == Role.USER:
-                seeker_items.update(utterance.annotations.get("mentioned_items", []))
+                seeker_items.update(utterance.mentioned_items)
             utterances.append(utterance)
         positions = [u.annotations["utterance_pos"] for u in utterances]
         for n, pos in enumerate(accepted):
             if pos not in positions:
                 raise record.error(f"no utterance at position {pos!r}", f"accepted_recommendation[{n}]")
-            utterances[positions.index(pos)].annotations["labels"]["accepted_recommendation"] = True
+            utterances[positions.index(pos)].annotations[LABELS][keys.LABEL_ACCEPTED] = True
         return Dialogue(
             id=f"iard/original/{original_id}",
             utterances=utterances,
@@ -113,7 +119,7 @@ class IardReader(DatasetReader):
                 "dataset": "iard",
                 "split": "original",
                 "conversation_id": original_id,
-                "accepted_recommendation": accepted,
+                **keys.ACCEPTED_RECOMMENDATION.entry(accepted),
                 "worker_ids": workers,
             },
         )
@@ -137,12 +143,13 @@ class IardReader(DatasetReader):
         annotations: dict[str, Any] = {
             "utterance_id": uid,
             "utterance_pos": raw["utterance_pos"],
-            "labels": {"intents": sub, "top_level": _labels(record, raw, "top-level intent/action", where)},
+            **keys.DATASET_LABELS.entry(
+                {"intents": sub, "top_level": _labels(record, raw, "top-level intent/action", where)}
+            ),
         }
-        if mentioned:
-            annotations["mentioned_items"] = mentioned
         acts = [DialogueAct(intent=_TABLES[role][label]) for label in sub]
-        return Utterance(role=role, text=text, acts=acts, annotations=annotations)
+        # every item named; a recommending utterance moves the recommended ones out (`_convert_original`)
+        return Utterance(role=role, text=text, acts=acts, mentioned_items=mentioned, annotations=annotations)
 
     def _resolve(self, record: RawRecord, text: str, where: str) -> tuple[str, list[str]]:
         """Mentions `@id <Title (Year)>` written as `Title (Year)`; returns the text and the ids."""

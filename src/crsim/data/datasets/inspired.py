@@ -17,7 +17,7 @@ user, the recommender the CRS. Items are identified by the title as written ("Hu
 A movie the recommender mentions that the seeker has not mentioned before counts as
 recommended (INSPIRED marks no recommendation act) and also gets a `recommend(title, item)`
 act. Strategy labels map to crsim intents where the meaning matches (`STRATEGY_INTENTS`); the
-labels themselves stay in `annotations["labels"]` and per sentence in `annotations["sentences"]`.
+labels themselves stay in the `labels` annotation and per sentence in `annotations["sentences"]`.
 """
 
 from __future__ import annotations
@@ -31,9 +31,11 @@ from pydantic import Field
 from crsim.data.datasets.base import BadLine, DatasetReader, RawRecord, dataset
 from crsim.data.datasets.files import find_file, iter_json_lines, iter_lines, parsed
 from crsim.errors import DataError
+from crsim.model import annotations as keys
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.items import Item, ItemCollection
+from crsim.model.mentions import named_items, split_named
 from crsim.model.text import split_title_year
 from crsim.registry import Params as ComponentParams
 
@@ -127,7 +129,7 @@ class InspiredReader(DatasetReader):
                 continue
             dialogue = self.convert(record)
             for utterance in dialogue.utterances:
-                titles.update(dict.fromkeys(utterance.annotations.get("mentioned_items", [])))
+                titles.update(dict.fromkeys(named_items(utterance)))
         return ItemCollection((_item(t) for t in titles), name="inspired")
 
 
@@ -232,7 +234,7 @@ def _utterances(turns: list[tuple[Role, list[dict[str, Any]]]], record: RawRecor
         intents = dict.fromkeys(STRATEGY_INTENTS[label] for label in labels["strategy"])
         annotations: dict[str, Any] = {"sentences": sentences}
         if any(labels.values()):
-            annotations["labels"] = {k: v for k, v in labels.items() if v}
+            keys.DATASET_LABELS.put(annotations, {k: v for k, v in labels.items() if v})
         text = " ".join(s["text"].strip() for s in sentences).replace(_QUOTE, '"')
         utterances.append(_utterance(role, text, mentioned, annotations, said_by_seeker, list(intents)))
     return utterances
@@ -248,15 +250,20 @@ def _utterance(
 ) -> Utterance:
     """An utterance with its mentions; recommender mentions new to the dialogue are recommendations."""
     recommended: list[str] = []
-    if mentioned:
-        annotations["mentioned_items"] = mentioned
     if role == Role.USER:
         said_by_seeker.update(mentioned)
     else:
         recommended = [m for m in mentioned if m not in said_by_seeker]
     acts = [DialogueAct(intent=i) for i in intents or []]
     acts += [DialogueAct(intent=Intent.RECOMMEND, slots=[("title", m), ("item", m)]) for m in recommended]
-    return Utterance(role=role, text=text, acts=acts, recommended_items=recommended, annotations=annotations)
+    return Utterance(
+        role=role,
+        text=text,
+        acts=acts,
+        recommended_items=recommended,
+        mentioned_items=split_named(mentioned, recommended),
+        annotations=annotations,
+    )
 
 
 # --- processed JSON Lines ------------------------------------------------------------------------
