@@ -38,6 +38,7 @@ test: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests bench scripts
 	$(BIN)/ruff format --check src tests bench scripts
 	$(BIN)/mypy
+	$(BIN)/lint-imports  # the layers of docs/architecture.md (.importlinter)
 	$(BIN)/python -m pytest -q
 
 # Each benchmark prints a table and writes bench/results/<name>.json (docs/performance.md).

@@ -9,7 +9,7 @@ import pytest
 from matplotlib.image import imread
 from typer.testing import CliRunner
 
-from crsim.eval.analysis.cli import analyze_app
+from crsim.cli.analyze import analyze_app
 from crsim.eval.evaluate import ScoreRecord, write_scores
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.run.records import DIALOGUES, LLM_CACHE

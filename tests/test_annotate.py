@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from crsim.cli.data import data_app
 from crsim.data.augment import ActAnnotator, annotator, annotator_registry, build_annotator
 from crsim.data.augment.base import AnnotationReport, annotation_domain
 from crsim.data.augment.evaluate import AnnotationEval, evaluate_annotator, score_utterance, value_key
 from crsim.data.augment.rules import RuleAnnotator, user_context
-from crsim.data.cli import data_app
 from crsim.data.datasets.intents import map_intent, map_slot
 from crsim.errors import ConfigError
 from crsim.model import Dialogue, DialogueAct, Domain, Item, ItemCollection, Utterance

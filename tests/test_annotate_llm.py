@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from crsim.cli.data import data_app
 from crsim.data.augment.base import build_annotator
 from crsim.data.augment.evaluate import evaluate_annotator
 from crsim.data.augment.llm import ACTS_ERROR, EXAMPLES, LLMAnnotator, vocabulary
@@ -26,7 +27,6 @@ from crsim.data.augment.llm_need import (
     evaluate_llm_needs,
 )
 from crsim.data.augment.need import NEED_SOURCE
-from crsim.data.cli import data_app
 from crsim.data.datasets.intents import IARD_CRS_INTENTS, IARD_USER_INTENTS, SLOTS, map_intent, map_slot
 from crsim.errors import ConfigError
 from crsim.llm.client import LLMHub

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from crsim.cli.data import data_app
 from crsim.data.augment import build_annotator
 from crsim.data.augment.need import NEED_SOURCE, NeedExtractor, NeedReport, need_from_acts
 from crsim.data.augment.need_eval import evaluate_needs, gold_need, strip_acts
-from crsim.data.cli import data_app
 from crsim.data.datasets.base import convert_dataset
 from crsim.data.datasets.iard import IardParams, IardReader
 from crsim.model import Dialogue, DialogueAct, Domain, InformationNeed, Utterance

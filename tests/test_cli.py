@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from crsim import cli
 from crsim.cli import app
+from crsim.cli import run as run_command
 from crsim.errors import ConfigError
 from crsim.run.config import CLI_OVERRIDES, ExperimentConfig, load_config
 
@@ -30,7 +30,7 @@ def test_every_run_option_maps_to_a_config_field() -> None:
 
 
 def test_every_run_option_reaches_the_run(tmp_path: Path) -> None:
-    options = set(inspect.signature(cli.run).parameters) - {"config", "resume", "as_json"}
+    options = set(inspect.signature(run_command.run).parameters) - {"config", "resume", "as_json"}
     assert options == set(CLI_OVERRIDES), "a `crsim run` option without a config field would be dropped"
     run_dir = tmp_path / "run"
     args = ["--users", "2", "--seed", "5", "--concurrency", "3", "--max-turns", "2", "--json"]

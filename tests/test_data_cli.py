@@ -13,8 +13,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from crsim.cli_support import atomic_output, parse_args
-from crsim.data.cli import data_app
+from crsim.atomic_files import atomic_output
+from crsim.cli._support import parse_args
+from crsim.cli.data import data_app
 from crsim.data.datasets.base import DatasetReader, RawRecord, dataset
 from crsim.errors import CrsimError
 from crsim.model import Dialogue, Item, ItemCollection, Utterance

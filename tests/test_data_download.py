@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from crsim.data.cli import data_app
+from crsim.cli.data import data_app
 from crsim.data.download import BASE_URL_ENV, CATALOG, DatasetSource, SourceFile, download_dataset
 from crsim.errors import CrsimError, DataError
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from crsim.data.cli import data_app
+from crsim.cli.data import data_app
 from crsim.data.stats import dataset_stats, file_stats, mentioned_items
 from crsim.model import Dialogue, DialogueAct, Utterance
 

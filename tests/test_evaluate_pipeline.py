@@ -10,7 +10,8 @@ from typing import ClassVar
 import pytest
 from typer.testing import CliRunner
 
-from crsim.cli import app, parse_metric_specs
+from crsim.cli import app
+from crsim.cli.evaluate import parse_metric_specs
 from crsim.errors import ConfigError, CrsimError, DataError
 from crsim.eval import read_scores, summarize
 from crsim.eval.evaluate import ScoreRecord

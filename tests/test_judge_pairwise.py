@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from crsim.cli.judge import judge_app
 from crsim.errors import ConfigError
-from crsim.eval.judge.cli import judge_app
 from crsim.eval.judge.pairwise import (
     PairwiseJudge,
     Preference,

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import crsim.meta.learned as learned
 from crsim.cli import app
+from crsim.cli.meta_eval import meta_app
 from crsim.errors import DataError
 from crsim.eval.learned.crsarena import (
     CRSARENA_MODEL,
@@ -35,7 +36,6 @@ from crsim.eval.learned.crsarena_model import (
 )
 from crsim.eval.metrics.base import NotApplicable
 from crsim.eval.pipeline import score_all
-from crsim.meta.cli import meta_app
 from crsim.meta.gold import GoldSet, load_gold
 from crsim.meta.learned import labelled, protocol_folds
 from crsim.meta.predictions import Predictions

@@ -12,6 +12,7 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
+from crsim.cli.meta_eval import meta_app
 from crsim.meta import (
     ASPECTS,
     GoldSet,
@@ -25,7 +26,6 @@ from crsim.meta import (
     rank_systems,
     read_run_file,
 )
-from crsim.meta.cli import meta_app
 from crsim.meta.ranking import agreement
 
 FIXTURES = Path(__file__).parent / "fixtures" / "crsarena_eval"

@@ -13,13 +13,13 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
+from crsim.cli.meta_eval import meta_app
 from crsim.eval.metrics import Turns
 from crsim.eval.metrics.base import Evaluator, Value
 from crsim.llm.cache import cache_stats
 from crsim.llm.client import LLMHub
 from crsim.llm.types import user as user_message
 from crsim.meta import GoldSet, load_gold, meta_evaluate, predict_with
-from crsim.meta.cli import meta_app
 from crsim.model import Dialogue, Role
 from crsim.registry import Params, metric
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from crsim.cli import parse_metric_specs
+from crsim.cli.evaluate import parse_metric_specs
 from crsim.data.datasets.base import DatasetReader, convert_dataset
 from crsim.data.datasets.iard import IardReader
 from crsim.data.datasets.moviebot import MovieBotReader

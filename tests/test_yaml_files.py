@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from crsim.cli_support import parse_args
+from crsim.cli._support import parse_args
 from crsim.errors import ConfigError, CrsimError, DataError
 from crsim.eval.gcdf1.config import load_config as load_gcdf1_config
 from crsim.eval.judge.pairwise import load_criteria

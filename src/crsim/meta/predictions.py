@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crsim.cli_support import atomic_output
+from crsim.atomic_files import atomic_output
 from crsim.data.datasets.files import read_json
 from crsim.errors import DataError
 from crsim.meta.aspects import TURN_ASPECTS, canonical_aspect, level_of

@@ -249,7 +249,7 @@ ACTS_ERROR: Key[ExtractionError] = _declare(
     ExtractionError,
     "{annotator: str, error: str, raw: str | null}",
     writers=("data/augment/llm.py",),
-    readers=("data/annotate_cli.py",),
+    readers=("cli/annotate.py",),
     description="The LLM act annotator could not read its answer: no acts, the error and the raw answer.",
 )
 HUMAN_TURN_LABELS: Key[dict[str, Any]] = _declare(
@@ -371,7 +371,7 @@ NEED_ERROR: Key[ExtractionError] = _declare(
     ExtractionError,
     "{extractor: str, error: str, raw: str | null}",
     writers=("data/augment/llm_need.py",),
-    readers=("data/annotate_cli.py",),
+    readers=("cli/annotate.py",),
     description="The LLM need extractor could not read its answer: the error and the raw answer.",
 )
 UNLINKED_TITLES: Key[list[str]] = _declare(
@@ -429,7 +429,7 @@ SOURCE_USER_ID: Key[str] = _declare(
     str,
     "str",
     writers=("data/population_pepper.py",),
-    readers=("sim/pepper/cli.py",),
+    readers=("cli/pepper.py",),
     description="The rating table's user the PEPPER user was made from.",
 )
 RATING_SCALE: Key[tuple[float, float]] = _declare(

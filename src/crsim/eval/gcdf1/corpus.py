@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crsim.cli_support import atomic_output
+from crsim.atomic_files import atomic_output
 from crsim.eval.gcdf1.behaviour import BehaviourFile
 from crsim.eval.gcdf1.canonical import CanonicalMap
 from crsim.eval.gcdf1.config import Gcdf1Config

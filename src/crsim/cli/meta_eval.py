@@ -1,8 +1,7 @@
 """`crsim meta-eval`: how far can an evaluator be trusted? Its correlation with CRSArena-Eval's human
 labels, beside the published baselines, and (with --rank) whether it orders the CRSs as humans do.
 
-Mount on the main app with `app.command("meta-eval")(meta_eval)`; `meta_app` runs the same command
-on its own (tests, `python -m`).
+`crsim.cli` loads `meta_app` (the one command) when `crsim meta-eval` runs; tests invoke it directly.
 """
 
 from __future__ import annotations
@@ -10,30 +9,31 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from crsim.cli_support import parse_args, user_errors
+from crsim.cli._support import parse_args, user_errors
 from crsim.errors import CrsimError
-from crsim.llm.config import LLMSettings, load_llm_settings
-from crsim.meta.aspects import ASPECTS, canonical_aspect
-from crsim.meta.baselines import load_baselines
-from crsim.meta.correlation import meta_evaluate
-from crsim.meta.evaluator import LLM_CACHE, run_evaluator
-from crsim.meta.gold import GoldSet, load_gold
-from crsim.meta.learned import PROTOCOL_TITLES, PROTOCOLS, Protocol, cross_validate
-from crsim.meta.predictions import Predictions, read_run_file, write_run_file
-from crsim.meta.ranking import rank_systems
-from crsim.meta.report import MetaReport, build_report, markdown_report, rich_report
-from crsim.registry import ComponentSpec, metric_registry
+from crsim.model.run_folder.files import LLM_CACHE
+from crsim.registry import ComponentSpec
+
+if TYPE_CHECKING:  # crsim.meta (scipy, scikit-learn) is imported when the command runs, not for --help
+    from crsim.llm.config import LLMSettings
+    from crsim.meta.gold import GoldSet
+    from crsim.meta.learned import Protocol
+    from crsim.meta.predictions import Predictions
+    from crsim.meta.report import MetaReport
+
 
 console = Console()
 
 
 def _aspect(value: str, option: str) -> str:
+    from crsim.meta.aspects import ASPECTS, canonical_aspect
+
     aspect = canonical_aspect(value)
     if aspect is None:
         raise CrsimError(f"{option}: unknown aspect {value!r}; expected one of: {', '.join(ASPECTS)}")
@@ -102,6 +102,15 @@ def meta_eval(
     Pearson r and Spearman rho per split (ReDial, OpenDialKG) and aspect, pooled over all labelled
     turns or dialogues, with N and the labels that had no prediction; the published baselines beside.
     """
+    from crsim.llm.config import LLMSettings, load_llm_settings
+    from crsim.meta.baselines import load_baselines
+    from crsim.meta.correlation import meta_evaluate
+    from crsim.meta.gold import load_gold
+    from crsim.meta.predictions import read_run_file, write_run_file
+    from crsim.meta.ranking import rank_systems
+    from crsim.meta.report import build_report, markdown_report, rich_report
+    from crsim.registry import metric_registry
+
     with user_errors():
         if (run_file is None) == (evaluator is None):
             raise CrsimError("give exactly one of --run-file FILE or --evaluator NAME")
@@ -166,6 +175,8 @@ def _protocols(
     protocol: str, evaluator: str | None, arg: list[str] | None, config: Path | None, save_run: Path | None
 ) -> list[Protocol]:
     """The protocols asked for; options that a retrained evaluator would ignore are errors."""
+    from crsim.meta.learned import PROTOCOLS
+
     if evaluator != LEARNED:
         raise CrsimError(
             f"--protocol: only --evaluator {LEARNED} is trained here (got {evaluator or 'a run file'})"
@@ -186,6 +197,13 @@ def _learned_reports(
     protocols: list[Protocol], gold: Path | None, limit: int | None, name: str | None, ranked_by: str | None
 ) -> dict[str, tuple[MetaReport, Predictions, list[str]]]:
     """Out-of-fold predictions of every protocol, correlated like any evaluator's."""
+    from crsim.meta.baselines import load_baselines
+    from crsim.meta.correlation import meta_evaluate
+    from crsim.meta.gold import load_gold
+    from crsim.meta.learned import PROTOCOL_TITLES, cross_validate
+    from crsim.meta.ranking import rank_systems
+    from crsim.meta.report import build_report
+
     gold_set = load_gold(gold, link_items=True, limit_per_split=limit)
     out: dict[str, tuple[MetaReport, Predictions, list[str]]] = {}
     for protocol in protocols:
@@ -208,6 +226,9 @@ def _print_learned(
     markdown: bool,
     save_run: Path | None,
 ) -> None:
+    from crsim.meta.predictions import write_run_file
+    from crsim.meta.report import markdown_report, rich_report
+
     for _, predictions, order in reports.values():
         if save_run is not None:
             write_run_file(predictions, save_run, order=order)
@@ -233,6 +254,8 @@ def _evaluate(
     gold_set: GoldSet,
 ) -> tuple[Predictions, str, dict[str, int]]:
     """Run a registered evaluator over the gold conversations; LLM answers cached in the work folder."""
+    from crsim.meta.evaluator import run_evaluator
+
     folder = work_dir or Path.cwd()
     folder.mkdir(parents=True, exist_ok=True)
     run = run_evaluator(

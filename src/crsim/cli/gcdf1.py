@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from crsim.cli_support import errors as error_console
-from crsim.cli_support import user_errors
+from crsim.cli._support import errors as error_console
+from crsim.cli._support import user_errors
 from crsim.errors import ConfigError, CrsimError
 
 gcdf1_app = typer.Typer(

@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from crsim.cli_support import atomic_output, user_errors
+from crsim.cli._support import atomic_output, user_errors
 from crsim.errors import ConfigError, DataError
 from crsim.model import annotations as keys
 from crsim.model.run_folder.files import DIALOGUES

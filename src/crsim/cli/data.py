@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from crsim.cli_support import atomic_output, errors, parse_args, user_errors
-from crsim.data.annotate_cli import annotate_app
+from crsim.cli._support import atomic_output, errors, parse_args, user_errors
+from crsim.cli.annotate import annotate_app
 from crsim.errors import CrsimError
 
 data_app = typer.Typer(

@@ -16,7 +16,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from crsim.cli_support import atomic_output, parse_args, user_errors
+from crsim.cli._support import atomic_output, parse_args, user_errors
 from crsim.errors import CrsimError
 from crsim.model.dialogue import Dialogue
 from crsim.model.run_folder.files import LLM_CACHE

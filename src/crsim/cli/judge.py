@@ -12,7 +12,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from crsim.cli_support import atomic_output, user_errors
+from crsim.cli._support import atomic_output, user_errors
 from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE
 
 if TYPE_CHECKING:

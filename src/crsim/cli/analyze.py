@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from crsim.cli_support import atomic_output, user_errors
+from crsim.cli._support import atomic_output, user_errors
 from crsim.errors import ConfigError, CrsimError
 from crsim.eval.analysis.measures import DialogueMeasures, Thresholds
 from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, SCORES

@@ -1,0 +1,100 @@
+"""Helpers shared by the command-line modules: one-line user errors, `--arg` parsing, signals, summaries."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from crsim.atomic_files import atomic_output
+from crsim.errors import CrsimError
+
+__all__ = ["atomic_output", "console", "errors", "parse_args", "show_summaries", "state", "user_errors"]
+
+console = Console()
+errors = Console(stderr=True)
+#: Set by the top-level callback (`crsim --debug ...`): re-raise user errors with their traceback.
+state = {"debug": False}
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Bad input ends in one line naming what was wrong, exit code 2; tracebacks only with --debug."""
+    try:
+        yield
+    except CrsimError as exc:
+        if state["debug"]:
+            raise
+        # The message holds paths and values from the input: "[...]" in them is text, not markup.
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+
+
+def parse_args(pairs: list[str], as_json: str | None = None) -> dict[str, Any]:
+    """`--arg k=v` pairs (values read as YAML scalars) merged over `--args-json`."""
+    import yaml
+
+    from crsim.yaml_files import YamlRefused, load_json, load_yaml
+
+    args: dict[str, Any] = {}
+    if as_json:
+        try:
+            loaded = load_json(as_json)
+        except ValueError as exc:
+            raise CrsimError(f"--args-json: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise CrsimError("--args-json: expected a JSON object")
+        args.update(loaded)
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise CrsimError(f"--arg {pair!r}: expected KEY=VALUE")
+        try:
+            args[key.strip()] = load_yaml(value)
+        except YamlRefused as exc:
+            raise CrsimError(f"--arg {key.strip()}: {exc}") from None
+        except yaml.YAMLError:
+            args[key.strip()] = value
+    return args
+
+
+@contextmanager
+def stopped_by_signals(outcome: str) -> Iterator[None]:
+    """SIGINT/SIGTERM in the block stop the command with one line saying what that left, and exit
+    128 + the signal number (as a shell reports a process a signal ended)."""
+    from crsim.interrupt import Interrupted, signals_interrupt
+
+    try:
+        with signals_interrupt():
+            yield
+    except Interrupted as stop:
+        errors.print(f"stopped by {stop.signal_name}: {escape(outcome)}", highlight=False, soft_wrap=True)
+        raise typer.Exit(stop.exit_code) from None
+
+
+def show_summaries(summaries: list[Any], as_json: bool) -> None:
+    """The summary as JSON, or as a table followed by the errors by kind."""
+    if as_json:
+        typer.echo(json.dumps([s.model_dump(mode="json") for s in summaries], indent=2))
+        return
+    from crsim.report.tables import summary_table
+
+    console.print(summary_table(summaries))
+    _print_errors(summaries)
+
+
+def _print_errors(summaries: list[Any]) -> None:
+    """How many dialogues ended with each kind of error, and the first message of each kind."""
+    for summary in summaries:
+        if summary.errors:
+            kinds = ", ".join(f"{kind} ×{n}" for kind, n in summary.errors.items())
+            pair = escape(f"{summary.crs_id} × {summary.simulator_id}: {kinds}")
+            console.print(f"[red]errors[/red] {pair}", highlight=False)
+            for kind, message in summary.error_examples.items():
+                first_line = message.splitlines()[0] if message else ""
+                console.print(f"  {escape(kind)}: {escape(first_line[:300])}", highlight=False)

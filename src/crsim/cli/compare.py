@@ -1,0 +1,51 @@
+"""`crsim compare`: paired comparisons between the CRSs of evaluated run folders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from crsim.cli._support import user_errors
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+def compare(
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="Evaluated run folders (CRSs that met the same users).")
+    ],
+    baseline: Annotated[
+        str | None, typer.Option(help="Compare every CRS with this one only (default: all pairs).")
+    ] = None,
+    metrics: Annotated[
+        list[str] | None,
+        typer.Option("--metrics", help="Metric labels to compare, e.g. Success,SRRR (default: all scored)."),
+    ] = None,
+    detect: Annotated[
+        float | None, typer.Option(min=0.0, help="Also say how many users would detect this difference.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+) -> None:
+    """Paired comparisons between CRSs: differences with bootstrap CIs, paired tests, Holm-corrected
+    p-values, ranks with significance groups and the smallest difference the run could detect.
+
+    Pairs are the dialogues of the same simulated user (and trial); dialogues broken by the simulator
+    or the infrastructure are dropped with their pair. See docs/compare.md.
+    """
+    from crsim.eval.compare import ComparisonOptions
+    from crsim.model.run_folder.folder import open_run
+    from crsim.report.compare import compare_folders, comparison_lines
+
+    with user_errors():
+        labels = [m.strip() for spec in metrics or [] for m in spec.split(",") if m.strip()]
+        options = ComparisonOptions(baseline=baseline, metrics=labels or None, detect=detect or None)
+        found = compare_folders([open_run(path) for path in run_dirs], options)
+    if as_json:
+        typer.echo(json.dumps({**found.comparison.model_dump(mode="json"), "notes": found.notes}, indent=2))
+        return
+    for line in comparison_lines(found):
+        typer.echo(line)

@@ -1,0 +1,114 @@
+"""`crsim evaluate`: score a run's dialogues (metrics, LLM judges, act annotation)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from crsim.cli._support import console, parse_args, show_summaries, stopped_by_signals, user_errors
+from crsim.errors import CrsimError
+
+app = typer.Typer(add_completion=False)
+
+
+def parse_metric_specs(values: list[str]) -> list[Any]:
+    """`--metrics` values: `name`, `name:arg=value,arg=value` (values read as YAML scalars; `id=` sets
+    the label), or several bare names separated by commas."""
+    from crsim.registry import ComponentSpec
+
+    specs: list[ComponentSpec] = []
+    for value in values:
+        name, sep, rest = value.partition(":")
+        if not sep:
+            specs.extend(ComponentSpec(name=n.strip()) for n in name.split(",") if n.strip())
+            continue
+        args = parse_args([pair for pair in rest.split(",") if pair.strip()])
+        label = args.pop("id", None)
+        specs.append(ComponentSpec(name=name.strip(), args=args, id=None if label is None else str(label)))
+    if not specs:
+        raise CrsimError(
+            "--metrics: expected metric names, e.g. --metrics success_rate,srrr --metrics recall:k=5"
+        )
+    return specs
+
+
+@app.command()
+def evaluate(
+    run_dir: Annotated[
+        Path, typer.Argument(help="A run folder written by `crsim run`, or a dialogue JSONL file.")
+    ],
+    metrics: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metrics",
+            help="Metrics instead of the run's: `name`, `a,b,c` or `name:arg=value,…` (repeatable).",
+        ),
+    ] = None,
+    judge: Annotated[
+        Path | None,
+        typer.Option(
+            help="Judge config (YAML: `llm:` models, `judges:` evaluators; default judge: quality5)."
+        ),
+    ] = None,
+    annotator: Annotated[
+        str, typer.Option(help="Act annotator for dialogues without acts: rules, llm, or none.")
+    ] = "rules",
+    annotator_arg: Annotated[
+        list[str] | None, typer.Option("--annotator-arg", help="An annotator argument KEY=VALUE.")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Dialogues scored at the same time.")] = 8,
+    out: Annotated[
+        Path | None, typer.Option(help="Output folder (default: the run folder; for a file, <stem>-eval/).")
+    ] = None,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace", help="Replace earlier scores; by default scores of metrics not re-scored stay."
+        ),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Score a run's dialogues: metrics, LLM judges, act annotation where acts are missing.
+
+    Writes scores.jsonl (one line per dialogue and metric/aspect) and summary.json; LLM answers are
+    cached in llm_cache.sqlite of the output folder. Earlier scores are merged: the metrics scored now
+    replace their own records, the others stay (--replace drops them).
+    """
+    from crsim.eval.evaluation import EvaluateOptions, evaluate_path, load_judge_config
+
+    with (
+        user_errors(),
+        stopped_by_signals(f"the evaluation did not finish; run `crsim evaluate {run_dir}` again"),
+    ):
+        options = EvaluateOptions(
+            metrics=parse_metric_specs(metrics) if metrics else None,
+            judge=load_judge_config(judge) if judge is not None else None,
+            annotator=annotator,
+            annotator_args=parse_args(annotator_arg or []),
+            concurrency=concurrency,
+            replace=replace,
+        )
+        result = evaluate_path(run_dir, options, out=out)
+    show_summaries(result.summaries, as_json)
+    if as_json:
+        return
+    notes = []
+    if result.annotation.annotator and (result.annotation.annotated or result.annotation.failed):
+        notes.append(
+            f"acts filled in by {result.annotation.annotator!r} for {result.annotation.annotated} dialogues"
+            + (f", {result.annotation.failed} failed" if result.annotation.failed else "")
+        )
+    if result.llm_roles:
+        notes.append(
+            f"{result.llm_calls} LLM calls ({', '.join(f'{k}: {v}' for k, v in result.llm_roles.items())})"
+        )
+    if result.kept:
+        notes.append(f"earlier scores kept: {', '.join(result.kept)} (--replace drops them)")
+    notes.append(f"scores and summary in {result.out_dir}")
+    for note in notes:
+        console.print(escape(note), highlight=False)
+    for kind, message in result.annotation.failures.items():
+        console.print(f"[red]annotation failed[/red] {escape(kind)}: {escape(message)}", highlight=False)

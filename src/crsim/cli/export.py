@@ -1,0 +1,36 @@
+"""`crsim export`: a run's dialogues, utterances and scores as Parquet or CSV tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from crsim.cli._support import console, user_errors
+from crsim.errors import CrsimError
+from crsim.model.run_folder.files import EXPORT_DIR
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+def export(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder written by `crsim run`.")],
+    fmt: Annotated[str, typer.Option("--format", help="parquet or csv.")] = "parquet",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Output folder (default: RUN_DIR/export).")
+    ] = None,
+) -> None:
+    """Dialogues, utterances and scores of a run as Parquet or CSV tables (crsim.analysis)."""
+    from crsim.analysis import export_run
+
+    with user_errors():
+        if fmt not in ("parquet", "csv"):
+            raise CrsimError(f"--format: unknown format {fmt!r}; expected parquet or csv")
+        written = export_run(
+            run_dir, output or run_dir / EXPORT_DIR, "parquet" if fmt == "parquet" else "csv"
+        )
+    for path in written:
+        console.print(escape(str(path)), highlight=False)

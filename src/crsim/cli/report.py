@@ -1,0 +1,47 @@
+"""`crsim report`: one self-contained HTML report of run folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from crsim.cli._support import console, stopped_by_signals, user_errors
+from crsim.model.run_folder.files import REPORT
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by `crsim run`.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path(REPORT),
+    max_dialogues: Annotated[
+        int, typer.Option(min=0, help="Dialogues per run in the browser, spread evenly (tables use all).")
+    ] = 2000,
+    rank_metric: Annotated[
+        str | None, typer.Option(help="Metric label that ranks CRSs per simulator (default: Success).")
+    ] = None,
+) -> None:
+    """One self-contained HTML report: manifests, results with CIs, plots and a dialogue browser.
+
+    A run without scores.jsonl/summary.json is evaluated first with its manifest's metrics (as
+    `crsim evaluate RUN_DIR` does), and the results are written into the run folder.
+    """
+    from crsim.eval.evaluation import evaluate_path
+    from crsim.model.run_folder.folder import open_run
+    from crsim.report.html import build_report, write_report
+
+    with user_errors(), stopped_by_signals("no report written"):
+        folders = [open_run(path) for path in run_dirs]
+        for folder in folders:
+            if not folder.evaluated:
+                console.print(
+                    f"{escape(str(folder.path))}: no scores yet; evaluating", highlight=False, soft_wrap=True
+                )
+                evaluate_path(folder.path)
+        html = build_report(folders, max_dialogues=max_dialogues, rank_metric=rank_metric)
+        write_report(html, output)
+    console.print(f"report: [bold]{escape(str(output))}[/bold]", highlight=False, soft_wrap=True)

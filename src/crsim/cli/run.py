@@ -1,0 +1,151 @@
+"""`crsim run`: simulate the configured users against the configured CRSs and score the dialogues."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from crsim.cli._support import console, errors, show_summaries, stopped_by_signals, user_errors
+from crsim.errors import ConfigError, CrsimError
+from crsim.run.config import field_description
+
+app = typer.Typer(add_completion=False)
+
+
+def _option(path: str, flag: str) -> Any:
+    return typer.Option(flag, help=field_description(path))
+
+
+@app.command()
+def run(
+    config: Annotated[
+        Path | None, typer.Argument(help="Experiment config (YAML/JSON); default: quickstart.")
+    ] = None,
+    out: Annotated[Path | None, _option("out", "--out")] = None,
+    seed: Annotated[int | None, _option("seed", "--seed")] = None,
+    users: Annotated[int | None, _option("users.size", "--users")] = None,
+    concurrency: Annotated[int | None, _option("concurrency", "--concurrency")] = None,
+    max_turns: Annotated[int | None, _option("max_turns", "--max-turns")] = None,
+    trials: Annotated[int | None, _option("trials", "--trials")] = None,
+    dialogue_timeout: Annotated[float | None, _option("dialogue_timeout_s", "--dialogue-timeout")] = None,
+    allow_reuse: Annotated[bool | None, _option("users.allow_reuse", "--allow-reuse")] = None,
+    executor: Annotated[str | None, _option("executor", "--executor")] = None,
+    address: Annotated[str | None, _option("ray_address", "--address")] = None,
+    resume: Annotated[
+        bool, typer.Option(help="Continue the run in --out, holding only missing dialogues.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Simulate the configured users against the configured CRSs and score the dialogues.
+
+    Ctrl-C or SIGTERM stop the run within about a second; every dialogue written is kept, and the
+    command that resumes the run is printed (exit code 130 or 143)."""
+    from crsim.run.build import build_experiment
+    from crsim.run.config import load_config
+
+    overrides = {
+        "out": out,
+        "seed": seed,
+        "users": users,
+        "concurrency": concurrency,
+        "max_turns": max_turns,
+        "trials": trials,
+        "dialogue_timeout": dialogue_timeout,
+        "allow_reuse": allow_reuse,
+        "executor": executor,
+        "address": address,
+    }
+    with user_errors(), stopped_by_signals("before the first dialogue; nothing written"):
+        cfg = load_config(config, overrides)
+        if resume and cfg.out is None:
+            raise CrsimError("--resume needs --out (or `out` in the config): the run folder to continue")
+        run_dir = cfg.out or Path("runs") / f"{cfg.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+        started = time.perf_counter()
+        try:
+            experiment = build_experiment(cfg)
+        except ConfigError as exc:  # names a field; say in which file
+            raise ConfigError(f"{config or 'config'}: {exc}") from None
+    with user_errors():
+        command = _resume_command(config, overrides, run_dir)
+        result, summaries = _hold_and_score(experiment, run_dir, resume, as_json, command)
+        elapsed = result.finished_at - started
+    show_summaries(summaries, as_json)
+    if not as_json:
+        cut = f", cut a {result.dropped_bytes}-byte half-written last line" if result.dropped_bytes else ""
+        console.print(
+            f"{result.ran} dialogues held ({result.already_done} already done{cut}) in {elapsed:.1f}s; "
+            f"run folder: [bold]{escape(str(run_dir))}[/bold]",
+            highlight=False,
+        )
+
+
+def _hold_and_score(
+    experiment: Any, run_dir: Path, resume: bool, quiet: bool, resume_command: str
+) -> tuple[Any, list[Any]]:
+    """Hold the run's dialogues and score them, under the run folder's lock; a stop signal ends the
+    command with what was kept and how to resume."""
+    from crsim.interrupt import Interrupted, run_interruptibly, signals_interrupt
+    from crsim.model.run_folder.lock import run_folder_lock
+    from crsim.run.batch import run_batch
+
+    try:
+        with signals_interrupt(), run_folder_lock(run_dir):
+            with _progress(len(experiment.tasks), quiet=quiet) as advance:
+                result = run_interruptibly(run_batch(experiment, run_dir, resume=resume, on_dialogue=advance))
+            return result, _evaluate(run_dir)
+    except Interrupted as stop:
+        _say_stopped(stop, run_dir, len(experiment.tasks), resume_command)
+        raise typer.Exit(stop.exit_code) from None
+
+
+def _resume_command(config: Path | None, overrides: dict[str, Any], run_dir: Path) -> str:
+    """The `crsim run` command that continues this run: the same config and options, `--resume`."""
+    words = ["crsim", "run", *([str(config)] if config is not None else []), "--out", str(run_dir)]
+    for option, value in overrides.items():
+        if option == "out" or value is None or value is False:
+            continue
+        flag = f"--{option.replace('_', '-')}"
+        words += [flag] if value is True else [flag, str(value)]
+    return shlex.join([*words, "--resume"])
+
+
+def _say_stopped(stop: Any, run_dir: Path, planned: int, command: str) -> None:
+    """What a signal left behind: the dialogues kept in the run folder, and how to go on."""
+    from crsim.run.batch import kept_dialogues
+
+    kept = kept_dialogues(run_dir)
+    state = "all held, the scoring did not finish" if kept >= planned else "the rest not held"
+    errors.print(
+        f"stopped by {stop.signal_name}: {kept} of {planned} dialogues kept in {escape(str(run_dir))} "
+        f"({state}); to resume: {escape(command)}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+@contextmanager
+def _progress(total: int, quiet: bool) -> Iterator[Any]:
+    if quiet or not sys.stderr.isatty():
+        yield lambda _dialogue: None
+        return
+    columns = (TextColumn("dialogues"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=errors, transient=True) as progress:
+        task = progress.add_task("run", total=total)
+        yield lambda _dialogue: progress.advance(task)
+
+
+def _evaluate(run_dir: Path) -> list[Any]:
+    """Score every dialogue of a run with the metrics of its manifest; write scores and summary."""
+    from crsim.eval.evaluation import evaluate_path
+
+    return evaluate_path(run_dir).summaries
