@@ -53,8 +53,8 @@ def restamp(run_dir: Path) -> None:
 
 
 def poison(run_dir: Path) -> str:
-    """Put script payloads into a run's records (CRS and user text, an annotation, a recommended item
-    id, the CRS id, a judge explanation, the manifest); returns the id of the poisoned dialogue."""
+    """Put script payloads into a run's records (CRS and user text, an annotation, a recommended and a
+    mentioned item id, the CRS id, a judge explanation, the manifest); returns the poisoned dialogue's id."""
     path = run_dir / "dialogues.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines()
     first = json.loads(lines[0])
@@ -64,6 +64,7 @@ def poison(run_dir: Path) -> str:
         utterance["annotations"][PAYLOAD] = {"nested": PAYLOAD}
         if utterance["role"] == "crs":
             utterance["recommended_items"] = [PAYLOAD]
+            utterance["mentioned_items"] = [f"mentioned {PAYLOAD}"]
     first["metadata"]["note"] = PAYLOAD
     lines[0] = json.dumps(first)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,29 @@ def test_frames_match_the_records(run_dir: Path) -> None:
     assert len(scores) == 6 * len(dialogues)
     wide = scores[scores["turn"].isna()].pivot(index="dialogue_id", columns="metric", values="value")
     assert list(wide.loc[dialogues[0].id, ["Turns"]]) == [dialogues[0].num_turns]
+
+
+def test_mentioned_items_beside_recommended_ones(run_dir: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run)
+    records = [
+        json.loads(line) for line in (run / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    crs_turn = next(u for u in records[1]["utterances"] if u["role"] == "crs" and u["recommended_items"])
+    crs_turn["mentioned_items"] = ["1", "2"]  # what a CRS answering about earlier items records
+    (run / "dialogues.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    dialogues = list(iter_dialogues(run / "dialogues.jsonl"))
+    utterances = utterances_df(run)
+    columns = list(utterances.columns)
+    assert columns.index("mentioned_items") == columns.index("recommended_items") + 1
+    assert list(utterances["mentioned_items"]) == [u.mentioned_items for d in dialogues for u in d.utterances]
+    assert sum(len(items) for items in utterances["mentioned_items"]) == 2
+    per_dialogue = [sum(len(u.mentioned_items) for u in d.utterances if u.role == "crs") for d in dialogues]
+    assert list(dialogues_df(run)["mentioned_items"]) == per_dialogue and per_dialogue[1] == 2
+    out = tmp_path / "csv"
+    assert CliRunner().invoke(app, ["export", str(run), "--format", "csv", "-o", str(out)]).exit_code == 0
+    csv = pd.read_csv(out / "utterances.csv")
+    assert [json.loads(v) for v in csv["mentioned_items"]] == list(utterances["mentioned_items"])
 
 
 def test_export_parquet_and_csv(run_dir: Path, tmp_path: Path) -> None:

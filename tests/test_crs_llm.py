@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -231,7 +230,6 @@ async def test_dialogue_with_abus(domain: Domain) -> None:
 
 
 def test_tfidf_finds_well_known_movies(domain: Domain) -> None:
-    started = time.perf_counter()
     retriever = candidate_retriever(domain.items, "tfidf")
     assert isinstance(retriever, TfidfRetriever) and retriever is candidate_retriever(domain.items)
     queries = {
@@ -243,7 +241,6 @@ def test_tfidf_finds_well_known_movies(domain: Domain) -> None:
         assert item_id in [item.id for item in retriever.top(query, 5, set())], query
     top = retriever.top(queries[TOY_STORY], 5, {TOY_STORY})
     assert len(top) == 5 and TOY_STORY not in [item.id for item in top]
-    assert time.perf_counter() - started < 30
 
 
 def test_tfidf_weights_recent_utterances_more_and_expands_genres(domain: Domain) -> None:

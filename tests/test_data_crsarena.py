@@ -108,12 +108,24 @@ def test_eval_spot_checks_and_json_round_trip(evaluated: list[Dialogue]) -> None
         assert Dialogue.model_validate_json(dialogue.model_dump_json()) == dialogue
 
 
+def test_named_items_are_recommended_or_mentioned_never_both(evaluated: list[Dialogue]) -> None:
+    """Titles the user named before are mentioned by the CRS, not recommended; all in the fields."""
+    crs_mentions = 0
+    for dialogue in evaluated:
+        for u in dialogue.utterances:
+            assert not set(u.recommended_items) & set(u.mentioned_items)
+            assert "mentioned_items" not in u.annotations
+            if u.role == Role.USER:
+                assert not u.recommended_items
+            else:
+                crs_mentions += len(u.mentioned_items)
+    assert crs_mentions > 0
+
+
 def test_linking_can_be_turned_off() -> None:
     reader = CrsArenaEvalReader(CrsArenaParams(link_items=False))
     dialogues = list(convert_dataset(reader, EVAL))
-    assert not any(
-        u.recommended_items or "mentioned_items" in u.annotations for d in dialogues for u in d.utterances
-    )
+    assert not any(u.recommended_items or u.mentioned_items for d in dialogues for u in d.utterances)
 
 
 # --- bad input ----------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from crsim.data.datasets.iard import IardParams, IardReader
 from crsim.data.datasets.intents import IARD_INTENTS, map_intent
 from crsim.errors import DataError
 from crsim.model import Dialogue, Intent, Role
+from crsim.model.mentions import named_items
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ORIGINAL = FIXTURES / "iard" / "umap2020_IARD_Cai.json.gz"
@@ -49,7 +50,7 @@ def test_original_counts_match_the_file(original: list[Dialogue]) -> None:
         len(u["sub-intent/action"]) for u in utterances
     )
     mentions = sum(len(re.findall(r"@\d+", u["utterance_text"])) for u in utterances)
-    linked = sum(len(u.annotations.get("mentioned_items", [])) for d in original for u in d.utterances)
+    linked = sum(len(named_items(u)) for d in original for u in d.utterances)
     assert linked <= mentions and linked > 2000  # repeated mentions in one utterance count once
 
 
@@ -68,7 +69,8 @@ def test_first_dialogue_spot_checks(original: list[Dialogue]) -> None:
     assert items["187028"].display_title == "It (2017)"
     # R6 only responds (RESP): it mentions films but recommends none
     reply = first.utterances[5]
-    assert reply.annotations["mentioned_items"] == ["89770", "170119"] and reply.recommended_items == []
+    assert reply.mentioned_items == ["89770", "170119"] and reply.recommended_items == []
+    assert offer.mentioned_items == [] and "mentioned_items" not in offer.annotations  # recommended only
     assert first.utterances[12].annotations["labels"]["accepted_recommendation"] is True
     assert first.metadata["accepted_recommendation"] == [13]
 
@@ -78,8 +80,9 @@ def test_recommended_items_skip_what_the_seeker_named(original: list[Dialogue]) 
         seen: set[str] = set()
         for u in dialogue.utterances:
             if u.role == Role.USER:
-                seen.update(u.annotations.get("mentioned_items", []))
+                seen.update(u.mentioned_items)
             assert not seen & set(u.recommended_items)
+            assert not set(u.mentioned_items) & set(u.recommended_items)
     assert sum(len(u.recommended_items) for d in original for u in d.utterances) > 1000
 
 

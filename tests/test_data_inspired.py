@@ -16,6 +16,7 @@ from crsim.data.datasets.base import ConversionReport, convert_dataset
 from crsim.data.datasets.inspired import STRATEGY_INTENTS, InspiredReader
 from crsim.errors import DataError
 from crsim.model.dialogue import Dialogue, Role
+from crsim.model.mentions import named_items
 
 INSPIRED = Path(__file__).parent / "fixtures" / "inspired"
 ORIGINAL, PROCESSED = INSPIRED / "original", INSPIRED / "processed"
@@ -78,9 +79,10 @@ def test_original_first_dialogue(original: list[Dialogue]) -> None:
     quoted = dialogue.utterances[9]
     assert quoted.role == Role.USER and '"future"' in quoted.text
     assert any("QUOTATION_MARKfutureQUOTATION_MARK" in s["text"] for s in quoted.annotations["sentences"])
-    assert quoted.annotations["mentioned_items"] == ["The Future (2011)"]
+    assert quoted.mentioned_items == ["The Future (2011)"]
     rec = dialogue.utterances[12]
     assert rec.text == "Full Metal Jacket" and rec.recommended_items == ["Full Metal Jacket (1987)"]
+    assert rec.mentioned_items == []  # recommended, so not also mentioned
     assert [a.intent for a in rec.acts] == ["other", "recommend"]
 
 
@@ -110,7 +112,7 @@ def test_processed_spot_checks(processed: list[Dialogue]) -> None:
         Role.CRS,
         "Hi! I'm here to help you chose a movie!",
     )
-    assert first.utterances[3].annotations["mentioned_items"] == ["Hustlers (2019)"]
+    assert first.utterances[3].mentioned_items == ["Hustlers (2019)"]
     assert first.utterances[3].annotations["entities"][0]["movie_link"] == [
         "<http://dbpedia.org/resource/Hustlers_(film)>"
     ]
@@ -121,7 +123,7 @@ def test_items_and_round_trip(original: list[Dialogue], processed: list[Dialogue
     items = InspiredReader(InspiredReader.Params()).items(ORIGINAL)
     hustlers = items["Hustlers (2019)"]
     assert (hustlers.title, hustlers.year) == ("Hustlers", 2019)
-    mentioned = {m for d in original for u in d.utterances for m in u.annotations.get("mentioned_items", [])}
+    mentioned = {m for d in original for u in d.utterances for m in named_items(u)}
     assert mentioned == set(items.ids)
     for dialogue in original[:50] + processed[:50]:
         assert Dialogue.model_validate_json(dialogue.model_dump_json()) == dialogue

@@ -58,7 +58,7 @@ def test_first_test_dialogue(converted: list[Dialogue]) -> None:
     assert (reply.role, reply.text) == (Role.CRS, "Sure, Panic Room is a similar movie")
     items = OpenDialKGReader(OpenDialKGReader.Params()).items(ODKG)
     assert [items[i].title for i in reply.recommended_items] == ["Panic Room"]
-    assert [items[i].title for i in first.annotations["mentioned_items"]] == ["Fight Club"]
+    assert [items[i].title for i in first.mentioned_items] == ["Fight Club"] and reply.mentioned_items == []
     assert reply.acts[0].intent == "recommend" and reply.annotations["ievalm"]["entity"] == ["Fight Club"]
 
 

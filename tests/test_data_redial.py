@@ -17,6 +17,7 @@ from crsim.data.datasets.redial import RedialReader
 from crsim.errors import DataError
 from crsim.model.dialogue import Dialogue, Role
 from crsim.model.items import ItemCollection
+from crsim.model.mentions import named_items
 
 REDIAL = Path(__file__).parent / "fixtures" / "redial"
 FILES = ("test_data", "train_subset_ievalm_valid_data", "train_subset_kgsf_valid_data")
@@ -69,7 +70,7 @@ def test_first_dialogue(by_id: dict[str, Dialogue]) -> None:
     assert first.text == "Hi I am looking for a movie like Super Troopers (2001)"
     assert first.annotations["original_text"] == "Hi I am looking for a movie like @111776"
     assert first.annotations["messages"] == [{"timeOffset": 0, "messageId": 204171}]
-    assert first.annotations["mentioned_items"] == ["111776"]
+    assert first.mentioned_items == ["111776"] and "mentioned_items" not in first.annotations
     assert first.recommended_items == []
     reply = dialogue.utterances[1]
     assert reply.role == Role.CRS and reply.text == "You should watch Police Academy (1984)"
@@ -83,7 +84,7 @@ def test_consecutive_messages_are_merged(by_id: dict[str, Dialogue]) -> None:
     third = by_id["redial/test/20001"].utterances[2]
     assert third.text.endswith("I have seen American Pie\nI mean American Pie (1999)")
     assert [m["messageId"] for m in third.annotations["messages"]] == [204173, 204174]
-    assert third.annotations["mentioned_items"] == ["192131", "134643"]
+    assert third.mentioned_items == ["192131", "134643"]
 
 
 def test_feedback_keeps_both_answers(by_id: dict[str, Dialogue]) -> None:
@@ -100,8 +101,9 @@ def test_seeker_mentions_are_not_recommendations(converted: list[Dialogue]) -> N
     for dialogue in converted:
         for utterance in dialogue.by(Role.USER):
             assert utterance.recommended_items == []
-        for utterance in dialogue.utterances:
-            assert set(utterance.recommended_items) <= set(utterance.annotations.get("mentioned_items", []))
+        for utterance in dialogue.utterances:  # recommended or mentioned, never both
+            assert not set(utterance.recommended_items) & set(utterance.mentioned_items)
+            assert "mentioned_items" not in utterance.annotations
 
 
 def test_ievalm_annotations_and_catalog_fallback(by_id: dict[str, Dialogue]) -> None:
@@ -142,7 +144,7 @@ def test_items_join_catalog_and_metadata(items: ItemCollection) -> None:
 
 
 def test_every_mention_links_to_an_item(converted: list[Dialogue], items: ItemCollection) -> None:
-    mentioned = {m for d in converted for u in d.utterances for m in u.annotations.get("mentioned_items", [])}
+    mentioned = {m for d in converted for u in d.utterances for m in named_items(u)}
     assert mentioned and mentioned <= set(items.ids)
     assert not any(re.search(r"@\d", u.text) for d in converted for u in d.utterances)
 

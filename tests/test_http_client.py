@@ -173,4 +173,6 @@ async def test_linking_a_long_reply_leaves_the_event_loop_free(domain: Domain) -
         await ticking
         await crs.close(session)
     assert took > 0.4, "the reply must be slow to link for this test to mean anything"
-    assert max(gaps) < 0.4, f"the event loop stalled for {max(gaps):.2f}s"
+    # on the loop, one gap would be the whole linking time; off it, gaps are thread switches (a loaded
+    # machine stretches both, so the bound is relative, not a fixed number of seconds)
+    assert max(gaps) < took / 2, f"the event loop stalled for {max(gaps):.2f}s of {took:.2f}s"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from crsim.eval.metrics import SRRR
-from crsim.model.dialogue import FORMAT_VERSION, Dialogue
-from crsim.model.mentions import split_linked
+from crsim.model.dialogue import FORMAT_VERSION, Dialogue, Utterance
+from crsim.model.mentions import named_items, split_linked, split_named
 
 
 def test_new_items_are_recommended_and_items_named_before_are_mentioned() -> None:
@@ -32,3 +32,14 @@ def test_records_of_format_1_1_are_read_with_everything_named_as_recommended() -
     assert FORMAT_VERSION == "1.2" and old.format_version == "1.1"
     assert all(u.mentioned_items == [] for u in old.utterances)
     assert SRRR().score(old) == 0.5  # read as written: two rounds
+
+
+def test_named_items_read_the_fields_and_an_older_conversions_annotation() -> None:
+    new = Utterance(role="crs", text="...", recommended_items=["a"], mentioned_items=["b", "a"])
+    # a file converted before `mentioned_items` was a field kept every named id in the annotation
+    old = Utterance(
+        role="crs", text="...", recommended_items=["a"], annotations={"mentioned_items": ["a", "c", 7]}
+    )
+    odd = Utterance(role="user", text="...", annotations={"mentioned_items": "c"})
+    assert named_items(new) == ["a", "b"] and named_items(old) == ["a", "c"] and named_items(odd) == []
+    assert split_named(["a", "b", "a", "c"], ["a"]) == ["b", "c"]

@@ -128,6 +128,8 @@ def test_script_in_recorded_text_never_runs(reports: dict[str, Path], browser: A
     turn_one = detail.locator(".expl", has_text="turn judge says")
     assert turn_one.count() == 1 and "crsarena7/relevance · turn 1" in (turn_one.text_content() or "")
     assert f"id {PAYLOAD}" in text  # a recommended item id
+    # a mentioned item id, shown apart from the recommended ones
+    assert f"mentioned, not recommendedid mentioned {PAYLOAD}" in text
     page.locator("#detail details").last.click()  # metadata
     manifest = page.locator("details.manifest pre").first.text_content() or ""
     assert json.dumps(PAYLOAD) in manifest

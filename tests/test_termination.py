@@ -146,12 +146,12 @@ async def test_llm_endpoint_failures_are_infrastructure_errors_whoever_called() 
 
 async def test_a_slow_crs_runs_out_the_budget_and_the_timeout_is_charged_to_it() -> None:
     started = time.perf_counter()
-    dialogue = await _talk(TalkativeCRS(delay_s=0.2), ScriptedSimulator(), max_turns=20, timeout_s=0.5)
-    assert time.perf_counter() - started < 3  # not 20 turns x 0.2 s
+    dialogue = await _talk(TalkativeCRS(delay_s=0.4), ScriptedSimulator(), max_turns=20, timeout_s=1.0)
+    assert time.perf_counter() - started < 6  # not 20 turns x 0.4 s = 8 s (margin for a loaded machine)
     ended = _ended(dialogue)
     assert ended.reason is TerminationReason.TIMEOUT
     assert ended.error is not None and ended.error.source == "crs" and ended.error.type == "DialogueTimeout"
-    assert "0.5 s" in ended.error.message
+    assert "1 s dialogue budget" in ended.error.message
     assert ended.fault is Fault.CRS and dialogue.evaluable
     assert 1 <= dialogue.num_turns <= 3  # the turns before the budget ran out are kept
 
@@ -171,20 +171,20 @@ async def test_without_a_budget_a_participants_own_timeout_error_is_its_error() 
 async def test_a_real_slow_http_crs_times_out_within_the_dialogue_budget(
     domain: Domain, tmp_path: Path
 ) -> None:
-    """A CRS server on 127.0.0.1 that takes 2 s per message, its adapter allowing 30 s per request:
-    the 1 s dialogue budget ends each dialogue, charged to the CRS."""
-    with running_server(fault_app(FaultPlan(delay_s=2.0))) as url:
+    """A CRS server on 127.0.0.1 that takes 4 s per message, its adapter allowing 30 s per request:
+    the 1 s dialogue budget ends each dialogue, charged to the CRS (without it: 5 turns, 20 s)."""
+    with running_server(fault_app(FaultPlan(delay_s=4.0))) as url:
         experiment = http_experiment(domain, url, dialogues=3, max_turns=5, timeout_s=30)
         budgeted = experiment.config.model_copy(update={"dialogue_timeout_s": 1.0})
         started = time.perf_counter()
         _, dialogues = await run_experiment(replace(experiment, config=budgeted), tmp_path / "run")
-    assert time.perf_counter() - started < 10  # three dialogues at once, 1 s each (plus closing)
+    assert time.perf_counter() - started < 15  # three dialogues at once, 1 s each (plus closing), not 20 s
     assert len(dialogues) == 3
     for dialogue in dialogues:
         ended = _ended(dialogue)
         assert ended.reason is TerminationReason.TIMEOUT and ended.fault is Fault.CRS, ended
         assert ended.error is not None and ended.error.source == "crs"
-        assert dialogue.timing is not None and dialogue.timing.duration_s < 5
+        assert dialogue.timing is not None and dialogue.timing.duration_s < 10
     (summary,) = summarize(score_dialogues(dialogues, [Turns()]), dialogues)
     # in n, with the one turn each held before the budget ran out
     assert (summary.n_evaluable, summary.metrics["Turns"].n, summary.metrics["Turns"].mean) == (3, 3, 1.0)

@@ -51,17 +51,15 @@ def test_a_billion_laughs_config_is_refused_fast_in_one_line(tmp_path: Path) -> 
     out = tmp_path / "run"
     command = [sys.executable, "-m", "crsim", "run", str(config), "--out", str(out)]
     with (tmp_path / "stdout").open("wb") as stdout, (tmp_path / "stderr").open("wb") as stderr:
-        started = time.monotonic()
         process = subprocess.Popen(command, stdout=stdout, stderr=stderr, env=dict(os.environ))
         _pid, status, usage = os.wait4(process.pid, 0)
-        elapsed = time.monotonic() - started
     error = (tmp_path / "stderr").read_text(encoding="utf-8").strip()
     assert os.waitstatus_to_exitcode(status) == 2, error
     assert "\n" not in error, error
     assert str(config) in error and "aliases" in error and "line 13" in error
-    # Importing crsim and exiting takes ~10 s and ~250 MB here on a loaded 2-core machine; the
-    # expansion took 27 s and 1 GB. ru_maxrss is in KiB on Linux.
-    assert elapsed < 25 and usage.ru_maxrss < 600 * 1024
+    # Importing crsim and exiting takes ~250 MB; the expansion took 1 GB (and 27 s, but wall time on a
+    # shared machine is no test: memory tells the two apart). ru_maxrss is in KiB on Linux.
+    assert usage.ru_maxrss < 600 * 1024
     assert not (out / "manifest.json").exists()
 
 
@@ -69,7 +67,8 @@ def test_alias_expansion_is_counted_without_building_it() -> None:
     started = time.perf_counter()
     with pytest.raises(Exception, match=rf"expands to more than {MAX_NODES} values") as info:
         load_yaml(laughs(15))  # 9**15 values: only counting by identity can answer in time
-    assert time.perf_counter() - started < 1.0 and type(info.value).__name__ == "YamlRefused"
+    # building 9**15 values would not end (nor fit in memory); counting takes milliseconds
+    assert time.perf_counter() - started < 20 and type(info.value).__name__ == "YamlRefused"
     assert load_yaml(laughs(3))["d"][8][8][8] == ["lol"] * 9  # 9**4 values: under the limit, loaded
 
 

@@ -75,6 +75,7 @@ def _dialogue_row(dialogue: Dialogue) -> dict[str, Any]:
         "utterances": len(dialogue.utterances),
         "recommendations": sum(1 for u in crs_turns if u.recommended_items),
         "recommended_items": sum(len(u.recommended_items) for u in crs_turns),
+        "mentioned_items": sum(len(u.mentioned_items) for u in crs_turns),
         "targets": len(need.targets) if need else 0,
         "trial": dialogue.metadata.get("trial", 0),
         "seed": dialogue.metadata.get("seed"),
@@ -114,6 +115,7 @@ def _utterance_rows(dialogue: Dialogue) -> Iterator[dict[str, Any]]:
             "acts": format_acts(utterance.acts) if utterance.acts else None,
             "intents": [a.intent for a in utterance.acts],
             "recommended_items": list(utterance.recommended_items),
+            "mentioned_items": list(utterance.mentioned_items),
             "shown_items": list(utterance.shown_items),
             "annotations": _json(utterance.annotations),
             "llm_calls": len(utterance.llm_calls),
@@ -129,12 +131,13 @@ def dialogues_df(run: str | Path | RunFolder) -> pd.DataFrame:
 
 _UTTERANCE_COLUMNS = [
     "dialogue_id", "crs_id", "simulator_id", "index", "turn", "role", "text", "acts", "intents",
-    "recommended_items", "shown_items", "annotations", "llm_calls",
+    "recommended_items", "mentioned_items", "shown_items", "annotations", "llm_calls",
 ]  # fmt: skip
 
 
 def utterances_df(run: str | Path | RunFolder) -> pd.DataFrame:
-    """One row per utterance: role, text, acts (string form and intents), item lists, annotations.
+    """One row per utterance: role, text, acts (string form and intents), item lists (recommended,
+    mentioned without being recommended, shown), annotations.
 
     `turn` is the turn the utterance belongs to (a CRS opening belongs to turn 1).
     """
@@ -230,7 +233,7 @@ def export_run(run: str | Path | RunFolder, out_dir: str | Path, fmt: ExportForm
         if fmt == "parquet":
             frame.to_parquet(temp, index=False)
         else:
-            for column in ("intents", "recommended_items", "shown_items"):
+            for column in ("intents", "recommended_items", "mentioned_items", "shown_items"):
                 if column in frame:
                     frame[column] = frame[column].map(json.dumps)
             frame.to_csv(temp, index=False)

@@ -25,22 +25,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request, Response
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
 from crsim.crs.asgi import AccessLog, BodyLimit
 from crsim.crs.base import CRS, CRSReply, CRSSession
 from crsim.errors import CrsimError
 from crsim.model.acts import DialogueAct
+from crsim.model.text import JSONTextError, loads_clean
 from crsim.seeding import derive_seed
 
 ARENA_COOKIE = "crsim_session"
+#: Response header saying how many lone surrogates in the request's strings were replaced (absent: 0).
+REPLACED_HEADER = "x-replaced-code-points"
+#: Seeds a client may send: any signed or unsigned 64-bit integer (crsim's own are 63-bit).
+SEED_MIN, SEED_MAX = -(2**63), 2**64 - 1
 
 
 class StartRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     dialogue_id: str | None = Field(None, max_length=512)
-    seed: int | None = None
+    seed: int | None = Field(None, ge=SEED_MIN, le=SEED_MAX)
 
 
 class MessageRequest(BaseModel):
@@ -53,6 +59,9 @@ class MessageRequest(BaseModel):
 class ReplyBody(BaseModel):
     text: str
     recommended_items: list[str] = Field(default_factory=list)
+    #: Items named without being recommended; present (a list) only when the CRS listed every item it
+    #: names (`CRSReply.items_listed`, or mentioned items given), so a client does not link titles.
+    mentioned_items: list[str] | None = None
     end: bool = False
     acts: list[DialogueAct] = Field(default_factory=list)
     annotations: dict[str, Any] = Field(default_factory=dict)
@@ -72,10 +81,51 @@ class ArenaResponse(BaseModel):
     response: str
 
 
+class _CleanJSONRequest(Request):
+    """A request whose JSON body is read as text from outside (`crsim.model.text.loads_clean`).
+
+    Lone surrogates in its strings become U+FFFD (counted in `state.replaced_code_points`); a body
+    that is not UTF-8, nested too deeply, holds an over-long integer or a number that is not finite
+    is a 400 naming the problem, instead of a 500 or FastAPI's generic "error parsing the body".
+    Malformed JSON stays FastAPI's 422 (`json_invalid`, with the position).
+    """
+
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            try:
+                text = (await self.body()).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise HTTPException(400, f"request body is not UTF-8 (byte {exc.start})") from None
+            try:
+                self._json, self.state.replaced_code_points = loads_clean(text, finite=True)
+            except JSONTextError as exc:
+                raise HTTPException(400, f"request body cannot be read: JSON {exc}") from None
+        return self._json
+
+
+class _CleanJSONRoute(APIRoute):
+    """Routes of `crsim serve`: bodies read by `_CleanJSONRequest`; a reply to a request whose
+    strings had code points replaced says how many in the `x-replaced-code-points` header."""
+
+    def get_route_handler(self) -> Callable[[Request], Any]:
+        handler = super().get_route_handler()
+
+        async def clean_handler(request: Request) -> Response:
+            request = _CleanJSONRequest(request.scope, request.receive)
+            response: Response = await handler(request)
+            replaced = getattr(request.state, "replaced_code_points", 0)
+            if replaced:
+                response.headers[REPLACED_HEADER] = str(replaced)
+            return response
+
+        return clean_handler
+
+
 def _body(reply: CRSReply) -> ReplyBody:
     return ReplyBody(
         text=reply.text,
         recommended_items=list(reply.recommended_items),
+        mentioned_items=list(reply.mentioned_items) if reply.items_listed or reply.mentioned_items else None,
         end=reply.end,
         acts=list(reply.acts),
         annotations=dict(reply.annotations),
@@ -226,6 +276,7 @@ def create_app(
         await conversations.close_all()
 
     app = FastAPI(title="crsim CRS server", version="1", lifespan=lifespan)
+    app.router.route_class = _CleanJSONRoute
     app.state.conversations = conversations
     _add_generic_routes(app, conversations)
     _add_arena_routes(app, conversations)

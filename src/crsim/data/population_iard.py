@@ -43,6 +43,7 @@ from crsim.data.population import PopulationConfig, Seeker, users_from_seekers
 from crsim.data.population_redial import TitleIndex
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.domain import Domain
+from crsim.model.mentions import named_items
 from crsim.model.user import SimulatedUser
 
 LIKED_RATING, DISLIKED_RATING = 5.0, 1.0
@@ -85,7 +86,7 @@ def iard_seekers(domain: Domain, source: str | Path | None = None) -> list[Seeke
 
 def _movies(dialogue: Dialogue) -> list[str]:
     """Every ReDial movie id the dialogue mentions."""
-    found = (m for u in dialogue.utterances for m in u.annotations.get("mentioned_items", []))
+    found = (m for u in dialogue.utterances for m in named_items(u))
     return list(dict.fromkeys(found))
 
 
@@ -132,7 +133,7 @@ def _label_feedback(utterance: Utterance, history: Sequence[Utterance], domain: 
 
 def _text_feedback(utterance: Utterance, mapping: dict[str, str], domain: Domain) -> dict[str, float]:
     """ReDial id -> 5.0 for movies the seeker names and, as the rule-based understanding reads it, likes."""
-    own = {m: mapping[m] for m in utterance.annotations.get("mentioned_items", []) if m in mapping}
+    own = {m: mapping[m] for m in named_items(utterance) if m in mapping}
     if not own:
         return {}
     liked = set(understand(utterance.text, domain).liked_items)

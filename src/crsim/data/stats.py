@@ -2,8 +2,8 @@
 
 Computed in one streaming pass, so a converted dataset of any size can be described. Words are
 whitespace-separated tokens of the utterance text; an item counts as mentioned when it is in an
-utterance's `recommended_items`, its `mentioned_items` (format 1.2) or in the converters'
-`annotations["mentioned_items"]`.
+utterance's `recommended_items` or its `mentioned_items` (format 1.2; in files converted before it,
+`annotations["mentioned_items"]`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.io import iter_dialogues
+from crsim.model.mentions import named_items
 
 
 class RoleStats(BaseModel):
@@ -83,10 +84,8 @@ class DatasetStats(BaseModel):
 
 
 def mentioned_items(utterance: Utterance) -> list[str]:
-    """Item ids an utterance recommends or mentions (annotation values that are not strings are ignored)."""
-    raw = utterance.annotations.get("mentioned_items", [])
-    linked = [i for i in raw if isinstance(i, str)] if isinstance(raw, list) else []
-    return [*utterance.recommended_items, *utterance.mentioned_items, *linked]
+    """Item ids an utterance recommends or mentions (`crsim.model.mentions.named_items`)."""
+    return named_items(utterance)
 
 
 def dataset_stats(dialogues: Iterable[Dialogue]) -> DatasetStats:

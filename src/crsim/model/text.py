@@ -5,6 +5,7 @@ cannot be written are replaced with U+FFFD and counted (`clean_text`, `clean_val
 from __future__ import annotations
 
 import json
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -154,15 +155,29 @@ class JSONTextError(ValueError):
     """A JSON text that is valid in form but cannot be read: an over-long number or too deep nesting."""
 
 
-def loads_clean(json_text: str) -> tuple[Any, int]:
+def _not_finite(token: str) -> float:
+    raise ValueError(f"holds a number that is not finite ({token})")
+
+
+def _finite_float(token: str) -> float:
+    number = float(token)
+    if math.isinf(number):
+        _not_finite(token[:20] + ("..." if len(token) > 20 else ""))
+    return number
+
+
+def loads_clean(json_text: str, *, finite: bool = False) -> tuple[Any, int]:
     """Parse a JSON text from outside; returns the value with lone surrogates replaced, and the count.
 
     Raises `json.JSONDecodeError` for malformed JSON and `JSONTextError` (with a short reason) for
     an integer longer than Python converts or nesting deeper than the parser's recursion limit,
-    which the standard parser reports as a bare ValueError / RecursionError.
+    which the standard parser reports as a bare ValueError / RecursionError. With `finite`, the
+    non-standard `NaN` / `Infinity` and numbers too large for a float (1e400) are `JSONTextError`
+    too, for readers whose answers are JSON again (which cannot hold them).
     """
+    extra: dict[str, Any] = {"parse_constant": _not_finite, "parse_float": _finite_float} if finite else {}
     try:
-        value = json.loads(json_text)
+        value = json.loads(json_text, **extra)
         return clean_value(value) if may_hold_surrogates(json_text) else (value, 0)
     except json.JSONDecodeError:
         raise

@@ -102,7 +102,9 @@ def collect_run(folder: RunFolder, label: str, max_dialogues: int) -> RunView:
             chosen[dialogue.id] = entry
             view.browser.append(entry)
             for utterance in dialogue.utterances:
-                view.item_ids.update(utterance.recommended_items, utterance.shown_items)
+                view.item_ids.update(
+                    utterance.recommended_items, utterance.mentioned_items, utterance.shown_items
+                )
             if dialogue.information_need:
                 view.item_ids.update(dialogue.information_need.targets)
     _collect_scores(view, chosen)
@@ -172,6 +174,7 @@ def browser_entry(dialogue: Dialogue, run: str) -> dict[str, Any]:
                 "text": u.text,
                 "acts": format_acts(u.acts) if u.acts else "",
                 "recommended": u.recommended_items,
+                "mentioned": u.mentioned_items,
                 "shown": u.shown_items,
                 "annotations": u.annotations,
                 "llm_calls": len(u.llm_calls),

@@ -136,6 +136,7 @@ def evaluate_path(
     whose lock (`crsim.run.lock`) is held while scoring and writing. SIGINT/SIGTERM stop the scoring
     (`crsim.run.interrupt.Interrupted`) and leave the previous results as they were.
     """
+    path, out = Path(path), None if out is None else Path(out)
     with run_folder_lock(output_folder(path, out)):
         return _evaluate_path(path, options, out=out)
 

@@ -389,17 +389,32 @@ class HTTPCRS(BaseCRS):
         log: ExchangeLog,
         *,
         items: list[str] | None = None,
+        mentioned: list[str] | None = None,
         end: bool = False,
         acts: list[DialogueAct] | None = None,
         extra: dict[str, Any] | None = None,
     ) -> CRSReply:
-        """A reply from server fields: text checked, titles linked when no items were given."""
+        """A reply from server fields: text checked, titles linked when no items were given.
+
+        `mentioned` (not None, even empty) means the server listed every item its text names, in
+        `items` (recommended) and `mentioned`: nothing is linked and the reply is `items_listed`.
+        """
         if not isinstance(text, str):
             raise CRSInvalidResponse(f"reply text must be a string, got {type(text).__name__}")
         if not text.strip() and not self.params.allow_empty_text:
             raise CRSInvalidResponse("reply text is empty")
         annotations: dict[str, Any] = {**(extra or {}), **log.annotations()}  # a server cannot hide a resend
         recommended = list(items or [])
+        if mentioned is not None:
+            return CRSReply(
+                text,
+                recommended,
+                list(acts or []),
+                end,
+                annotations,
+                mentioned_items=list(mentioned),
+                items_listed=True,
+            )
         if not recommended and self.params.link_titles and text:
             # linking a long reply takes seconds of CPU: off the event loop, other dialogues go on
             mentions = await asyncio.to_thread(self.domain.items.linker.link, text)

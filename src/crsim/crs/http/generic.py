@@ -1,7 +1,9 @@
 """The generic JSON protocol (docs/generic-crs-openapi.yaml): the natural way to plug in a new CRS.
 
 `POST /sessions {dialogue_id, seed}` -> `{session_id, greeting}`; `POST /sessions/{id}/messages
-{text, turn}` -> `{text, recommended_items?, end?}`; `DELETE /sessions/{id}`. The `turn` number lets
+{text, turn}` -> `{text, recommended_items?, mentioned_items?, end?}`; `DELETE /sessions/{id}`.
+A reply carrying `mentioned_items` (a list, even empty) lists every item its text names, so crsim
+does not link titles in it. The `turn` number lets
 a server recognise a message resent after a lost connection and answer it again without reprocessing.
 """
 
@@ -63,15 +65,12 @@ class GenericHTTPCRS(HTTPCRS):
     async def _reply(self, data: Any, log: ExchangeLog, what: str) -> CRSReply:
         if not isinstance(data, dict):
             raise CRSInvalidResponse(f"{what}: expected a JSON object with 'text'")
-        items = data.get("recommended_items") or []
-        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-            raise CRSInvalidResponse(f"{what}: 'recommended_items' must be a list of item id strings")
-        known = [i for i in items if i in self.domain.items]
-        extra = (
-            {"unknown_items": [i for i in items if i not in self.domain.items]}
-            if len(known) < len(items)
-            else {}
-        )
+        items = _ids(data.get("recommended_items") or [], "recommended_items", what)
+        raw_mentioned = data.get("mentioned_items")
+        mentioned = None if raw_mentioned is None else _ids(raw_mentioned, "mentioned_items", what)
+        named = [*items, *(mentioned or [])]
+        unknown = list(dict.fromkeys(i for i in named if i not in self.domain.items))
+        extra = {"unknown_items": unknown} if unknown else {}
         end = data.get("end", False)
         if not isinstance(end, bool):
             raise CRSInvalidResponse(f"{what}: 'end' must be true or false")
@@ -80,8 +79,11 @@ class GenericHTTPCRS(HTTPCRS):
             raise CRSInvalidResponse(f"{what}: 'annotations' must be a JSON object")
         text = field_of(data, "text", what=what)
         acts = _acts(data.get("acts") or [], what)
+        known = [i for i in items if i in self.domain.items]
+        if mentioned is not None:
+            mentioned = [i for i in mentioned if i in self.domain.items]
         return await self.make_reply(
-            text, log, items=known, end=end, acts=acts, extra={**annotations, **extra}
+            text, log, items=known, mentioned=mentioned, end=end, acts=acts, extra={**annotations, **extra}
         )
 
     async def close(self, session: CRSSession) -> None:
@@ -97,6 +99,12 @@ class GenericHTTPCRS(HTTPCRS):
             pass  # the dialogue is over; a server that cannot free its session must not fail it
         finally:
             await state.client.aclose()
+
+
+def _ids(raw: Any, field: str, what: str) -> list[str]:
+    if not isinstance(raw, list) or not all(isinstance(i, str) for i in raw):
+        raise CRSInvalidResponse(f"{what}: '{field}' must be a list of item id strings")
+    return raw
 
 
 def _acts(raw: Any, what: str) -> list[DialogueAct]:

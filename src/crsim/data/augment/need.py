@@ -29,6 +29,7 @@ from crsim.data.augment.evaluate import slot_key, value_key
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.domain import Domain
+from crsim.model.mentions import named_items
 from crsim.model.user import InformationNeed
 
 #: Metadata key naming how `Dialogue.information_need` was made; absent for a given (true) need.
@@ -142,11 +143,9 @@ def recommended_items(utterance: Utterance, domain: Domain) -> list[str]:
 
 
 def mentioned_items(utterance: Utterance, domain: Domain) -> list[str]:
-    """Items an utterance mentions: the `mentioned_items` field (format 1.2), the converters'
-    `annotations["mentioned_items"]` and the items its acts name."""
-    raw = utterance.annotations.get("mentioned_items")
-    ids = list(utterance.mentioned_items)
-    ids += [i for i in raw if isinstance(i, str)] if isinstance(raw, list) else []
+    """Items an utterance names (`crsim.model.mentions.named_items`: recommended and mentioned ids, and
+    an older conversion's `annotations["mentioned_items"]`) and the items its acts name."""
+    ids = named_items(utterance)
     ids += [i for a in utterance.acts for i in act_items(a, domain)]
     return list(dict.fromkeys(ids))
 

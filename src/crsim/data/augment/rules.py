@@ -16,6 +16,7 @@ from crsim.model.acts import DialogueAct, Intent
 from crsim.model.dialogue import Role, Utterance
 from crsim.model.domain import Domain
 from crsim.model.items import ItemCollection
+from crsim.model.mentions import named_items
 from crsim.registry import Params as ComponentParams
 from crsim.sim.agenda.nlu import RuleNLU
 
@@ -41,10 +42,7 @@ class RuleAnnotator(ActAnnotator):
 
     def item_ids(self, utterance: Utterance) -> list[str]:
         """Items an utterance recommends or mentions: listed ids, `item` slots, resolvable titles."""
-        ids = [*utterance.recommended_items, *utterance.mentioned_items]
-        mentioned = utterance.annotations.get("mentioned_items")
-        if isinstance(mentioned, list):
-            ids += [i for i in mentioned if isinstance(i, str)]
+        ids = named_items(utterance)
         for act in utterance.acts:
             ids += [v for s, v in act.slots if s == "item" and v]
             for title in (v for s, v in act.slots if s == "title" and v):

@@ -27,6 +27,7 @@ from crsim.data.datasets.files import iter_files, iter_json_array
 from crsim.data.movies import movie_items
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.linking import ItemLinker
+from crsim.model.mentions import split_named
 from crsim.registry import Params as ComponentParams
 
 CRS_DATASETS = ("redial", "opendialkg")
@@ -64,12 +65,11 @@ class _CrsArenaReader(DatasetReader):
         user_items: set[str] = set()
         for utterance in utterances:
             found = list(dict.fromkeys(m.item_id for m in self._linker.link(utterance.text)))
-            if found:
-                utterance.annotations["mentioned_items"] = found
             if utterance.role == Role.USER:
                 user_items.update(found)
             else:
                 utterance.recommended_items = [i for i in found if i not in user_items]
+            utterance.mentioned_items = split_named(found, utterance.recommended_items)
 
 
 def split_crs(record: RawRecord, name: str, field: str) -> str:

@@ -28,6 +28,7 @@ from crsim.errors import DataError
 from crsim.model.acts import DialogueAct
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.items import Item, ItemCollection
+from crsim.model.mentions import split_named
 from crsim.model.text import split_title_year
 from crsim.registry import Params as ComponentParams
 
@@ -96,10 +97,11 @@ class IardReader(DatasetReader):
         for uid, raw in entries:
             utterance = self._utterance(record, uid, raw, workers)
             if utterance.role == Role.CRS and _RECOMMENDING & set(utterance.annotations["labels"]["intents"]):
-                mentioned = utterance.annotations.get("mentioned_items", [])
-                utterance.recommended_items = [i for i in mentioned if i not in seeker_items]
+                named = utterance.mentioned_items
+                utterance.recommended_items = [i for i in named if i not in seeker_items]
+                utterance.mentioned_items = split_named(named, utterance.recommended_items)
             if utterance.role == Role.USER:
-                seeker_items.update(utterance.annotations.get("mentioned_items", []))
+                seeker_items.update(utterance.mentioned_items)
             utterances.append(utterance)
         positions = [u.annotations["utterance_pos"] for u in utterances]
         for n, pos in enumerate(accepted):
@@ -139,10 +141,9 @@ class IardReader(DatasetReader):
             "utterance_pos": raw["utterance_pos"],
             "labels": {"intents": sub, "top_level": _labels(record, raw, "top-level intent/action", where)},
         }
-        if mentioned:
-            annotations["mentioned_items"] = mentioned
         acts = [DialogueAct(intent=_TABLES[role][label]) for label in sub]
-        return Utterance(role=role, text=text, acts=acts, annotations=annotations)
+        # every item named; a recommending utterance moves the recommended ones out (`_convert_original`)
+        return Utterance(role=role, text=text, acts=acts, mentioned_items=mentioned, annotations=annotations)
 
     def _resolve(self, record: RawRecord, text: str, where: str) -> tuple[str, list[str]]:
         """Mentions `@id <Title (Year)>` written as `Title (Year)`; returns the text and the ids."""

@@ -34,6 +34,7 @@ from crsim.errors import DataError
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.items import Item, ItemCollection
+from crsim.model.mentions import named_items, split_named
 from crsim.model.text import split_title_year
 from crsim.registry import Params as ComponentParams
 
@@ -127,7 +128,7 @@ class InspiredReader(DatasetReader):
                 continue
             dialogue = self.convert(record)
             for utterance in dialogue.utterances:
-                titles.update(dict.fromkeys(utterance.annotations.get("mentioned_items", [])))
+                titles.update(dict.fromkeys(named_items(utterance)))
         return ItemCollection((_item(t) for t in titles), name="inspired")
 
 
@@ -248,15 +249,20 @@ def _utterance(
 ) -> Utterance:
     """An utterance with its mentions; recommender mentions new to the dialogue are recommendations."""
     recommended: list[str] = []
-    if mentioned:
-        annotations["mentioned_items"] = mentioned
     if role == Role.USER:
         said_by_seeker.update(mentioned)
     else:
         recommended = [m for m in mentioned if m not in said_by_seeker]
     acts = [DialogueAct(intent=i) for i in intents or []]
     acts += [DialogueAct(intent=Intent.RECOMMEND, slots=[("title", m), ("item", m)]) for m in recommended]
-    return Utterance(role=role, text=text, acts=acts, recommended_items=recommended, annotations=annotations)
+    return Utterance(
+        role=role,
+        text=text,
+        acts=acts,
+        recommended_items=recommended,
+        mentioned_items=split_named(mentioned, recommended),
+        annotations=annotations,
+    )
 
 
 # --- processed JSON Lines ------------------------------------------------------------------------

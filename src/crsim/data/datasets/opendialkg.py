@@ -26,6 +26,7 @@ from crsim.errors import DataError
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.items import Item, ItemCollection
+from crsim.model.mentions import split_named
 from crsim.registry import Params as ComponentParams
 
 SPLITS = ("train", "valid", "test")
@@ -139,15 +140,17 @@ class OpenDialKGReader(DatasetReader):
                 "rec": sample["rec"],
                 "entity": sample["entity"],
             }
-        mentioned = list(dict.fromkeys([*recommended, *mentioned]))
-        if mentioned:
-            annotations["mentioned_items"] = mentioned
         acts = [
             DialogueAct(intent=Intent.RECOMMEND, slots=[("title", n), ("item", self._ids[n])])
             for n in dict.fromkeys(sample["rec"] if sample else [])
         ]
         return Utterance(
-            role=role, text=text, acts=acts, recommended_items=recommended, annotations=annotations
+            role=role,
+            text=text,
+            acts=acts,
+            recommended_items=recommended,
+            mentioned_items=split_named(mentioned, recommended),
+            annotations=annotations,
         )
 
 

@@ -37,6 +37,7 @@ from crsim.errors import DataError
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.items import Item, ItemCollection
+from crsim.model.mentions import split_named
 from crsim.model.text import split_title_year
 from crsim.registry import Params as ComponentParams
 
@@ -166,7 +167,7 @@ class RedialReader(DatasetReader):
         for role, indices in groups:
             utterance = self._utterance(record, messages, indices, role, titles, feedback, said_by_seeker)
             if role == Role.USER:
-                said_by_seeker.update(utterance.annotations.get("mentioned_items", ()))
+                said_by_seeker.update(utterance.mentioned_items)
             utterances.append(utterance)
         split = split_of(record.path)
         metadata = {
@@ -218,7 +219,6 @@ class RedialReader(DatasetReader):
         annotations: dict[str, Any] = {"original_text": "\n".join(raw_texts), "messages": extras}
         recommended: list[str] = []
         if mentioned:
-            annotations["mentioned_items"] = mentioned
             rated = {m: feedback[m] for m in mentioned if m in feedback}
             if rated:
                 annotations["item_feedback"] = rated
@@ -233,6 +233,7 @@ class RedialReader(DatasetReader):
             text="\n".join(texts),
             acts=acts,
             recommended_items=recommended,
+            mentioned_items=split_named(mentioned, recommended),
             annotations=annotations,
         )
 

@@ -195,6 +195,10 @@
         box.appendChild(el("div", { className: "meta", text: "recommended" }));
         box.appendChild(itemList(u.recommended));
       }
+      if (u.mentioned && u.mentioned.length) {
+        box.appendChild(el("div", { className: "meta", text: "mentioned, not recommended" }));
+        box.appendChild(itemList(u.mentioned));
+      }
       if (u.shown.length) {
         box.appendChild(el("div", { className: "meta", text: "shown" }));
         box.appendChild(itemList(u.shown));
