@@ -274,7 +274,8 @@ def test_keys_that_differ_only_in_a_lone_surrogate_both_survive_cleaning() -> No
     both keys become "k\\ufffd"; the first value was dropped silently while the count said 2."""
     from crsim.model.text import clean_value
 
-    cleaned, replaced = clean_value({"k\ud800": 1, "k\udc00": 2, "k\ufffd #2": 3, "plain": {"x\ud800": 4}})
+    parsed = json.loads(r'{"k\ud800": 1, "k\udc00": 2, "k\ufffd #2": 3, "plain": {"x\ud800": 4}}')
+    cleaned, replaced = clean_value(parsed)
     assert replaced == 3
     assert cleaned == {"k\ufffd": 1, "k\ufffd #3": 2, "k\ufffd #2": 3, "plain": {"x\ufffd": 4}}
     assert sorted(cleaned.values(), key=str) == sorted([1, 2, 3, {"x\ufffd": 4}], key=str)
