@@ -298,19 +298,22 @@ def test_evaluating_some_metrics_again_keeps_the_scores_of_the_others(tmp_path: 
     run = write_run(tmp_path / "run", [ACCEPTING, REJECTING])
     first = evaluate_path(run)
     before = (run / "summary.json").read_text(encoding="utf-8")
-    assert {"Success", "SRRR", "Turns"} <= set(json.loads(before)[0]["metrics"])
+    assert {"Success", "SRRR", "Turns"} <= set(json.loads(before)["groups"][0]["metrics"])
     result = runner.invoke(app, ["evaluate", str(run), "--metrics", "turns"])
     assert result.exit_code == 0, result.output
     printed = " ".join(result.output.split())  # rich wraps at the terminal width
-    others = ", ".join(label for label in json.loads(before)[0]["metrics"] if label != "Turns")
+    others = ", ".join(label for label in json.loads(before)["groups"][0]["metrics"] if label != "Turns")
     assert f"earlier scores kept: {others} (--replace drops them)" in printed
     merged = read_scores(run / "scores.jsonl")
     key = lambda r: (r.dialogue_id, r.metric, r.turn)  # noqa: E731
     # Every earlier record is still there once, Turns re-scored (same values), nothing doubled.
     assert sorted(map(key, merged)) == sorted(map(key, first.records))
     assert {key(r): r.value for r in merged} == {key(r): r.value for r in first.records}
-    # The summary is rebuilt from the merged scores: the same as the first one, in the same order.
-    assert (run / "summary.json").read_text(encoding="utf-8") == before
+    # The summary is rebuilt from the merged scores: the same groups as the first one, in the same
+    # order (what it was built from differs: the merged scores.jsonl holds the records in another order).
+    after = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    assert after["groups"] == json.loads(before)["groups"]
+    assert after["built_from"]["scores"]["sha256"] != json.loads(before)["built_from"]["scores"]["sha256"]
 
 
 def test_rescored_records_replace_their_own_and_replace_drops_the_rest(tmp_path: Path) -> None:
@@ -327,7 +330,7 @@ def test_rescored_records_replace_their_own_and_replace_drops_the_rest(tmp_path:
     assert summary.metrics["Success"].mean == 2.0 and summary.metrics["Success"].n == 2
     replaced = evaluate_path(run, EvaluateOptions(metrics=[ComponentSpec(name="srrr")], replace=True))
     assert {r.metric for r in replaced.records} == {"SRRR"}
-    assert set(json.loads((run / "summary.json").read_text())[0]["metrics"]) == {"SRRR"}
+    assert set(json.loads((run / "summary.json").read_text())["groups"][0]["metrics"]) == {"SRRR"}
 
 
 def test_a_bad_earlier_scores_line_is_named_and_keeps_the_old_file(tmp_path: Path) -> None:

@@ -156,6 +156,30 @@ async def test_a_slow_crs_runs_out_the_budget_and_the_timeout_is_charged_to_it()
     assert 1 <= dialogue.num_turns <= 3  # the turns before the budget ran out are kept
 
 
+class BlockingCRS(TalkativeCRS):
+    """Works synchronously inside `respond` (never yields to the event loop), `block_s` per reply."""
+
+    def __init__(self, block_s: float) -> None:
+        super().__init__()
+        self.block_s = block_s
+
+    async def respond(self, session: CRSSession, text: str) -> CRSReply:
+        time.sleep(self.block_s)
+        return await super().respond(session, text)
+
+
+async def test_a_crs_that_never_yields_is_still_held_to_the_budget() -> None:
+    """asyncio cannot interrupt it, but a reply that comes after the deadline is a timeout charged
+    to the CRS: 20 replies of 0.2 s against a 0.5 s budget end by the third reply, not at max_turns
+    (a loaded machine only makes the budget run out earlier, still inside the CRS)."""
+    dialogue = await _talk(BlockingCRS(block_s=0.2), ScriptedSimulator(), max_turns=20, timeout_s=0.5)
+    ended = _ended(dialogue)
+    assert ended.reason is TerminationReason.TIMEOUT, ended
+    assert ended.error is not None and ended.error.source == "crs" and ended.fault is Fault.CRS
+    assert dialogue.num_turns <= 3 and dialogue.evaluable
+    assert not any(u.text == "reply 3" for u in dialogue.utterances)  # the late reply is dropped
+
+
 async def test_a_slow_simulator_runs_out_the_budget_and_is_not_evaluable() -> None:
     dialogue = await _talk(TalkativeCRS(), ScriptedSimulator(delay_s=0.2), max_turns=20, timeout_s=0.5)
     ended = _ended(dialogue)

@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from crsim.errors import ConfigError
 from crsim.eval.compare import PairResult
+from crsim.model import annotations as keys
 from crsim.model.acts import format_acts
 from crsim.model.dialogue import Dialogue, Role
+from crsim.model.run_folder.files import part_path
+from crsim.model.run_folder.folder import RunFolder, open_run
 from crsim.model.user import source_user_id
 from crsim.redact import redactor
-from crsim.report.run_folder import RunFolder, open_run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,8 +79,8 @@ def _dialogue_row(dialogue: Dialogue) -> dict[str, Any]:
         "recommended_items": sum(len(u.recommended_items) for u in crs_turns),
         "mentioned_items": sum(len(u.mentioned_items) for u in crs_turns),
         "targets": len(need.targets) if need else 0,
-        "trial": dialogue.metadata.get("trial", 0),
-        "seed": dialogue.metadata.get("seed"),
+        "trial": keys.metadata(keys.TRIAL, dialogue) or 0,
+        "seed": keys.metadata(keys.SEED, dialogue),
         "started_at": dialogue.timing.started_at if dialogue.timing else None,
         "duration_s": dialogue.timing.duration_s if dialogue.timing else None,
         "llm_calls": sum(u.calls for u in dialogue.llm_usage.values()),
@@ -229,7 +231,7 @@ def export_run(run: str | Path | RunFolder, out_dir: str | Path, fmt: ExportForm
     for name, frame in frames.items():
         _redact_frame(frame)
         path = out_dir / f"{name}.{fmt}"
-        temp = path.with_name(f".{path.name}.part")
+        temp = part_path(path)
         if fmt == "parquet":
             frame.to_parquet(temp, index=False)
         else:

@@ -26,6 +26,7 @@ from crsim.eval.analysis.cli import analyze_app
 from crsim.eval.gcdf1.cli import gcdf1_app
 from crsim.eval.judge.cli import judge_app
 from crsim.meta.cli import meta_eval
+from crsim.model.run_folder.files import EXPORT_DIR, REPORT
 from crsim.redact import protect_process_output
 from crsim.run.config import field_description
 from crsim.sim.pepper.cli import pepper_app
@@ -122,9 +123,9 @@ def _hold_and_score(
 ) -> tuple[Any, list[Any]]:
     """Hold the run's dialogues and score them, under the run folder's lock; a stop signal ends the
     command with what was kept and how to resume."""
+    from crsim.interrupt import Interrupted, run_interruptibly, signals_interrupt
+    from crsim.model.run_folder.lock import run_folder_lock
     from crsim.run.batch import run_batch
-    from crsim.run.interrupt import Interrupted, run_interruptibly, signals_interrupt
-    from crsim.run.lock import run_folder_lock
 
     try:
         with signals_interrupt(), run_folder_lock(run_dir):
@@ -140,7 +141,7 @@ def _hold_and_score(
 def _stopped_by_signals(outcome: str) -> Iterator[None]:
     """SIGINT/SIGTERM in the block stop the command with one line saying what that left, and exit
     128 + the signal number (as a shell reports a process a signal ended)."""
-    from crsim.run.interrupt import Interrupted, signals_interrupt
+    from crsim.interrupt import Interrupted, signals_interrupt
 
     try:
         with signals_interrupt():
@@ -211,7 +212,7 @@ def _progress(total: int, quiet: bool) -> Iterator[Any]:
 
 def _evaluate(run_dir: Path) -> list[Any]:
     """Score every dialogue of a run with the metrics of its manifest; write scores and summary."""
-    from crsim.run.evaluation import evaluate_path
+    from crsim.eval.evaluation import evaluate_path
 
     return evaluate_path(run_dir).summaries
 
@@ -279,7 +280,7 @@ def evaluate(
     cached in llm_cache.sqlite of the output folder. Earlier scores are merged: the metrics scored now
     replace their own records, the others stay (--replace drops them).
     """
-    from crsim.run.evaluation import EvaluateOptions, evaluate_path, load_judge_config
+    from crsim.eval.evaluation import EvaluateOptions, evaluate_path, load_judge_config
 
     with (
         user_errors(),
@@ -319,9 +320,7 @@ def evaluate(
 @app.command()
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by `crsim run`.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path(
-        "report.html"
-    ),
+    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path(REPORT),
     max_dialogues: Annotated[
         int, typer.Option(min=0, help="Dialogues per run in the browser, spread evenly (tables use all).")
     ] = 2000,
@@ -334,9 +333,9 @@ def report(
     A run without scores.jsonl/summary.json is evaluated first with its manifest's metrics (as
     `crsim evaluate RUN_DIR` does), and the results are written into the run folder.
     """
+    from crsim.eval.evaluation import evaluate_path
+    from crsim.model.run_folder.folder import open_run
     from crsim.report.html import build_report, write_report
-    from crsim.report.run_folder import open_run
-    from crsim.run.evaluation import evaluate_path
 
     with user_errors(), _stopped_by_signals("no report written"):
         folders = [open_run(path) for path in run_dirs]
@@ -375,8 +374,8 @@ def compare(
     or the infrastructure are dropped with their pair. See docs/compare.md.
     """
     from crsim.eval.compare import ComparisonOptions
+    from crsim.model.run_folder.folder import open_run
     from crsim.report.compare import compare_folders, comparison_lines
-    from crsim.report.run_folder import open_run
 
     with user_errors():
         labels = [m.strip() for spec in metrics or [] for m in spec.split(",") if m.strip()]
@@ -403,7 +402,9 @@ def export(
     with user_errors():
         if fmt not in ("parquet", "csv"):
             raise CrsimError(f"--format: unknown format {fmt!r}; expected parquet or csv")
-        written = export_run(run_dir, output or run_dir / "export", "parquet" if fmt == "parquet" else "csv")
+        written = export_run(
+            run_dir, output or run_dir / EXPORT_DIR, "parquet" if fmt == "parquet" else "csv"
+        )
     for path in written:
         console.print(escape(str(path)), highlight=False)
 
@@ -512,7 +513,7 @@ def validate(
 
 def _cache_file(path: Path) -> Path:
     """A run folder means the cache inside it."""
-    from crsim.run.records import LLM_CACHE
+    from crsim.model.run_folder.files import LLM_CACHE
 
     return path / LLM_CACHE if path.is_dir() else path
 
@@ -545,7 +546,7 @@ def cache_clear(
 ) -> None:
     """Delete every cached answer (the next run calls the models again)."""
     from crsim.llm.cache import clear_cache
-    from crsim.run.lock import lock_if_run_folder
+    from crsim.model.run_folder.lock import lock_if_run_folder
 
     with user_errors(), lock_if_run_folder(path if path.is_dir() else path.parent):
         removed = clear_cache(_cache_file(path))

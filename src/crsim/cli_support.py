@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from crsim.errors import CrsimError
+from crsim.model.run_folder.files import PART_SUFFIX
 
 errors = Console(stderr=True)
 #: Set by the top-level callback (`crsim --debug ...`): re-raise user errors with their traceback.
@@ -68,7 +69,7 @@ def atomic_output(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
     A failure (or an interrupt) part-way leaves no partial file at `path` and removes the temp file.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=PART_SUFFIX, dir=path.parent)
     try:
         encoding = None if "b" in mode else "utf-8"
         with os.fdopen(fd, mode, encoding=encoding) as handle:

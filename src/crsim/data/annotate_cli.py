@@ -19,6 +19,7 @@ from rich.table import Table
 from crsim.cli_support import atomic_output, parse_args, user_errors
 from crsim.errors import CrsimError
 from crsim.model.dialogue import Dialogue
+from crsim.model.run_folder.files import LLM_CACHE
 
 annotate_app = typer.Typer(
     add_completion=False,
@@ -46,10 +47,10 @@ ItemsOption = Annotated[Path | None, typer.Option(help=_ITEMS_HELP)]
 LimitOption = Annotated[int | None, typer.Option(min=1, help=_LIMIT_HELP)]
 LLMOption = Annotated[Path | None, typer.Option("--llm", help=_LLM_HELP)]
 OutCacheOption = Annotated[
-    Path | None, typer.Option(help=_CACHE_HELP.format(default="llm_cache.sqlite next to OUT"))
+    Path | None, typer.Option(help=_CACHE_HELP.format(default=f"{LLM_CACHE} next to OUT"))
 ]
 HereCacheOption = Annotated[
-    Path | None, typer.Option(help=_CACHE_HELP.format(default="llm_cache.sqlite in the current folder"))
+    Path | None, typer.Option(help=_CACHE_HELP.format(default=f"{LLM_CACHE} in the current folder"))
 ]
 DatasetArgOption = Annotated[
     list[str] | None, typer.Option("--dataset-arg", help="Reader argument KEY=VALUE.")
@@ -77,7 +78,7 @@ def annotate_acts(
     report = AnnotationReport()
     failed = 0
     with user_errors():
-        hub = _annotation_hub(_needs_llm(annotator), annotator, llm, cache, out.parent / "llm_cache.sqlite")
+        hub = _annotation_hub(_needs_llm(annotator), annotator, llm, cache, out.parent / LLM_CACHE)
         tool = _build_annotator(annotator, parse_args(arg or []), annotation_domain(items), hub)
 
         async def count_failures() -> AsyncIterator[Dialogue]:
@@ -116,7 +117,7 @@ def annotate_eval(
 
     started = time.perf_counter()
     with user_errors():
-        hub = _annotation_hub(_needs_llm(annotator), annotator, llm, cache, Path("llm_cache.sqlite"))
+        hub = _annotation_hub(_needs_llm(annotator), annotator, llm, cache, Path(LLM_CACHE))
         tool = _build_annotator(annotator, parse_args(arg or []), annotation_domain(items), hub)
         dialogues = islice(_gold_dialogues(gold, dataset, dataset_arg or []), limit)
         result = _run_with(hub, evaluate_annotator(tool, dialogues))
@@ -171,7 +172,7 @@ def annotate_need(
         user_annotator = annotator or "rules"
         uses_llm = kind == "llm" or _needs_llm(user_annotator)
         hub = _annotation_hub(
-            uses_llm, kind if kind == "llm" else user_annotator, llm, cache, out.parent / "llm_cache.sqlite"
+            uses_llm, kind if kind == "llm" else user_annotator, llm, cache, out.parent / LLM_CACHE
         )
         if kind == "llm":
             from crsim.data.augment.llm_need import LLMNeedReport
@@ -242,7 +243,7 @@ def annotate_need_eval(
         domain = _need_domain(gold, dataset, dataset_arg or [], items)
         uses_llm = kind == "llm" or _needs_llm(user_annotator)
         name = kind if kind == "llm" else user_annotator
-        hub = _annotation_hub(uses_llm, name, llm, cache, Path("llm_cache.sqlite"))
+        hub = _annotation_hub(uses_llm, name, llm, cache, Path(LLM_CACHE))
         dialogues = islice(_gold_dialogues(gold, dataset, dataset_arg or []), limit)
         if kind == "llm":
             from crsim.data.augment.llm_need import evaluate_llm_needs
@@ -439,7 +440,7 @@ def _scores_table(summary: dict[str, Any]) -> Table:
 async def _write_all(out: Path, dialogues: AsyncIterator[Dialogue]) -> None:
     """Write a stream of dialogues to `out` as JSONL; nothing appears at `out` unless all succeed.
     Into a run folder only while holding its lock (a run or evaluation may be writing there)."""
-    from crsim.run.lock import lock_if_run_folder
+    from crsim.model.run_folder.lock import lock_if_run_folder
 
     with lock_if_run_folder(out.parent), atomic_output(out) as handle:
         async for dialogue in dialogues:

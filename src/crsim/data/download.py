@@ -25,6 +25,7 @@ from typing import IO, Literal
 from pydantic import BaseModel, Field
 
 from crsim.errors import CrsimError, DataError
+from crsim.model.run_folder.files import PART_SUFFIX
 
 #: Environment variable that overrides the download locations with a mirror.
 BASE_URL_ENV = "CRSIM_DOWNLOAD_BASE"
@@ -184,7 +185,7 @@ def _fetch_file(
     source: SourceFile, url: str, target: Path, timeout: float, progress: Progress | None
 ) -> list[Path]:
     """Download, verify and put one source file (or its archive members) into place."""
-    fd, temp_name = tempfile.mkstemp(prefix=".download.", suffix=".part", dir=target)
+    fd, temp_name = tempfile.mkstemp(prefix=".download.", suffix=PART_SUFFIX, dir=target)
     temp = Path(temp_name)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -298,7 +299,7 @@ def _extract(source: SourceFile, url: str, archive_path: Path, target: Path) -> 
         by_name = {PurePosixPath(n).name: n for n in archive.namelist() if not n.endswith("/")}
         for member in source.members:
             destination = target / member
-            fd, temp_name = tempfile.mkstemp(prefix=f".{member}.", suffix=".part", dir=target)
+            fd, temp_name = tempfile.mkstemp(prefix=f".{member}.", suffix=PART_SUFFIX, dir=target)
             try:
                 with os.fdopen(fd, "wb") as out, archive.open(by_name[member]) as data:
                     shutil.copyfileobj(data, out, _CHUNK)

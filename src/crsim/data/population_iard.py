@@ -41,6 +41,7 @@ from crsim.data.datasets.base import convert_dataset
 from crsim.data.datasets.iard import IardParams, IardReader
 from crsim.data.population import PopulationConfig, Seeker, users_from_seekers
 from crsim.data.population_redial import TitleIndex
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.domain import Domain
 from crsim.model.mentions import named_items
@@ -99,9 +100,10 @@ def _seeker(dialogue: Dialogue, mapping: dict[str, str], domain: Domain) -> Seek
         if utterance.role != Role.USER:
             continue
         history = dialogue.utterances[:position]
-        labels = utterance.annotations["labels"]
-        from_labels.update(_label_feedback(utterance, history, domain))
-        if labels.get("accepted_recommendation"):
+        labels = keys.annotation(keys.DATASET_LABELS, dialogue, position) or {}
+        intents = set(labels.get(keys.LABEL_INTENTS) or ())
+        from_labels.update(_label_feedback(intents, utterance, history, domain))
+        if labels.get(keys.LABEL_ACCEPTED):
             targets += answered_items(utterance, history, domain)
         from_text.update(_text_feedback(utterance, mapping, domain))
     ratings: dict[str, float] = {}
@@ -116,9 +118,10 @@ def _seeker(dialogue: Dialogue, mapping: dict[str, str], domain: Domain) -> Seek
     return Seeker(str(dialogue.metadata["conversation_id"]), ratings, in_domain, redial_ids)
 
 
-def _label_feedback(utterance: Utterance, history: Sequence[Utterance], domain: Domain) -> dict[str, float]:
-    """ReDial id -> rating from the utterance's IARD labels (ACC liked; REJ/CRI-F disliked)."""
-    labels = set(utterance.annotations["labels"]["intents"])
+def _label_feedback(
+    labels: set[str], utterance: Utterance, history: Sequence[Utterance], domain: Domain
+) -> dict[str, float]:
+    """ReDial id -> rating from the utterance's IARD intent labels (ACC liked; REJ/CRI-F disliked)."""
     if "ACC" in labels:
         return dict.fromkeys(answered_items(utterance, history, domain), LIKED_RATING)
     if not labels & _NEGATIVE_LABELS:

@@ -28,6 +28,7 @@ from typing import Any
 from crsim.data.population import PopulationConfig, _preferences, check_slots, schedule
 from crsim.data.reviews import Review, read_reviews
 from crsim.errors import ConfigError
+from crsim.model import annotations as keys
 from crsim.model.domain import Domain
 from crsim.model.user import InformationNeed, SimulatedUser, SlotPreferences, UserProfile
 from crsim.seeding import derive_seed
@@ -148,15 +149,15 @@ def pepper_users(
         selected, residual = split_targets(targets, config.selected_targets, rng)
         persona: dict[str, Any] = {
             "source": source,
-            "source_user_id": user_id,
-            "rating_scale": list(scale),
-            "target_split": {"selected": selected, "residual": residual},
+            **keys.SOURCE_USER_ID.entry(user_id),
+            **keys.RATING_SCALE.entry(list(scale)),
+            **keys.PERSONA_TARGET_SPLIT.entry({"selected": selected, "residual": residual}),
         }
         if reviews and reviews.get(user_id):
-            persona["reviews"] = {i: t for i, t in reviews[user_id].items() if i in seen}
+            keys.REVIEWS.put(persona, {i: t for i, t in reviews[user_id].items() if i in seen})
         if tags and tags.get(user_id):
             tagged = sorted((i for i in tags[user_id] if i in seen), key=lambda i: (-seen[i], i))
-            persona["tags"] = {i: list(tags[user_id][i]) for i in tagged[:MAX_TAGGED_ITEMS]}
+            keys.TAGS.put(persona, {i: list(tags[user_id][i]) for i in tagged[:MAX_TAGGED_ITEMS]})
         users.append(pepper_user(label, seen, targets, config, domain, persona))
     return users
 
@@ -194,8 +195,8 @@ def pepper_user(
     """A target-free user: the seen ratings as known preferences, the targets only in the need."""
     mean_rating = fmean(seen.values())
     preferences = _preferences(seen, mean_rating, config, domain)
-    own_tags = persona.get("tags")
-    if isinstance(own_tags, dict) and own_tags:  # own tags count as keyword preferences
+    own_tags = keys.user_persona(keys.TAGS, label, persona)
+    if own_tags:  # own tags count as keyword preferences
         tagged = tag_preferences(own_tags, seen, mean_rating, config)
         given = preferences.get("keyword", SlotPreferences())
         preferences["keyword"] = SlotPreferences(

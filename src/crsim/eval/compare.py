@@ -45,6 +45,7 @@ from pydantic import BaseModel, Field
 from crsim.errors import ConfigError
 from crsim.eval.evaluate import ScoreRecord, score_from_line
 from crsim.eval.stats import aggregate
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue
 from crsim.model.io import iter_dialogues
 from crsim.model.user import source_user_id
@@ -108,8 +109,7 @@ def _dialogue_infos(dialogues: Iterable[Dialogue], crs_suffix: str) -> dict[str,
     for dialogue in dialogues:
         crs = (dialogue.crs_id or "") + crs_suffix
         simulator = dialogue.simulator_id or ""
-        trial = dialogue.metadata.get("trial", 0)
-        trial = trial if isinstance(trial, int) else 0
+        trial = keys.metadata(keys.TRIAL, dialogue) or 0
         user = dialogue.user_id
         occurrence = 0
         if user is not None:

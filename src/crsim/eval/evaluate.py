@@ -13,93 +13,54 @@ it beside them (`n_evaluable` of `n_dialogues`). A CRS error or CRS timeout coun
 from __future__ import annotations
 
 import math
-import os
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel
 
-from crsim.errors import ConfigError, DataError
+from crsim.errors import ConfigError
 from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, PerTurnMetric
-from crsim.eval.stats import Aggregate, aggregate
+from crsim.eval.stats import aggregate
 from crsim.model.dialogue import Dialogue, Termination, TerminationReason
+from crsim.model.run_folder.scores import (
+    GroupSummary,
+    ScoreRecord,
+    read_scores,
+    score_from_line,
+    scores_writer,
+    write_scores,
+)
+from crsim.model.run_folder.summary import write_summary_file
 from crsim.model.user import source_user_id
-from crsim.redact import redact_json_lines
 from crsim.registry import ComponentSpec, metric_registry
 
 if TYPE_CHECKING:
-    from crsim.eval.summary_file import FileFingerprint
     from crsim.llm.client import LLMHub
+    from crsim.model.run_folder.summary import FileFingerprint
 
-
-class ScoreRecord(BaseModel):
-    """One metric's value for one dialogue; value None means missing (see `missing_reason`/`error`)."""
-
-    dialogue_id: str
-    crs_id: str | None
-    simulator_id: str | None
-    termination: str | None = Field(None, description="Why the dialogue ended; None if not recorded.")
-    metric: str = Field(description="The metric's label, unique within one evaluation.")
-    value: float | None
-    missing_reason: str | None = Field(
-        None, description="Why value is None: the metric does not apply, or 'error: <type>' when it raised."
-    )
-    error: str | None = Field(None, description="The failure, when computing the metric raised.")
-    turn: int | None = Field(
-        None, description="For turn-level values: the turn t (1-based); None for dialogue-level values."
-    )
-    explanation: str | None = Field(None, description="A judge's justification of the value.")
-    raw: str | None = Field(None, description="A model's unreadable answer, kept when value is None.")
-    annotator: str | None = Field(
-        None, description="The act annotator that filled in acts this dialogue lacked, if any."
-    )
-    llm_judged: bool = Field(
-        False,
-        description="True when a language model gave the value (an LLM judge), not a formula.",
-    )
-
-
-class GroupSummary(BaseModel):
-    """Aggregates for one (CRS, simulator) pair."""
-
-    crs_id: str | None
-    simulator_id: str | None
-    n_dialogues: int
-    n_evaluable: int | None = Field(
-        None,
-        description="Dialogues the CRS metrics count: all but those the simulator or the "
-        "infrastructure broke (None in summaries written before crsim attributed failures).",
-    )
-    n_users: int | None = Field(
-        None,
-        description="Distinct simulated users among the dialogues (a reused user, 'ml-7#2', is the "
-        "user 'ml-7'); None when the dialogues were not available.",
-    )
-    terminations: dict[str, int] = Field(description="Dialogues per termination reason.")
-    faults: dict[str, int] = Field(
-        default_factory=dict,
-        description="Fault ('crs', 'user', 'infrastructure') -> dialogues that did not end normally "
-        "and are charged to it.",
-    )
-    metrics: dict[str, Aggregate] = Field(description="Metric label -> aggregate over the dialogues.")
-    errors: dict[str, int] = Field(
-        default_factory=dict,
-        description="Error kind ('source: ExceptionType') -> dialogues that ended with it.",
-    )
-    error_examples: dict[str, str] = Field(
-        default_factory=dict, description="Error kind -> the message of its first occurrence."
-    )
-    missing_reasons: dict[str, dict[str, int]] = Field(
-        default_factory=dict, description="Metric label -> reason -> dialogues missing for that reason."
-    )
-    annotated: dict[str, int] = Field(
-        default_factory=dict, description="Act annotator -> dialogues whose missing acts it filled in."
-    )
+__all__ = [
+    "GroupSummary",
+    "ScoreRecord",
+    "SummaryBuilder",
+    "TurnCurve",
+    "build_metrics",
+    "default_metrics",
+    "kept_scores",
+    "order_metrics",
+    "read_scores",
+    "score_dialogue",
+    "score_dialogues",
+    "score_from_line",
+    "scores_writer",
+    "summarize",
+    "turn_curves",
+    "write_scores",
+    "write_summary",
+]
 
 
 class TurnCurve(BaseModel):
@@ -407,26 +368,6 @@ def turn_curves(dialogues: Iterable[Dialogue], metric: Metric, max_turns: int) -
     return TurnCurve(metric=metric.label, mean=means, n=[int(c) for c in counts])
 
 
-def write_scores(records: Iterable[ScoreRecord], path: str | Path) -> None:
-    """JSON Lines, one record per dialogue and metric; replaces `path` only once all are written."""
-    _write_atomic(Path(path), _redacted_lines(records))
-
-
-@contextmanager
-def scores_writer(path: str | Path) -> Iterator[Callable[[Iterable[ScoreRecord]], None]]:
-    """`write(records)` appends records as JSON Lines to a temporary file that replaces `path` only when
-    the block completes, so scores can be written batch by batch and a failure keeps the old file."""
-    path = Path(path)
-    temp = path.with_name(f".{path.name}.part")
-    try:
-        with temp.open("w", encoding="utf-8", newline="\n") as handle:
-            yield lambda records: handle.writelines(_redacted_lines(records))
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-
-
 def kept_scores(
     path: str | Path,
     *,
@@ -474,52 +415,6 @@ def order_metrics(summaries: Sequence[GroupSummary], first: Iterable[str]) -> No
         summary.metrics = {label: summary.metrics[label] for label in ordered}
 
 
-def score_from_line(line: bytes | str, path: Path, number: int) -> ScoreRecord:
-    """One line of a scores file; a bad one is a DataError naming the file, the record and the field."""
-    try:
-        return ScoreRecord.model_validate_json(line)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or None
-        raise DataError(err["msg"], path=str(path), record=number, field=field) from None
-
-
-def _redacted_lines(records: Iterable[ScoreRecord], batch: int = 1000) -> Iterator[str]:
-    """JSON Lines of `records`, redacted (error texts quote servers) a batch at a time: the check for
-    secrets is one search per batch, not per line."""
-    lines: list[str] = []
-    for record in records:
-        lines.append(record.model_dump_json() + "\n")
-        if len(lines) >= batch:
-            yield redact_json_lines("".join(lines))
-            lines.clear()
-    if lines:
-        yield redact_json_lines("".join(lines))
-
-
-def _write_atomic(path: Path, chunks: Iterable[str]) -> None:
-    """Write through a temporary file renamed into place: an interrupted write keeps the old file."""
-    temp = path.with_name(f".{path.name}.part")
-    try:
-        with temp.open("w", encoding="utf-8", newline="\n") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-
-
-def read_scores(path: str | Path) -> list[ScoreRecord]:
-    """Records written by `write_scores`."""
-    records = []
-    with Path(path).open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                records.append(score_from_line(line, Path(path), number))
-    return records
-
-
 def write_summary(
     summaries: Sequence[GroupSummary],
     path: str | Path,
@@ -527,7 +422,5 @@ def write_summary(
     built_from: Mapping[str, FileFingerprint] | None = None,
 ) -> None:
     """`summary.json`: the group summaries and the files they were built from, so that a reader can
-    tell a summary that no longer matches its scores or dialogues (`crsim.eval.summary_file`)."""
-    from crsim.eval.summary_file import write_summary_file
-
+    tell a summary that no longer matches its scores or dialogues (`crsim.model.run_folder.summary`)."""
     write_summary_file(summaries, Path(path), built_from)

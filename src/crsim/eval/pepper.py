@@ -20,6 +20,7 @@ from crsim.eval.metrics.base import CutoffParams, Metric, NotApplicable, PerTurn
 from crsim.eval.metrics.coverage import PreferenceCoverage
 from crsim.eval.metrics.recommendation import Recall
 from crsim.eval.metrics.structure import RecommendationTrace, extend
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue
 from crsim.registry import metric
 
@@ -30,11 +31,9 @@ Subset = Literal["selected", "residual"]
 
 def target_split(dialogue: Dialogue) -> tuple[frozenset[str], frozenset[str]]:
     """(selected, residual) targets of a dialogue; `NotApplicable` when the record has no split."""
-    for source in (dialogue.metadata, dialogue.user_profile.persona if dialogue.user_profile else {}):
-        split = source.get("target_split")
-        if isinstance(split, dict) and isinstance(split.get("selected"), list):
-            residual = split.get("residual")
-            return frozenset(map(str, split["selected"])), frozenset(map(str, residual or []))
+    split = keys.metadata(keys.TARGET_SPLIT, dialogue) or keys.persona(keys.PERSONA_TARGET_SPLIT, dialogue)
+    if split is not None:
+        return frozenset(split.selected), frozenset(split.residual)
     raise NotApplicable(NO_SPLIT, f"dialogue {dialogue.id!r}")
 
 

@@ -13,41 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from pydantic import BaseModel, Field
 
-#: The percentile bootstrap of the mean, resampling the values (dialogues) with replacement.
-DIALOGUE_BOOTSTRAP = "percentile bootstrap over dialogues"
-#: The cluster bootstrap: distinct users resampled with replacement, each with all of its values.
-USER_BOOTSTRAP = "percentile cluster bootstrap over users"
+from crsim.model.run_folder.scores import DIALOGUE_BOOTSTRAP, USER_BOOTSTRAP, Aggregate
 
-
-class Aggregate(BaseModel):
-    """Summary of one metric over a population; `missing` values (None) are excluded from all stats."""
-
-    mean: float | None = Field(description="Mean of the present values; None when there are none.")
-    std: float | None = Field(description="Sample standard deviation (ddof=1); None for fewer than 2 values.")
-    ci_low: float | None = Field(
-        description="Lower end of the percentile-bootstrap interval; None when too few values for one."
-    )
-    ci_high: float | None = Field(description="Upper end of the percentile-bootstrap interval (see ci_low).")
-    n: int = Field(description="Number of present values.")
-    missing: int = Field(description="Number of values that were None (not applicable or failed).")
-    not_evaluable: int = Field(
-        0,
-        description="Dialogues left out because the simulator or the infrastructure broke them: "
-        "neither in n nor missing (n + missing + not_evaluable = dialogues).",
-    )
-    confidence: float = 0.95
-    method: str | None = Field(
-        None,
-        description=f"How the interval was computed: {DIALOGUE_BOOTSTRAP!r} or {USER_BOOTSTRAP!r}; "
-        "None when there is no interval (or in summaries written before crsim recorded it).",
-    )
-    clusters: int | None = Field(
-        None, description="Distinct users among the present values; None when the users are unknown."
-    )
-    resamples: int | None = Field(None, description="Bootstrap resamples behind the interval.")
-    seed: int | None = Field(None, description="Seed of the bootstrap's random draws.")
+__all__ = ["DIALOGUE_BOOTSTRAP", "USER_BOOTSTRAP", "Aggregate", "aggregate", "interval_possible"]
 
 
 def aggregate(

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from crsim.model.run_folder.files import LLM_CACHE
+
 ProviderName = Literal["openai", "ollama", "local", "scripted"]
 
 #: The roles crsim's own components use; configs may add more and point components at them.
@@ -83,7 +85,7 @@ class CacheConfig(BaseModel):
         "read-write",
         description="read-write: reuse and store answers; read-only: reuse, never store; off: always call.",
     )
-    path: Path | None = Field(None, description="SQLite file (default: llm_cache.sqlite in the run folder).")
+    path: Path | None = Field(None, description=f"SQLite file (default: {LLM_CACHE} in the run folder).")
 
 
 class LLMSettings(BaseModel):

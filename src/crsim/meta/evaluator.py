@@ -29,10 +29,11 @@ from crsim.llm.config import LLMSettings
 from crsim.meta.aspects import canonical_aspect, level_of
 from crsim.meta.gold import GoldConversation, GoldSet
 from crsim.meta.predictions import Key, Predictions
+from crsim.model.run_folder.files import LLM_CACHE as RUN_LLM_CACHE
 from crsim.registry import ComponentSpec
 
-#: Default cache file, in the work folder.
-LLM_CACHE = "llm_cache.sqlite"
+#: Default cache file, in the work folder (the name a run folder gives it).
+LLM_CACHE = RUN_LLM_CACHE
 
 
 @dataclass

@@ -24,6 +24,7 @@ from crsim.data.datasets.base import RawRecord, convert_dataset
 from crsim.data.datasets.crsarena import CrsArenaEvalReader, CrsArenaParams
 from crsim.errors import DataError
 from crsim.meta.aspects import DIALOGUE_ASPECTS, TURN_ASPECTS, canonical_aspect
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue
 
 #: The two splits, named after the dataset the CRSs were trained on, in report order.
@@ -103,10 +104,12 @@ def gold_conversation(dialogue: Dialogue) -> GoldConversation:
     turn_labels: dict[int, dict[str, int]] = {}
     clean = dialogue.model_copy(deep=True)
     for position, utterance in enumerate(clean.utterances):
-        human = utterance.annotations.pop("human", None)
+        human = keys.annotation(keys.HUMAN_TURN_LABELS, dialogue, position)
+        keys.HUMAN_TURN_LABELS.pop(utterance.annotations)
         if human:
             turn_labels[position] = _canonical_labels(human, TURN_ASPECTS)
-    human_dialogue = clean.metadata.pop("human", {})
+    human_dialogue = keys.metadata(keys.HUMAN_DIALOGUE_LABELS, dialogue) or {}
+    keys.HUMAN_DIALOGUE_LABELS.pop(clean.metadata)
     return GoldConversation(
         conv_id=str(meta["conversation_id"]),
         split=str(meta["crs_dataset"]),

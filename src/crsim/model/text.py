@@ -106,8 +106,6 @@ def split_title_year(raw: str) -> tuple[str, int | None]:
 
 #: What replaces a code point that cannot be written as UTF-8 (a lone surrogate).
 REPLACEMENT = "\ufffd"
-#: Annotation (and stats) key holding how many code points were replaced in text from outside.
-REPLACED_KEY = "replaced_code_points"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 #: A JSON text can only yield a surrogate through a `\uD800`..`\uDFFF` escape (raw ones are not UTF-8).

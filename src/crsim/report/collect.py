@@ -18,8 +18,8 @@ from crsim.eval.evaluate import GroupSummary, build_metrics
 from crsim.eval.metrics.base import PerTurnMetric
 from crsim.model.acts import format_acts
 from crsim.model.dialogue import Dialogue
+from crsim.model.run_folder.folder import RunFolder, count_lines
 from crsim.registry import ComponentSpec
-from crsim.report.run_folder import RunFolder, count_lines
 
 Group = tuple[str, str]  # (crs_id, simulator_id)
 

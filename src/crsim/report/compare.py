@@ -21,7 +21,7 @@ from crsim.eval.compare import (
     compare,
 )
 from crsim.eval.compare import read_observations as _read
-from crsim.report.run_folder import RunFolder
+from crsim.model.run_folder.folder import RunFolder
 
 WIDTH = 80
 NAME = 36

@@ -21,11 +21,13 @@ from markupsafe import Markup
 from crsim import __version__
 from crsim.errors import ConfigError
 from crsim.eval.stats import USER_BOOTSTRAP, Aggregate
+from crsim.model.run_folder.files import part_path
+from crsim.model.run_folder.folder import RunFolder
 from crsim.redact import redact
 from crsim.report import plots
 from crsim.report.collect import RunView, collect_run
 from crsim.report.compare import html_comparisons
-from crsim.report.run_folder import RunFolder, item_titles
+from crsim.report.run_folder import item_titles
 from crsim.report.tables import USER_MARK, USER_NOTE, evaluable_text, failures, failures_text, users_text
 
 #: Dialogues per run kept for the browser unless told otherwise (the plots and tables use all).
@@ -132,7 +134,7 @@ def write_report(html: str, path: str | Path) -> None:
     """Write the report through a temporary file beside it, renamed into place when complete."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.part")
+    temp = part_path(path)
     temp.write_text(redact(html), encoding="utf-8")  # a last pass: no secret in the report
     os.replace(temp, path)
 

@@ -18,22 +18,15 @@ from typing import Any
 
 from crsim.crs.base import CRSSession
 from crsim.errors import ConfigError, DataError
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, ErrorInfo, Termination, TerminationReason
 from crsim.model.io import iter_dialogue_records
+from crsim.model.run_folder.dialogues import DialogueWriter, canonical_order, repair_tail
+from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, MANIFEST
+from crsim.model.run_folder.lock import run_folder_lock
+from crsim.model.run_folder.manifest import build_manifest, read_manifest, write_json_atomic
 from crsim.run.build import DialogueTask, Experiment
-from crsim.run.lock import run_folder_lock
 from crsim.run.loop import run_dialogue
-from crsim.run.records import (
-    DIALOGUES,
-    LLM_CACHE,
-    MANIFEST,
-    DialogueWriter,
-    build_manifest,
-    canonical_order,
-    read_manifest,
-    repair_tail,
-    write_json_atomic,
-)
 
 ProgressCallback = Callable[[Dialogue], None]
 
@@ -154,9 +147,9 @@ def kept_dialogues(run_dir: Path) -> int:
 async def hold_dialogue(experiment: Experiment, task: DialogueTask) -> Dialogue:
     """One dialogue, never raising: a simulator that cannot be built is a `user_error` record, any
     other failure outside the participants an `infrastructure_error` record (source 'loop')."""
-    metadata: dict[str, Any] = {"seed": task.seed, "domain": experiment.domain.name}
+    metadata: dict[str, Any] = {**keys.SEED.entry(task.seed), **keys.DOMAIN.entry(experiment.domain.name)}
     if experiment.config.trials > 1:
-        metadata["trial"] = task.trial
+        keys.TRIAL.put(metadata, task.trial)
     source = "user"
     try:
         simulator = experiment.simulator_factories[task.simulator_label](task.seed)
@@ -200,7 +193,7 @@ async def run_batch(
     """Hold every planned dialogue not yet in the run folder with the configured executor: in this
     process, `config.concurrency` at a time, or as Ray tasks (`crsim.run.ray_executor`).
 
-    Holds the run folder's lock (`crsim.run.lock`) throughout: a second writer fails at once.
+    Holds the run folder's lock (`crsim.model.run_folder.lock`) throughout: a second writer fails at once.
     """
     run_dir = Path(run_dir)
     with run_folder_lock(run_dir):

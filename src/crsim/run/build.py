@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from crsim.data.movies import movie_domain
+from crsim.data.domains import domain_named
 from crsim.data.users import build_users
 from crsim.errors import ConfigError
 from crsim.eval.evaluate import build_metrics
@@ -53,9 +53,7 @@ def _labels(specs: list[ComponentSpec], field: str) -> list[str]:
 
 
 def build_domain(config: ExperimentConfig) -> Domain:
-    if config.domain == "movies":
-        return movie_domain()
-    raise ConfigError(f"domain: unknown domain {config.domain!r}; expected 'movies'")
+    return domain_named(config.domain)
 
 
 def build_experiment(config: ExperimentConfig) -> Experiment:

@@ -1,144 +1,23 @@
-"""One writer per run folder: an exclusive OS-level lock, and who holds it.
-
-Every command that writes a run folder (`crsim run`, `crsim evaluate`, `crsim report` when it evaluates,
-`crsim cache clear`, `crsim data annotate` into a run folder) holds `run_folder_lock` while it writes.
-A second process that wants the folder fails at once with a `RunFolderBusy` naming the holder (its
-pid, host and command, read from a small JSON file the holder writes beside the lock) instead of
-interleaving its records with the first one's.
-
-The lock is `filelock`'s `flock(2)` lock on `.crsim-lock`: the kernel releases it when the holding
-process ends in any way, SIGKILL included, so a killed run never blocks the next one (the lock file
-itself stays, empty; only the kernel lock matters). Within one process the lock is re-entrant, so
-`crsim run` can hold it across the batch and the evaluation that follows. On a filesystem without
-`flock` (some network filesystems) `filelock` falls back to a lock file that a killed process leaves
-behind; delete `.crsim-lock` by hand there.
-"""
+"""Deprecated location of the run-folder lock: use `crsim.model.run_folder.lock` (kept as an alias)."""
 
 from __future__ import annotations
 
-import json
-import os
-import shlex
-import socket
-import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
+from crsim.model.run_folder.files import LOCK_FILE, LOCK_INFO, MANIFEST
+from crsim.model.run_folder.lock import (
+    RunFolderBusy,
+    current_command,
+    lock_if_run_folder,
+    read_holder,
+    run_folder_lock,
+)
 
-from filelock import FileLock, Timeout
-
-from crsim.errors import CrsimError
-
-LOCK_FILE = ".crsim-lock"
-LOCK_INFO = ".crsim-lock.json"
-#: Marks a folder as a run folder (`crsim run` writes it first); see `lock_if_run_folder`.
-MANIFEST = "manifest.json"
-
-#: Folder -> (lock, how many times this process entered it). Guarded by `_GUARD`.
-_HELD: dict[Path, tuple[FileLock, int]] = {}
-_GUARD = threading.Lock()
-
-
-class RunFolderBusy(CrsimError):
-    """Another process holds the run folder's lock."""
-
-
-def current_command() -> str:
-    """This process's command line as the user typed it (`crsim ...`), for the lock-info file."""
-    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path("python")
-    crsim = script.name == "crsim" or (script.name == "__main__.py" and script.parent.name == "crsim")
-    program = "crsim" if crsim else script.name
-    return shlex.join([program, *sys.argv[1:]])[:500]
-
-
-@contextmanager
-def run_folder_lock(folder: Path, command: str | None = None) -> Iterator[None]:
-    """Hold the exclusive lock of `folder` (created if missing) for the block.
-
-    Raises `RunFolderBusy` at once when another process holds it. Re-entrant within this process.
-    `command` is what the lock-info file names as the holder (default: this process's command line).
-    """
-    folder.mkdir(parents=True, exist_ok=True)
-    key = folder.resolve()
-    _enter(key, command or current_command(), folder)
-    try:
-        yield
-    finally:
-        _leave(key)
-
-
-@contextmanager
-def lock_if_run_folder(folder: Path, command: str | None = None) -> Iterator[None]:
-    """`run_folder_lock` when `folder` is a run folder (it holds a manifest), else nothing: for
-    commands that write a file wherever they are told, e.g. `crsim data annotate acts -o RUN/x.jsonl`."""
-    if (folder / MANIFEST).is_file():
-        with run_folder_lock(folder, command):
-            yield
-    else:
-        yield
-
-
-def _enter(key: Path, command: str, shown: Path) -> None:
-    with _GUARD:
-        if key in _HELD:
-            lock, depth = _HELD[key]
-            _HELD[key] = (lock, depth + 1)
-            return
-        lock = FileLock(str(key / LOCK_FILE), timeout=0, thread_local=False)
-        try:
-            lock.acquire()
-        except Timeout:
-            raise RunFolderBusy(_busy_message(key, shown)) from None
-        _HELD[key] = (lock, 1)
-    _write_info(key, command)
-
-
-def _leave(key: Path) -> None:
-    with _GUARD:
-        lock, depth = _HELD[key]
-        if depth > 1:
-            _HELD[key] = (lock, depth - 1)
-            return
-        del _HELD[key]
-        (key / LOCK_INFO).unlink(missing_ok=True)
-        lock.release()
-
-
-def _write_info(folder: Path, command: str) -> None:
-    """Who holds the lock, written atomically so a competitor never reads half of it."""
-    info = {
-        "pid": os.getpid(),
-        "host": socket.gethostname(),
-        "command": command,
-        "since": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-    temp = folder / f"{LOCK_INFO}.{os.getpid()}.tmp"
-    temp.write_text(json.dumps(info) + "\n", encoding="utf-8")
-    os.replace(temp, folder / LOCK_INFO)
-
-
-def read_holder(folder: Path) -> dict[str, Any] | None:
-    """The lock-info file's contents, or None when it is missing or unreadable."""
-    try:
-        data = json.loads((folder / LOCK_INFO).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _busy_message(folder: Path, shown: Path) -> str:
-    holder = read_holder(folder)
-    if holder is None:
-        who = "another crsim process (it has not said which yet)"
-    else:
-        who = (
-            f"`{holder.get('command', '?')}` (pid {holder.get('pid', '?')} on {holder.get('host', '?')}, "
-            f"since {holder.get('since', '?')})"
-        )
-    return (
-        f"{shown}: this run folder is in use by {who}; wait for it to finish or stop it, "
-        "then run the command again"
-    )
+__all__ = [
+    "LOCK_FILE",
+    "LOCK_INFO",
+    "MANIFEST",
+    "RunFolderBusy",
+    "current_command",
+    "lock_if_run_folder",
+    "read_holder",
+    "run_folder_lock",
+]

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from crsim.crs.base import CRS, CRSReply, CRSSession
 from crsim.llm import usage
 from crsim.llm.errors import LLMAuthError, LLMConnectionError, LLMRateLimited, LLMServerError, LLMTimeout
+from crsim.model.annotations import RECOMMENDED_ITEMS_SOURCE
 from crsim.model.dialogue import (
     Dialogue,
     ErrorInfo,
@@ -203,23 +204,32 @@ class _Budget:
     def __init__(self, deadline: float | None, seconds: float | None) -> None:
         self.deadline, self.seconds = deadline, seconds
 
+    def spent(self) -> bool:
+        """Whether the deadline has passed."""
+        return self.deadline is not None and asyncio.get_running_loop().time() >= self.deadline
+
+    def timeout(self, source: str) -> DialogueTimeout:
+        who = "the CRS" if source == "crs" else "the simulated user"
+        return DialogueTimeout(f"waiting for {who} when the {self.seconds:g} s dialogue budget ran out")
+
 
 async def _call(source: str, awaitable: Awaitable[T], budget: _Budget) -> T:
     """Await a participant within the dialogue's budget; what goes wrong is that participant's
     `_ParticipantError` (a `DialogueTimeout` when the budget ran out, never the participant's own
-    timeout errors)."""
+    timeout errors). A participant that never yields to the event loop (synchronous work inside
+    `async def`) cannot be interrupted; if it returns after the deadline, its answer is dropped and
+    the timeout is charged to it, so the budget holds for it too."""
     scope = asyncio.timeout_at(budget.deadline)
     try:
         async with scope:
-            return await awaitable
+            result = await awaitable
     except Exception as exc:
         if scope.expired():
-            who = "the CRS" if source == "crs" else "the simulated user"
-            timeout = DialogueTimeout(
-                f"waiting for {who} when the {budget.seconds:g} s dialogue budget ran out"
-            )
-            raise _ParticipantError(source, timeout) from exc
+            raise _ParticipantError(source, budget.timeout(source)) from exc
         raise _ParticipantError(source, exc) from exc
+    if budget.spent():
+        raise _ParticipantError(source, budget.timeout(source))
+    return result
 
 
 def _guard(source: str, convert: Callable[..., Utterance], *args: Any) -> Utterance:
@@ -277,7 +287,7 @@ class _NamedItems:
 
     async def split(self, reply: CRSReply, earlier: list[Utterance]) -> tuple[list[str], list[str], bool]:
         """(recommended, mentioned, whether they come from linked titles) for one CRS reply."""
-        adapter_linked = reply.annotations.get("recommended_items_source") == "linked"
+        adapter_linked = reply.annotations.get(RECOMMENDED_ITEMS_SOURCE.name) == "linked"
         listed = reply.items_listed or bool(reply.mentioned_items)
         if listed or (reply.recommended_items and not adapter_linked):
             recommended, mentioned, linked = list(reply.recommended_items), list(reply.mentioned_items), False
@@ -297,7 +307,7 @@ def _crs_utterance(
     recommended, mentioned, linked = named
     annotations = dict(reply.annotations)
     if linked and (recommended or mentioned):
-        annotations["recommended_items_source"] = "linked"
+        RECOMMENDED_ITEMS_SOURCE.put(annotations, "linked")
     return Utterance(
         role=Role.CRS,
         text=reply.text,

@@ -18,9 +18,10 @@ from typing import Any
 
 from crsim.errors import ConfigError, CrsimError
 from crsim.model.dialogue import Dialogue
+from crsim.model.run_folder.dialogues import writable
+from crsim.model.run_folder.files import LLM_CACHE
 from crsim.run.build import DialogueTask, Experiment, build_experiment
 from crsim.run.config import ExperimentConfig
-from crsim.run.records import LLM_CACHE, writable
 
 #: Per worker process: config hash -> (experiment, event loop). Kept for the process's lifetime so
 #: later shards reuse the population, the CRSs, LLM connections and per-endpoint limits.

@@ -22,8 +22,9 @@ from pydantic import Field, field_validator
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.errors import ConfigError
 from crsim.model.acts import DialogueAct
+from crsim.model.annotations import HTTP, RECOMMENDED_ITEMS_SOURCE, REPLACED_CODE_POINTS
 from crsim.model.domain import Domain
-from crsim.model.text import REPLACED_KEY, JSONTextError, loads_clean
+from crsim.model.text import JSONTextError, loads_clean
 from crsim.redact import secret_from_env
 from crsim.registry import Params
 
@@ -99,8 +100,8 @@ class _Failure:
 
 @dataclass
 class ExchangeLog:
-    """Retries of the requests behind one reply (`annotations["http"]` when there were any) and the
-    code points replaced in its text (`annotations["replaced_code_points"]` when not 0)."""
+    """Retries of the requests behind one reply (annotation `HTTP` when there were any) and the
+    code points replaced in its text (`REPLACED_CODE_POINTS` when not 0; model/annotations.py)."""
 
     retries: list[dict[str, Any]] = field(default_factory=list)
     replaced_code_points: int = 0
@@ -109,9 +110,9 @@ class ExchangeLog:
         found: dict[str, Any] = {}
         if self.retries:
             resent = any(r["possibly_processed"] for r in self.retries)
-            found["http"] = {"retries": list(self.retries), "message_possibly_resent": resent}
+            HTTP.put(found, {"retries": list(self.retries), "message_possibly_resent": resent})
         if self.replaced_code_points:
-            found[REPLACED_KEY] = self.replaced_code_points
+            REPLACED_CODE_POINTS.put(found, self.replaced_code_points)
         return found
 
 
@@ -420,7 +421,7 @@ class HTTPCRS(BaseCRS):
             mentions = await asyncio.to_thread(self.domain.items.linker.link, text)
             recommended = list(dict.fromkeys(m.item_id for m in mentions))
             if recommended:
-                annotations["recommended_items_source"] = "linked"
+                RECOMMENDED_ITEMS_SOURCE.put(annotations, "linked")
         return CRSReply(text, recommended, list(acts or []), end, annotations)
 
     async def close(self, session: CRSSession) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from crsim.model import annotations as keys
 from crsim.model.acts import DialogueAct
 from crsim.model.dialogue import Dialogue, Utterance
 from crsim.model.domain import Domain
@@ -25,7 +26,8 @@ annotator_registry: Registry[Any] = Registry("annotator")
 annotator = annotator_registry.register
 
 #: Annotation key naming the annotator that produced an utterance's acts.
-ACTS_SOURCE = "acts_source"
+#: Annotation key of the annotator that wrote the acts (declared in model/annotations.py).
+ACTS_SOURCE = keys.ACTS_SOURCE.name
 
 
 @dataclass
@@ -70,7 +72,7 @@ class ActAnnotator:
                 done.append(utterance)
                 continue
             acts = await self.utterance_acts(utterance, done)
-            annotations = {**utterance.annotations, ACTS_SOURCE: self.name}
+            annotations = {**utterance.annotations, **keys.ACTS_SOURCE.entry(self.name)}
             done.append(utterance.model_copy(update={"acts": acts, "annotations": annotations}))
             report.annotated += 1
         return dialogue.model_copy(update={"utterances": done})

@@ -34,6 +34,7 @@ from crsim.llm.grammar import acts_grammar
 from crsim.llm.prompts import load_template, render, template_check
 from crsim.llm.structured import Structured, generate_structured, parse_act_answer
 from crsim.llm.types import GenerationConfig, Message, assistant, system, user
+from crsim.model import annotations as keys
 from crsim.model.acts import DialogueAct, Intent, is_act_name
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.domain import Domain
@@ -41,7 +42,7 @@ from crsim.registry import Params as ComponentParams
 from crsim.seeding import derive_seed
 
 #: Annotation key of an utterance whose acts the annotator could not read: error, raw answer, annotator.
-ACTS_ERROR = "acts_error"
+ACTS_ERROR = keys.ACTS_ERROR.name
 #: Package holding the shipped templates; a `prompt` argument may also be a path to a file.
 PROMPTS = "crsim.data.augment.prompts"
 USER_LABEL, CRS_LABEL = "User", "Recommender"
@@ -378,7 +379,7 @@ class LLMAnnotator(ActAnnotator):
                 annotations = {k: v for k, v in after.annotations.items() if k != ACTS_ERROR}
                 if position in errors:
                     annotations.pop(ACTS_SOURCE, None)
-                    annotations[ACTS_ERROR] = errors[position]
+                    keys.ACTS_ERROR.put(annotations, errors[position])
                 after = after.model_copy(update={"annotations": annotations})
             utterances.append(after)
         return done.model_copy(update={"utterances": utterances})

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, create_model
 
 from crsim.data.augment.evaluate import value_key
 from crsim.data.augment.llm import SLOT_MEANINGS
-from crsim.data.augment.need import NEED_SOURCE, NeedReport
+from crsim.data.augment.need import NeedReport
 from crsim.data.augment.need_eval import NeedEval, gold_need, strip_acts, units
 from crsim.errors import ConfigError
 from crsim.llm.client import LLM, LLMHub
@@ -33,6 +33,7 @@ from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render, template_check
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, Message, system, user
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, Role
 from crsim.model.domain import Domain
 from crsim.model.user import InformationNeed
@@ -40,9 +41,9 @@ from crsim.registry import Params as ComponentParams
 from crsim.seeding import derive_seed
 
 #: Metadata key of a dialogue whose need could not be read: error, raw answer, extractor.
-NEED_ERROR = "information_need_error"
+NEED_ERROR = keys.NEED_ERROR.name
 #: Metadata key listing target titles the model named that match no item of the domain.
-UNLINKED_TITLES = "information_need_unlinked_titles"
+UNLINKED_TITLES = keys.UNLINKED_TITLES.name
 #: The extraction method this module implements (the value of `information_need_source`).
 METHOD = "llm"
 PROMPTS = "crsim.data.augment.prompts"
@@ -202,12 +203,14 @@ class LLMNeedExtractor:
         if result.need is None:
             self.failed += 1
             report.failed += 1
-            metadata[NEED_ERROR] = {"extractor": METHOD, "error": result.error or "", "raw": result.raw}
+            keys.NEED_ERROR.put(
+                metadata, {"extractor": METHOD, "error": result.error or "", "raw": result.raw}
+            )
             return dialogue.model_copy(update={"metadata": metadata})
         report.extracted += 1
-        metadata[NEED_SOURCE] = METHOD
+        keys.NEED_SOURCE.put(metadata, METHOD)
         if result.unlinked:
-            metadata[UNLINKED_TITLES] = list(result.unlinked)
+            keys.UNLINKED_TITLES.put(metadata, list(result.unlinked))
         return dialogue.model_copy(update={"information_need": result.need, "metadata": metadata})
 
     async def annotate_all(

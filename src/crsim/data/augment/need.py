@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from crsim.data.augment.base import ActAnnotator
 from crsim.data.augment.evaluate import slot_key, value_key
+from crsim.model import annotations as keys
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.domain import Domain
@@ -33,7 +34,7 @@ from crsim.model.mentions import named_items
 from crsim.model.user import InformationNeed
 
 #: Metadata key naming how `Dialogue.information_need` was made; absent for a given (true) need.
-NEED_SOURCE = "information_need_source"
+NEED_SOURCE = keys.NEED_SOURCE.name
 #: The extraction method this module implements.
 METHOD = "rules"
 _CONSTRAINT_INTENTS = frozenset({Intent.DISCLOSE, Intent.REQUEST_RECOMMENDATION})
@@ -177,7 +178,7 @@ class NeedExtractor:
             return dialogue
         need = await self.extract(dialogue, report)
         report.extracted += 1
-        metadata = {**dialogue.metadata, NEED_SOURCE: METHOD}
+        metadata = {**dialogue.metadata, **keys.NEED_SOURCE.entry(METHOD)}
         return dialogue.model_copy(update={"information_need": need, "metadata": metadata})
 
     async def annotate_all(

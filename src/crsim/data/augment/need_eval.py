@@ -5,7 +5,7 @@ No published dataset labels whole information needs, so gold comes from what can
 - a dialogue whose `information_need` was not extracted (no `information_need_source`), e.g. a
   simulated dialogue of `crsim run`, which records the simulator's true need: constraints and
   requests are scored (its targets are hidden goals the CRS may never reach, so they are not);
-- a dialogue with accepted-recommendation labels (IARD original: `metadata["accepted_recommendation"]`
+- a dialogue with accepted-recommendation labels (IARD original: metadata `accepted_recommendation`
   and the labelled seeker utterances): targets are scored, the gold being the items each labelled
   utterance accepts (`need.answered_items`; a dialogue without accepted recommendations has none).
 
@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from crsim.data.augment.evaluate import Scores, value_key
 from crsim.data.augment.need import NEED_SOURCE, NeedExtractor, answered_items
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, Role
 from crsim.model.domain import Domain
 from crsim.model.user import InformationNeed
@@ -58,12 +59,12 @@ def gold_need(dialogue: Dialogue, domain: Domain) -> tuple[InformationNeed, froz
     need = dialogue.information_need
     if need is not None and NEED_SOURCE not in dialogue.metadata:
         return need, frozenset({"constraints", "requests"})
-    if not isinstance(dialogue.metadata.get("accepted_recommendation"), list):
+    if keys.metadata(keys.ACCEPTED_RECOMMENDATION, dialogue) is None:
         return None
     targets: list[str] = []
     for position, utterance in enumerate(dialogue.utterances):
-        labels = utterance.annotations.get("labels")
-        if utterance.role == Role.USER and isinstance(labels, dict) and labels.get("accepted_recommendation"):
+        labels = keys.annotation(keys.DATASET_LABELS, dialogue, position) or {}
+        if utterance.role == Role.USER and labels.get(keys.LABEL_ACCEPTED):
             accepted = answered_items(utterance, dialogue.utterances[:position], domain)
             targets += [i for i in accepted if i not in targets]
     return InformationNeed(targets=targets), frozenset({"targets"})

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from crsim.errors import DataError
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue
 from crsim.model.items import ItemCollection
 from crsim.model.text import clean_value
@@ -97,7 +98,7 @@ class DatasetReader:
 
 
 #: `Dialogue.metadata` key of a renamed dialogue: the id its record gave (`UniqueIds`).
-ORIGINAL_ID = "original_id"
+ORIGINAL_ID = keys.ORIGINAL_ID.name
 
 
 @dataclass
@@ -142,7 +143,7 @@ class UniqueIds:
         self._next[original] = suffix + 1
         new_id = f"{original}-{suffix}"
         self._taken.add(new_id)
-        metadata = {**dialogue.metadata, ORIGINAL_ID: original}
+        metadata = {**dialogue.metadata, **keys.ORIGINAL_ID.entry(original)}
         return dialogue.model_copy(update={"id": new_id, "metadata": metadata}), original
 
 

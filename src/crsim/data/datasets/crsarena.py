@@ -25,6 +25,7 @@ from crsim.data.datasets.base import DatasetReader, RawRecord, dataset
 from crsim.data.datasets.dialoguekit import convert_record
 from crsim.data.datasets.files import iter_files, iter_json_array
 from crsim.data.movies import movie_items
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.linking import ItemLinker
 from crsim.model.mentions import split_named
@@ -103,7 +104,7 @@ class CrsArenaDialReader(_CrsArenaReader):
             crs=crs,
             crs_dataset=split_crs(record, crs, "agent.id"),
             user=user.get("id") if isinstance(user, dict) else None,
-            human={"sentiment": sentiment},
+            **keys.HUMAN_DIALOGUE_LABELS.entry({"sentiment": sentiment}),
         )
         self._link(dialogue.utterances)
         return dialogue
@@ -145,7 +146,9 @@ class CrsArenaEvalReader(_CrsArenaReader):
                 "crs": crs,
                 "crs_dataset": crs_dataset,
                 "user": user,
-                "human": _checked_labels(record, labels, DIALOGUE_LABELS, "dial_level_aggregated"),
+                **keys.HUMAN_DIALOGUE_LABELS.entry(
+                    _checked_labels(record, labels, DIALOGUE_LABELS, "dial_level_aggregated")
+                ),
             },
         )
 
@@ -161,9 +164,8 @@ def _eval_turn(record: RawRecord, turn: Any, where: str, position: int) -> Utter
         if utterance.role != Role.CRS:
             raise record.error("labels on a user turn; only assistant turns are rated", where)
         labels = record.get("turn_level_aggregated", dict, turn, where)
-        utterance.annotations["human"] = _checked_labels(
-            record, labels, TURN_LABELS, f"{where}.turn_level_aggregated"
-        )
+        human = _checked_labels(record, labels, TURN_LABELS, f"{where}.turn_level_aggregated")
+        keys.HUMAN_TURN_LABELS.put(utterance.annotations, human)
     return utterance
 
 

@@ -24,6 +24,7 @@ from crsim.data.datasets.base import DatasetReader, RawRecord, dataset
 from crsim.data.datasets.files import iter_files, iter_json_array
 from crsim.data.datasets.intents import INTENT_TABLES, map_slot, slot_label
 from crsim.errors import DataError
+from crsim.model import annotations as keys
 from crsim.model.acts import DialogueAct
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.registry import Params as ComponentParams
@@ -86,10 +87,11 @@ def convert_utterance(raw: Any, scheme: str | None, record: RawRecord, where: st
     utterance = Utterance(role=role, text=record.get("utterance", str, raw, where))
     if "dialogue_acts" in raw:
         utterance.acts = convert_acts(raw["dialogue_acts"], scheme, role, record, f"{where}.dialogue_acts")
-        utterance.annotations["labels"] = {
+        labels = {
             "intents": [a["intent"] for a in raw["dialogue_acts"]],
             "dialogue_acts": raw["dialogue_acts"],
         }
+        keys.DATASET_LABELS.put(utterance.annotations, labels)
     extra = {k: v for k, v in raw.items() if k not in _UTTERANCE_KEYS and k != EXTENSION}
     if extra:
         utterance.annotations["dialoguekit"] = extra
@@ -195,7 +197,7 @@ def to_dialoguekit(dialogue: Dialogue, *, lossless: bool = False) -> dict[str, A
 
 def _utterance_record(utterance: Utterance, scheme: str | None, lossless: bool) -> dict[str, Any]:
     record: dict[str, Any] = {"participant": _LABELS[utterance.role], "utterance": utterance.text}
-    original = utterance.annotations.get("labels", {}).get("dialogue_acts")
+    original = utterance.annotations.get(keys.DATASET_LABELS.name, {}).get("dialogue_acts")
     verbatim = original is not None and _same_acts(original, scheme, utterance)
     if verbatim:
         record["dialogue_acts"] = original

@@ -25,6 +25,7 @@ from crsim.data.datasets.files import iter_files, read_json
 from crsim.data.datasets.intents import IARD_CRS_INTENTS, IARD_USER_INTENTS
 from crsim.data.datasets.redial import read_catalog
 from crsim.errors import DataError
+from crsim.model import annotations as keys
 from crsim.model.acts import DialogueAct
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.items import Item, ItemCollection
@@ -36,6 +37,8 @@ ROLES = {"seeker": Role.USER, "recommender": Role.CRS}
 _TABLES = {Role.USER: IARD_USER_INTENTS, Role.CRS: IARD_CRS_INTENTS}
 _MENTION = re.compile(r"@(\d+)(?:\s*<([^<>]*)>)?")
 _RECOMMENDING = frozenset({"REC-S", "REC-E"})
+#: The annotation holding the IARD labels (declared in model/annotations.py).
+LABELS = keys.DATASET_LABELS.name
 
 
 class IardParams(ComponentParams):
@@ -96,7 +99,8 @@ class IardReader(DatasetReader):
         seeker_items: set[str] = set()
         for uid, raw in entries:
             utterance = self._utterance(record, uid, raw, workers)
-            if utterance.role == Role.CRS and _RECOMMENDING & set(utterance.annotations["labels"]["intents"]):
+            intents = set(utterance.annotations[LABELS][keys.LABEL_INTENTS])
+            if utterance.role == Role.CRS and _RECOMMENDING & intents:
                 named = utterance.mentioned_items
                 utterance.recommended_items = [i for i in named if i not in seeker_items]
                 utterance.mentioned_items = split_named(named, utterance.recommended_items)
@@ -107,7 +111,7 @@ class IardReader(DatasetReader):
         for n, pos in enumerate(accepted):
             if pos not in positions:
                 raise record.error(f"no utterance at position {pos!r}", f"accepted_recommendation[{n}]")
-            utterances[positions.index(pos)].annotations["labels"]["accepted_recommendation"] = True
+            utterances[positions.index(pos)].annotations[LABELS][keys.LABEL_ACCEPTED] = True
         return Dialogue(
             id=f"iard/original/{original_id}",
             utterances=utterances,
@@ -115,7 +119,7 @@ class IardReader(DatasetReader):
                 "dataset": "iard",
                 "split": "original",
                 "conversation_id": original_id,
-                "accepted_recommendation": accepted,
+                **keys.ACCEPTED_RECOMMENDATION.entry(accepted),
                 "worker_ids": workers,
             },
         )
@@ -139,7 +143,9 @@ class IardReader(DatasetReader):
         annotations: dict[str, Any] = {
             "utterance_id": uid,
             "utterance_pos": raw["utterance_pos"],
-            "labels": {"intents": sub, "top_level": _labels(record, raw, "top-level intent/action", where)},
+            **keys.DATASET_LABELS.entry(
+                {"intents": sub, "top_level": _labels(record, raw, "top-level intent/action", where)}
+            ),
         }
         acts = [DialogueAct(intent=_TABLES[role][label]) for label in sub]
         # every item named; a recommending utterance moves the recommended ones out (`_convert_original`)

@@ -17,7 +17,7 @@ user, the recommender the CRS. Items are identified by the title as written ("Hu
 A movie the recommender mentions that the seeker has not mentioned before counts as
 recommended (INSPIRED marks no recommendation act) and also gets a `recommend(title, item)`
 act. Strategy labels map to crsim intents where the meaning matches (`STRATEGY_INTENTS`); the
-labels themselves stay in `annotations["labels"]` and per sentence in `annotations["sentences"]`.
+labels themselves stay in the `labels` annotation and per sentence in `annotations["sentences"]`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from pydantic import Field
 from crsim.data.datasets.base import BadLine, DatasetReader, RawRecord, dataset
 from crsim.data.datasets.files import find_file, iter_json_lines, iter_lines, parsed
 from crsim.errors import DataError
+from crsim.model import annotations as keys
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.items import Item, ItemCollection
@@ -233,7 +234,7 @@ def _utterances(turns: list[tuple[Role, list[dict[str, Any]]]], record: RawRecor
         intents = dict.fromkeys(STRATEGY_INTENTS[label] for label in labels["strategy"])
         annotations: dict[str, Any] = {"sentences": sentences}
         if any(labels.values()):
-            annotations["labels"] = {k: v for k, v in labels.items() if v}
+            keys.DATASET_LABELS.put(annotations, {k: v for k, v in labels.items() if v})
         text = " ".join(s["text"].strip() for s in sentences).replace(_QUOTE, '"')
         utterances.append(_utterance(role, text, mentioned, annotations, said_by_seeker, list(intents)))
     return utterances

@@ -19,6 +19,7 @@ from rich.markup import escape
 from crsim.cli_support import atomic_output, user_errors
 from crsim.errors import ConfigError, CrsimError
 from crsim.eval.analysis.measures import DialogueMeasures, Thresholds
+from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, SCORES
 
 if TYPE_CHECKING:
     from crsim.eval.analysis.measuring import Measurer
@@ -54,7 +55,7 @@ JudgeOption = Annotated[
 ]
 CacheOption = Annotated[
     Path | None,
-    typer.Option(help="LLM response cache (SQLite); default: llm_cache.sqlite in each run folder."),
+    typer.Option(help=f"LLM response cache (SQLite); default: {LLM_CACHE} in each run folder."),
 ]
 ItemsOption = Annotated[
     Path | None,
@@ -99,7 +100,6 @@ class MeasureOptions:
 
 
 def _dialogue_file(run: Path) -> Path:
-    from crsim.run.records import DIALOGUES
 
     path = run / DIALOGUES if run.is_dir() else run
     if not path.is_file():
@@ -121,7 +121,6 @@ async def _measure_llm(path: Path, run: str, options: MeasureOptions) -> list[Di
     from crsim.llm.client import LLMHub
     from crsim.llm.config import LLMSettings, load_llm_settings
     from crsim.model.io import iter_dialogues
-    from crsim.run.records import LLM_CACHE
 
     settings = load_llm_settings(options.judge) if options.judge is not None else LLMSettings()
     if options.cache is not None:
@@ -288,8 +287,8 @@ def controllability_command(
 
 @analyze_app.command("consistency")
 def consistency_command(
-    scores_a: Annotated[Path, typer.Argument(help="scores.jsonl of the first judge configuration.")],
-    scores_b: Annotated[Path, typer.Argument(help="scores.jsonl of the second, on the same dialogues.")],
+    scores_a: Annotated[Path, typer.Argument(help=f"{SCORES} of the first judge configuration.")],
+    scores_b: Annotated[Path, typer.Argument(help=f"{SCORES} of the second, on the same dialogues.")],
     as_json: JsonOption = False,
 ) -> None:
     """Per metric in both files: paired dialogues, missing pairs, Pearson and Spearman correlations

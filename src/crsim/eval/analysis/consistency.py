@@ -21,6 +21,7 @@ from scipy import stats
 
 from crsim.errors import DataError
 from crsim.eval.evaluate import ScoreRecord, dialogue_value, read_scores
+from crsim.model.run_folder.files import SCORES
 
 GroupKey = tuple[str | None, str | None]
 
@@ -151,9 +152,7 @@ def consistency_report(path_a: str | Path, path_b: str | Path) -> ConsistencyRep
     path_b = Path(path_b)
     for path in (path_a, path_b):
         if not path.is_file():
-            raise DataError(
-                "file not found; expected scores.jsonl written by `crsim evaluate`", path=str(path)
-            )
+            raise DataError(f"file not found; expected {SCORES} written by `crsim evaluate`", path=str(path))
     records_a, records_b = read_scores(path_a), read_scores(path_b)
     labels_a = list(dict.fromkeys(r.metric for r in records_a))
     labels_b = list(dict.fromkeys(r.metric for r in records_b))

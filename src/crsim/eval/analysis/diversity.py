@@ -18,15 +18,16 @@ from pydantic import BaseModel, Field
 from scipy import stats
 
 from crsim.eval.analysis.measures import CATEGORIES, DialogueMeasures, Measure, Thresholds, UtteranceMeasures
+from crsim.model import annotations as keys
 
 Unit = Literal["dialogue", "utterance"]
 Direction = Literal["intended", "opposite", "no significant effect", "not testable"]
 
 #: Persona key -> the measure it should control and its levels from low to high.
 PATTERNS: dict[str, tuple[Measure, tuple[str, ...]]] = {
-    "sentence_length": (Measure.LENGTH, ("short", "medium", "long")),
-    "information_richness": (Measure.RICHNESS, ("low", "high")),
-    "formality": (Measure.FORMALITY, ("informal", "neutral", "formal")),
+    keys.SENTENCE_LENGTH.name: (Measure.LENGTH, ("short", "medium", "long")),
+    keys.INFORMATION_RICHNESS.name: (Measure.RICHNESS, ("low", "high")),
+    keys.FORMALITY.name: (Measure.FORMALITY, ("informal", "neutral", "formal")),
 }
 
 

@@ -11,17 +11,18 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from crsim.eval.analysis.formality import FormalityRules, classify_formality
 from crsim.eval.analysis.judge import LLMJudge
 from crsim.eval.analysis.measures import DialogueMeasures, Reading, Thresholds, UtteranceMeasures, word_count
 from crsim.eval.analysis.richness import RuleKeyPoints
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, Role
 from crsim.model.domain import Domain
 
 #: Persona keys holding the linguistic pattern (written by the RecUserSim-style simulator).
-PATTERN_KEYS = ("sentence_length", "formality", "information_richness")
+PATTERN_KEYS = tuple(key.name for key in keys.PATTERN_KEYS)
 
 
 class Measurer(Protocol):
@@ -68,11 +69,9 @@ class LLMMeasurer:
 
 def persona_pattern(dialogue: Dialogue) -> dict[str, str]:
     """The linguistic pattern in `user_profile.persona`: the `PATTERN_KEYS` present, as lower-case text."""
-    persona: dict[str, Any] = dialogue.user_profile.persona if dialogue.user_profile else {}
+    values = {key.name: keys.persona(key, dialogue) for key in keys.PATTERN_KEYS}
     return {
-        key: str(persona[key]).strip().lower()
-        for key in PATTERN_KEYS
-        if persona.get(key) is not None and str(persona[key]).strip()
+        name: value.strip().lower() for name, value in values.items() if value is not None and value.strip()
     }
 
 

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from crsim.cli_support import atomic_output, user_errors
+from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE
 
 if TYPE_CHECKING:
     from crsim.eval.judge.pairwise import PairwiseReport, Rate
@@ -74,8 +75,8 @@ def show(
 
 @judge_app.command("compare")
 def compare(
-    run_a: Annotated[Path, typer.Argument(help="Run folder A (or its dialogues.jsonl).")],
-    run_b: Annotated[Path, typer.Argument(help="Run folder B (or its dialogues.jsonl).")],
+    run_a: Annotated[Path, typer.Argument(help=f"Run folder A (or its {DIALOGUES}).")],
+    run_b: Annotated[Path, typer.Argument(help=f"Run folder B (or its {DIALOGUES}).")],
     judge: Annotated[
         Path | None,
         typer.Option(
@@ -88,7 +89,7 @@ def compare(
     ] = "recusersim6",
     cache: Annotated[
         Path | None,
-        typer.Option(help="LLM response cache; default: the config's, else llm_cache.sqlite in RUN_A."),
+        typer.Option(help=f"LLM response cache; default: the config's, else {LLM_CACHE} in RUN_A."),
     ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Compare only the first N pairs.")] = None,
     sim_a: Annotated[

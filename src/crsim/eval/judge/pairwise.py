@@ -46,7 +46,7 @@ from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, Message, system, user
 from crsim.model.dialogue import Dialogue
 from crsim.model.io import iter_dialogues
-from crsim.run.records import DIALOGUES, LLM_CACHE
+from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE
 from crsim.seeding import derive_seed
 from crsim.yaml_files import describe_yaml_error, load_yaml
 

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 
 from crsim.eval.metrics.structure import recommends
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, Role, Utterance
 
 USER_LABEL, CRS_LABEL = "USER", "CRS"
@@ -125,7 +126,7 @@ def general_preferences(dialogue: Dialogue) -> str | None:
     profile = dialogue.user_profile
     if profile is None:
         return None
-    given = profile.persona.get("general_preferences")
+    given = keys.persona(keys.GENERAL_PREFERENCES, dialogue)
     if isinstance(given, str) and given.strip():
         return given.strip()
     if isinstance(given, list) and given and all(isinstance(g, str) for g in given):

@@ -27,6 +27,7 @@ from sklearn.pipeline import Pipeline
 
 from crsim.data.datasets.base import convert_dataset
 from crsim.data.datasets.crsarena import CrsArenaDialReader, CrsArenaEvalReader, CrsArenaParams
+from crsim.errors import DataError
 from crsim.eval.learned.artifact import ARTIFACT_VERSION, Artifact, TrainingData
 from crsim.eval.learned.cv import (
     Fold,
@@ -51,6 +52,7 @@ from crsim.eval.learned.validation import (
     system_level,
     within_group_auc,
 )
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, Role
 
 Protocol = Literal["grouped_5fold", "leave_one_system_out"]
@@ -134,16 +136,26 @@ def load_sets(dial: str | Path, eval_file: str | Path) -> tuple[LabelledSet, Lab
             "self-reported sentiment (satisfied / frustrated)",
             [str(dial)],
             dial_dialogues,
-            lambda d: 1.0 if d.metadata["human"]["sentiment"] == "satisfied" else 0.0,
+            lambda d: 1.0 if _human(d)["sentiment"] == "satisfied" else 0.0,
         ),
         labelled(
             "crsarena_eval",
             "CRSArena-Eval: CRSArena-Dial conversations with aggregated crowd labels; dialogue_overall 0-4",
             [str(eval_file)],
             eval_dialogues,
-            lambda d: float(d.metadata["human"]["dialogue_overall"]),
+            lambda d: float(_human(d)["dialogue_overall"]),
         ),
     )
+
+
+def _human(dialogue: Dialogue) -> dict[str, Any]:
+    """The dialogue-level crowd labels of a converted CRSArena dialogue (a located error if absent)."""
+    labels = keys.metadata(keys.HUMAN_DIALOGUE_LABELS, dialogue)
+    if labels is None:
+        raise DataError(
+            f"dialogue {dialogue.id!r}: no crowd labels", field=f"metadata.{keys.HUMAN_DIALOGUE_LABELS.name}"
+        )
+    return labels
 
 
 def labelled(

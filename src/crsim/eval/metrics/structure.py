@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from crsim.eval.metrics.base import NO_ACTS, NO_TARGETS, NotApplicable
+from crsim.model import annotations as keys
 from crsim.model.acts import Intent
 from crsim.model.dialogue import Dialogue, Role, Utterance
 
@@ -62,7 +63,7 @@ class Round:
 
 
 class LabelSets(BaseModel):
-    """A dataset's own intent labels (kept by converters in `annotations["labels"]["intents"]`)
+    """A dataset's own intent labels (kept by converters in the `labels` annotation, field `intents`)
     that mean recommend, accept and reject, matched exactly, as UserSimCRS's metric classes take them."""
 
     model_config = ConfigDict(extra="forbid")
@@ -83,18 +84,18 @@ LABEL_PRESETS: dict[str, LabelSets] = {
 }
 
 
-def _original_labels(utterance: Utterance) -> set[str]:
-    labels = utterance.annotations.get("labels")
-    intents = labels.get("intents") if isinstance(labels, dict) else None
-    return {str(i) for i in intents} if isinstance(intents, list) else set()
+def _original_labels(dialogue: Dialogue, index: int) -> set[str]:
+    labels = keys.annotation(keys.DATASET_LABELS, dialogue, index) or {}
+    return set(labels.get(keys.LABEL_INTENTS) or ())
 
 
-def _reading(utterance: Utterance, labels: LabelSets | None) -> tuple[bool, bool, bool]:
+def _reading(dialogue: Dialogue, index: int, labels: LabelSets | None) -> tuple[bool, bool, bool]:
     """(carries a recommend intent, an accept, a reject): crsim acts, or the dataset's own labels."""
+    utterance = dialogue.utterances[index]
     if labels is None:
         intents = {a.intent for a in utterance.acts}
         return _RECOMMEND in intents, _ACCEPT in intents, _REJECT in intents
-    own = _original_labels(utterance)
+    own = _original_labels(dialogue, index)
     return bool(own & set(labels.recommend)), bool(own & set(labels.accept)), bool(own & set(labels.reject))
 
 
@@ -111,7 +112,7 @@ def recommendation_rounds(
     opened = mode == "usersimcrs" and bool(dialogue.utterances)
     accepts, accepted = 0, False
     for index, utterance in enumerate(dialogue.utterances):
-        recommend, accept, reject = _reading(utterance, labels)
+        recommend, accept, reject = _reading(dialogue, index, labels)
         by_crs = utterance.role is Role.CRS and (recommend or (labels is None and recommends(utterance)))
         if by_crs or (recommend and mode == "usersimcrs"):
             if opened and (index > 0 or start is not None):

@@ -17,11 +17,13 @@ from typing import Any, Literal
 from pydantic import Field
 
 from crsim.eval.metrics.base import Evaluator, NotApplicable, Value
+from crsim.model.annotations import RATINGS, annotation
 from crsim.model.dialogue import Dialogue, Role
 from crsim.registry import Params as BaseParams
 from crsim.registry import metric
 
-ANNOTATION = "ratings"
+#: The annotation this evaluator reads (declared in model/annotations.py).
+ANNOTATION = RATINGS.name
 Aspect = Literal["language", "action", "recommendation"]
 ASPECTS: tuple[Aspect, ...] = ("language", "action", "recommendation")
 NO_RATINGS = "no explicit user ratings in the dialogue (a rating simulator such as recusersim writes them)"
@@ -44,17 +46,16 @@ class UserRatings(Evaluator):
     async def evaluate(self, dialogue: Dialogue) -> list[Value]:
         values: list[Value] = []
         user_turn = 0
-        for utterance in dialogue.utterances:
+        for index, utterance in enumerate(dialogue.utterances):
             if utterance.role is not Role.USER:
                 continue
             user_turn += 1
-            ratings = utterance.annotations.get(ANNOTATION)
-            if not isinstance(ratings, dict):
+            ratings = annotation(RATINGS, dialogue, index)  # a malformed value is a located DataError
+            if ratings is None:
                 continue
-            turn = ratings.get("turn")
-            turn = turn if isinstance(turn, int) and turn >= 1 else user_turn - 1
+            turn = ratings.turn if ratings.turn >= 1 else user_turn - 1
             for aspect in self.params.aspects:  # type: ignore[attr-defined]
-                rating = ratings.get(aspect)
+                rating = getattr(ratings, aspect)
                 if isinstance(rating, dict):
                     values.append(_value(aspect, turn, rating))
         if not values:

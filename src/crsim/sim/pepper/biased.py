@@ -5,7 +5,7 @@ directors, stars and plot; never the titles) and describes what they want from t
 targets form the *residual* subset. Which targets are selected is a property of the user
 (`profile.persona["target_split"]`, drawn by the PEPPER populations), so that both simulators'
 dialogues with a user are scored on the same subsets; for other populations the simulator
-draws the split itself from the dialogue seed. The split is kept in `Dialogue.metadata["target_split"]`.
+draws the split itself from the dialogue seed. The split is kept in `Dialogue.metadata` (`TARGET_SPLIT`).
 
 The general preferences are still written (one cached narrative per user) and recorded, only so
 that the pepper3 judge sees the same preferences for both simulators; they are not in the prompt.
@@ -23,6 +23,7 @@ from crsim.data.population_pepper import split_targets
 from crsim.errors import DataError
 from crsim.llm.client import LLMHub
 from crsim.llm.prompts import load_template, render
+from crsim.model import annotations as keys
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
 from crsim.registry import simulator
@@ -33,11 +34,9 @@ from crsim.sim.pepper.profile import PROMPTS, ItemView, item_view
 
 def target_split(user: SimulatedUser, count: int, seed: int) -> tuple[list[str], list[str]]:
     """(selected, residual) targets: the population's split when it has one, else drawn with `seed`."""
-    given = user.profile.persona.get("target_split")
-    if isinstance(given, dict):
-        selected, residual = given.get("selected"), given.get("residual")
-        if isinstance(selected, list) and isinstance(residual, list):
-            return [str(t) for t in selected], [str(t) for t in residual]
+    given = keys.user_persona(keys.PERSONA_TARGET_SPLIT, user.id, user.profile.persona)
+    if given is not None:
+        return list(given.selected), list(given.residual)
     if not user.need.targets:
         return [], []
     return split_targets(list(user.need.targets), count, random.Random(seed))
@@ -73,7 +72,7 @@ class TargetBiasedSimulator(ChatUser):
             raise DataError(
                 f"user {user.id!r}: no target items to describe; the target-biased user needs targets"
             )
-        self.notes.metadata["target_split"] = {"selected": selected, "residual": residual}
+        keys.TARGET_SPLIT.put(self.notes.metadata, {"selected": selected, "residual": residual})
         self.targets = [
             item_view(self.domain.items[t], self.params.plot_chars)
             for t in selected
@@ -81,7 +80,7 @@ class TargetBiasedSimulator(ChatUser):
         ]
         if self.params.record_general_preferences:
             await self.load_general_preferences(user)
-        notes: dict[str, Any] = {"selected_targets": selected}
+        notes: dict[str, Any] = keys.SELECTED_TARGETS.entry(selected)
         if greeting is not None:
             self.hear(greeting)
         else:

@@ -14,6 +14,9 @@ from rich.table import Table
 
 from crsim.cli_support import atomic_output, user_errors
 from crsim.errors import ConfigError, DataError
+from crsim.model import annotations as keys
+from crsim.model.run_folder.files import DIALOGUES
+from crsim.model.run_folder.folder import dialogues_file
 
 if TYPE_CHECKING:
     from crsim.llm.client import LLMHub
@@ -29,10 +32,10 @@ console = Console(soft_wrap=True)
 
 
 def _dialogues_file(run: Path) -> Path:
-    path = run / "dialogues.jsonl" if run.is_dir() else run
+    path = dialogues_file(run)
     if not path.is_file():
         raise DataError(
-            "not found; expected a run folder with dialogues.jsonl or a dialogue JSONL file", path=str(path)
+            f"not found; expected a run folder with {DIALOGUES} or a dialogue JSONL file", path=str(path)
         )
     return path
 
@@ -158,7 +161,10 @@ def pref_accuracy_command(
         domain = build_domain(experiment)
         population = build_users(experiment.users, domain, experiment.seed)
         source = pepper_source(experiment.users, domain)
-        true = {u.id: source.ratings[str(u.profile.persona["source_user_id"])] for u in population}
+        true = {
+            u.id: source.ratings[str(keys.user_persona(keys.SOURCE_USER_ID, u.id, u.profile.persona))]
+            for u in population
+        }
         cache_path = cache or (out.with_name(out.stem + ".llm_cache.sqlite") if out else None)
         hub = LLMHub(experiment.llm, cache_path=cache_path)
         hub.check(["user"])

@@ -12,6 +12,7 @@ from crsim.llm.client import LLMHub
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import render, template_check
 from crsim.llm.types import GenerationConfig, Message, assistant, system, user
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Role
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
@@ -81,7 +82,10 @@ class ChatUser:
             max_tokens=self.settings.narrative_max_tokens,
         )
         self.notes.persona.update(
-            general_preferences=general.narrative, binary_preferences=general.binary.as_record()
+            {
+                **keys.GENERAL_PREFERENCES.entry(general.narrative),
+                **keys.BINARY_PREFERENCES.entry(general.binary.as_record()),
+            }
         )
         return general
 

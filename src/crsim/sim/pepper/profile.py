@@ -22,6 +22,7 @@ from crsim.llm.prompts import load_template, render
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, Message, system
 from crsim.llm.types import user as user_message
+from crsim.model import annotations as keys
 from crsim.model.domain import Domain
 from crsim.model.items import Item
 from crsim.model.user import SimulatedUser
@@ -76,10 +77,8 @@ class Feedback:
 
 
 def rating_scale(user: SimulatedUser) -> tuple[float, float]:
-    given = user.profile.persona.get("rating_scale")
-    if isinstance(given, list) and len(given) == 2 and all(isinstance(v, int | float) for v in given):
-        return float(given[0]), float(given[1])
-    return (0.5, 5.0)
+    given = keys.user_persona(keys.RATING_SCALE, user.id, user.profile.persona)
+    return given if given is not None else (0.5, 5.0)
 
 
 def seen_feedback(user: SimulatedUser, item_id: str) -> Feedback | None:
@@ -87,10 +86,10 @@ def seen_feedback(user: SimulatedUser, item_id: str) -> Feedback | None:
     rating = user.profile.item_ratings.get(item_id)
     if rating is None:
         return None
-    reviews = user.profile.persona.get("reviews")
-    tags = user.profile.persona.get("tags")
-    review = reviews.get(item_id, "") if isinstance(reviews, dict) else ""
-    own_tags = tags.get(item_id, []) if isinstance(tags, dict) else []
+    reviews = keys.user_persona(keys.REVIEWS, user.id, user.profile.persona) or {}
+    tags = keys.user_persona(keys.TAGS, user.id, user.profile.persona) or {}
+    review = reviews.get(item_id, "")
+    own_tags = tags.get(item_id, [])
     return Feedback(rating, rating_scale(user), str(review), [str(t) for t in own_tags])
 
 
@@ -229,7 +228,7 @@ async def general_preferences(
         )
     else:
         binary = rule_preferences(user)
-    given = user.profile.persona.get("general_preferences")
+    given = keys.user_persona(keys.GENERAL_PREFERENCES, user.id, user.profile.persona)
     if isinstance(given, str) and given.strip():
         return GeneralPreferences(given.strip(), binary, seen, generated=False)
     narrative = await write_narrative(llm, seen, binary, max_tokens=max_tokens)
@@ -238,10 +237,10 @@ async def general_preferences(
 
 def played_profile(user: SimulatedUser, prefs: GeneralPreferences) -> Any:
     """The user's profile with the general preferences the simulator played, for the record
-    (the judge reads `persona["general_preferences"]`)."""
+    (the judge reads persona `GENERAL_PREFERENCES`)."""
     persona = {
         **user.profile.persona,
-        "general_preferences": prefs.narrative,
-        "binary_preferences": prefs.binary.as_record(),
+        **keys.GENERAL_PREFERENCES.entry(prefs.narrative),
+        **keys.BINARY_PREFERENCES.entry(prefs.binary.as_record()),
     }
     return user.profile.model_copy(update={"persona": persona})

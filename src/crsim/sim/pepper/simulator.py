@@ -28,6 +28,7 @@ from crsim.llm.client import LLMHub
 from crsim.llm.prompts import load_template, render
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, system, user
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Role
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
@@ -113,7 +114,7 @@ class PepperSimulator(ChatUser):
     async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
         self.user = user
         self.general = await self.load_general_preferences(user)
-        notes: dict[str, Any] = {"general_preferences": self.general.narrative}
+        notes: dict[str, Any] = keys.GENERAL_PREFERENCES_NOTE.entry(self.general.narrative)
         if greeting is None:
             self.turn = 1
             return await self._message(render(self.template, **self._vars(), part="opening"), notes, [])
@@ -152,8 +153,10 @@ class PepperSimulator(ChatUser):
                 record.update(result)
             records.append(record)
         if shown:
-            notes["item_interface"] = [{"item": s.item.id, "seen": s.feedback is not None} for s in shown]
-            notes["reflected_preferences"] = records
+            keys.ITEM_INTERFACE.put(
+                notes, [{"item": s.item.id, "seen": s.feedback is not None} for s in shown]
+            )
+            keys.REFLECTED_PREFERENCES.put(notes, records)
         screen = render(
             self.template,
             **self._vars(),

@@ -44,6 +44,7 @@ from crsim.llm.types import GenerationConfig, Message
 from crsim.llm.types import assistant as assistant_message
 from crsim.llm.types import system as system_message
 from crsim.llm.types import user as user_message
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Role
 from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
@@ -160,8 +161,8 @@ def need_view(user: SimulatedUser, domain: Domain, *, preferences: bool = True) 
 
 
 def persona_text(user: SimulatedUser, fallback: str | None) -> str | None:
-    """The user's own persona (`profile.persona["description"]`) if it has one, else the configured one."""
-    described = user.profile.persona.get("description")
+    """The user's own persona (persona `DESCRIPTION`) if it has one, else the configured one."""
+    described = keys.user_persona(keys.DESCRIPTION, user.id, user.profile.persona)
     if isinstance(described, str) and described.strip():
         return described.strip()
     return fallback.strip() if fallback and fallback.strip() else None

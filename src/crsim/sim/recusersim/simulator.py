@@ -15,8 +15,8 @@ Every call of a dialogue starts with the same system message (the profile), foll
 conversation so far and only then the task, so a provider with prompt-prefix caching (llama.cpp's
 slots, OpenAI's automatic caching) reuses the shared prefix across all calls of a turn and across
 turns. Each user utterance records its LLM calls by kind (`llm_calls_by_kind`); the dialogue's
-`metadata["recusersim"]` and `user_profile.persona` record the profile, the conflict fixes and the
-discovered preferences.
+metadata (`RECUSERSIM` of model/annotations.py) and `user_profile.persona` record the profile, the
+conflict fixes and the discovered preferences.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from crsim.llm.structured import Structured, generate_json
 from crsim.llm.types import GenerationConfig, Message
 from crsim.llm.types import system as system_message
 from crsim.llm.types import user as user_message
+from crsim.model.annotations import RATINGS, RECUSERSIM, RECUSERSIM_PROFILE
 from crsim.model.dialogue import Role
 from crsim.model.domain import Domain
 from crsim.model.items import Item
@@ -173,7 +174,7 @@ class RecUserSim:
         self.turn += 1
         notes: dict[str, Any] = {}
         ratings = await self._timed("rating", self._rate_and_excite(recommended, notes))
-        notes["ratings"] = {"turn": self.turn - 1, **ratings}
+        RATINGS.put(notes, {"turn": self.turn - 1, **ratings})
         described = describe(ratings)
         chosen = await self._timed("action", self._choose(described, notes))
         return await self._reply(chosen, described, notes, started)
@@ -185,17 +186,17 @@ class RecUserSim:
         profile = self.memory.profile
         persona: dict[str, Any] = {
             **profile.traits.model_dump(),
-            "profile": profile.model_dump(mode="json"),
+            **RECUSERSIM_PROFILE.entry(profile.model_dump(mode="json")),
         }
-        metadata = {
-            "recusersim": {
+        metadata = RECUSERSIM.entry(
+            {
                 "profile_dictionary": self.dictionary.domain,
                 "sampled_profile": self.sampled.model_dump(mode="json"),
                 "conflict_resolution": self.resolution,
                 "discovered_preferences": [d.model_dump() for d in self.memory.discovered],
                 "llm_calls_by_kind": dict(sorted((self._all_calls + self._calls).items())),
             }
-        }
+        )
         return DialogueNotes(persona=persona, metadata=metadata)
 
     # --- steps ----------------------------------------------------------------------------------

@@ -1,0 +1,571 @@
+"""The declared keys of the open dictionaries of a record: `Utterance.annotations`,
+`Dialogue.metadata` and `UserProfile.persona`.
+
+Those dictionaries stay open (converters and other tools put their own keys there), but a key that
+one part of crsim writes and another reads is declared here once: its name, its type, who writes it,
+who reads it and what it means. Producers write through `Key.put` / `Key.entry` (the value is
+checked against the type, and stored exactly as given, so records keep their bytes); consumers read
+through `Key.get` or the record helpers `annotation`, `metadata` and `persona`, which return the
+parsed value or raise a `DataError` naming the dialogue, the utterance and the key. No other module
+spells a declared key as a string (tests/test_annotations.py checks src/), and
+docs/data-format.md lists every key (checked by the same test).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    NonNegativeInt,
+    PositiveInt,
+    TypeAdapter,
+    ValidationError,
+)
+
+from crsim.errors import DataError
+from crsim.model.dialogue import Dialogue
+
+T = TypeVar("T")
+
+
+class Scope(StrEnum):
+    """Which open dictionary a key lives in."""
+
+    ANNOTATION = "annotations"
+    METADATA = "metadata"
+    PERSONA = "persona"
+
+
+_FIELD_OF_SCOPE = {
+    Scope.ANNOTATION: "annotations",
+    Scope.METADATA: "metadata",
+    Scope.PERSONA: "user_profile.persona",
+}
+
+
+@dataclass(frozen=True)
+class Key(Generic[T]):
+    """One declared key: name, type, writers, readers and a one-line description."""
+
+    name: str
+    scope: Scope
+    adapter: TypeAdapter[T] = field(repr=False)
+    type_name: str
+    writers: tuple[str, ...]
+    readers: tuple[str, ...]
+    description: str
+
+    def check(self, value: Any) -> Any:
+        """`value` unchanged if it has the declared type; a `DataError` (a producer's bug) if not."""
+        try:
+            self.adapter.validate_python(value)
+        except ValidationError as error:
+            raise DataError(
+                f"writing {self.scope.value} key {self.name!r}: expected {self.type_name}: {_first(error)}"
+            ) from None
+        return value
+
+    def put(self, mapping: MutableMapping[str, Any], value: Any) -> None:
+        """Store a checked value under this key (as given: the record's JSON does not change)."""
+        mapping[self.name] = self.check(value)
+
+    def entry(self, value: Any) -> dict[str, Any]:
+        """`{name: value}` checked, for building a dictionary literal (`{**KEY.entry(v), ...}`)."""
+        return {self.name: self.check(value)}
+
+    def present(self, mapping: Mapping[str, Any] | None) -> bool:
+        return mapping is not None and self.name in mapping
+
+    def pop(self, mapping: MutableMapping[str, Any]) -> Any:
+        """Remove the key, returning its raw value (None when absent)."""
+        return mapping.pop(self.name, None)
+
+    def get(self, mapping: Mapping[str, Any] | None, *, where: str, field_prefix: str = "") -> T | None:
+        """The parsed value, None when absent; a `DataError` located by `where` (e.g. "dialogue 'd1'")
+        and the field path when the value does not have the declared type."""
+        if mapping is None or self.name not in mapping:
+            return None
+        return self.parse(mapping[self.name], where=where, field_prefix=field_prefix)
+
+    def parse(self, raw: Any, *, where: str, field_prefix: str = "") -> T:
+        try:
+            return self.adapter.validate_python(raw)
+        except ValidationError as error:
+            path = f"{field_prefix}{_FIELD_OF_SCOPE[self.scope]}.{self.name}"
+            located = DataError(f"{where}, field '{path}': expected {self.type_name}: {_first(error)}")
+            located.field = path
+            raise located from None
+
+
+def _first(error: ValidationError) -> str:
+    """The first problem of a validation error, in one line."""
+    detail = error.errors()[0]
+    location = ".".join(str(p) for p in detail["loc"])
+    return f"{location}: {detail['msg']}" if location else str(detail["msg"])
+
+
+#: Every declared key, in the order of docs/data-format.md.
+DECLARED: list[Key[Any]] = []
+
+
+def _declare(
+    name: str,
+    scope: Scope,
+    annotation: Any,
+    type_name: str,
+    *,
+    writers: tuple[str, ...],
+    readers: tuple[str, ...],
+    description: str,
+) -> Key[Any]:
+    key: Key[Any] = Key(name, scope, TypeAdapter(annotation), type_name, writers, readers, description)
+    DECLARED.append(key)
+    return key
+
+
+# --- value types --------------------------------------------------------------------------------
+
+
+class _Open(BaseModel):
+    """A structured value whose declared fields are typed; other fields are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class TurnRatings(_Open):
+    """A rating simulator's ratings of the CRS turn it answers; each aspect is a dict with `score`
+    (a number, or absent with an `error`), `justification` and aspect-specific fields."""
+
+    turn: NonNegativeInt
+    language: dict[str, Any] | None = None
+    action: dict[str, Any] | None = None
+    recommendation: dict[str, Any] | None = None
+
+
+class TargetSplit(_Open):
+    """PEPPER's split of the targets into the ones the user is told about and the rest."""
+
+    selected: list[str]
+    residual: list[str] = []
+
+
+class HTTPExchange(_Open):
+    """Retries behind one CRS reply of an HTTP adapter."""
+
+    retries: list[dict[str, Any]]
+    message_possibly_resent: bool
+
+
+class ShownItem(_Open):
+    item: str
+    seen: bool
+
+
+class _KnownLabels(_Open):
+    intents: list[str] | None = None
+    top_level: list[str] | None = None
+    accepted_recommendation: bool | None = None
+    dialogue_acts: list[dict[str, Any]] | None = None
+
+
+def _known_labels(labels: dict[str, Any]) -> dict[str, Any]:
+    """The labels unchanged, once the keys several converters share have their types."""
+    _KnownLabels.model_validate(labels)
+    return labels
+
+
+#: Fields of `DatasetLabels` that readers use: the dataset's intent labels, an accepted recommendation.
+LABEL_INTENTS = "intents"
+LABEL_ACCEPTED = "accepted_recommendation"
+#: A dataset's own labels of an utterance: each converter keeps its own keys beside the shared ones.
+DatasetLabels = Annotated[dict[str, Any], AfterValidator(_known_labels)]
+
+
+class ExtractionError(_Open):
+    """A failed LLM annotation: the annotator or extractor, the error, the model's raw answer."""
+
+    error: str
+    raw: str | None = None
+
+
+# --- Utterance.annotations ----------------------------------------------------------------------
+
+A = Scope.ANNOTATION
+RATINGS: Key[TurnRatings] = _declare(
+    "ratings",
+    A,
+    TurnRatings,
+    "{turn: int >= 0, <aspect>: {score, justification, ...}}",
+    writers=("sim/recusersim/simulator.py",),
+    readers=("eval/metrics/user_ratings.py",),
+    description="The user simulator's explicit ratings of the CRS turn it answers (user utterances).",
+)
+RECOMMENDED_ITEMS_SOURCE: Key[Literal["linked"]] = _declare(
+    "recommended_items_source",
+    A,
+    Literal["linked"],
+    '"linked"',
+    writers=("crs/http/base.py", "run/loop.py"),
+    readers=("run/loop.py",),
+    description="The CRS utterance's item ids were linked from titles in its text, not listed by the CRS.",
+)
+REPLACED_CODE_POINTS: Key[int] = _declare(
+    "replaced_code_points",
+    A,
+    PositiveInt,
+    "int > 0",
+    writers=("crs/http/base.py",),
+    readers=("record readers (docs/data-format.md)",),
+    description="Characters of a CRS server's reply that could not be written (lone surrogates), replaced "
+    "with U+FFFD; absent when 0.",
+)
+HTTP: Key[HTTPExchange] = _declare(
+    "http",
+    A,
+    HTTPExchange,
+    "{retries: [ {...} ], message_possibly_resent: bool}",
+    writers=("crs/http/base.py",),
+    readers=("record readers (docs/crs.md)",),
+    description="Retried requests behind one CRS reply; absent when there were none.",
+)
+ACTS_SOURCE: Key[str] = _declare(
+    "acts_source",
+    A,
+    str,
+    "str",
+    writers=("data/augment/base.py",),
+    readers=("data/augment/llm.py", "record readers"),
+    description="The act annotator that wrote the utterance's acts (its registry name).",
+)
+ACTS_ERROR: Key[ExtractionError] = _declare(
+    "acts_error",
+    A,
+    ExtractionError,
+    "{annotator: str, error: str, raw: str | null}",
+    writers=("data/augment/llm.py",),
+    readers=("data/annotate_cli.py",),
+    description="The LLM act annotator could not read its answer: no acts, the error and the raw answer.",
+)
+HUMAN_TURN_LABELS: Key[dict[str, Any]] = _declare(
+    "human",
+    A,
+    dict[str, Any],
+    "{aspect: label}",
+    writers=("data/datasets/crsarena.py",),
+    readers=("meta/gold.py",),
+    description="CRSArena-Eval crowd labels of an assistant utterance (relevance 0-3, interestingness 0-2).",
+)
+SELECTED_TARGETS: Key[list[str]] = _declare(
+    "selected_targets",
+    A,
+    list[str],
+    "[item id]",
+    writers=("sim/pepper/biased.py",),
+    readers=("record readers (docs/pepper.md)",),
+    description="The targets the target-biased user was told about (its opening utterance).",
+)
+ITEM_INTERFACE: Key[list[ShownItem]] = _declare(
+    "item_interface",
+    A,
+    list[ShownItem],
+    "[{item: id, seen: bool}]",
+    writers=("sim/pepper/simulator.py",),
+    readers=("record readers (docs/pepper.md)",),
+    description="The recommended items PEPPER's user looked at before this reply, and whether each was seen.",
+)
+REFLECTED_PREFERENCES: Key[list[dict[str, Any]]] = _declare(
+    "reflected_preferences",
+    A,
+    list[dict[str, Any]],
+    "[{item, seen, like, dislike | error, raw}]",
+    writers=("sim/pepper/simulator.py",),
+    readers=("record readers (docs/pepper.md)",),
+    description="PEPPER's reflections on the items it looked at (or the error of an unreadable one).",
+)
+GENERAL_PREFERENCES_NOTE: Key[str] = _declare(
+    "general_preferences",
+    A,
+    str,
+    "str",
+    writers=("sim/pepper/simulator.py",),
+    readers=("record readers (docs/pepper.md)",),
+    description="PEPPER's general-preferences narrative, on the opening user utterance.",
+)
+
+DATASET_LABELS: Key[dict[str, Any]] = _declare(
+    "labels",
+    A,
+    DatasetLabels,
+    "{intents: [str], top_level: [str], accepted_recommendation: bool, dialogue_acts: [...], ...}",
+    writers=("data/datasets/iard.py", "data/datasets/inspired.py", "data/datasets/dialoguekit.py"),
+    readers=("eval/metrics/structure.py", "data/population_iard.py", "data/augment/need_eval.py"),
+    description="A converted dataset's own labels of the utterance (intent labels, accepted recommendation).",
+)
+
+# --- Dialogue.metadata --------------------------------------------------------------------------
+
+M = Scope.METADATA
+SEED: Key[int] = _declare(
+    "seed",
+    M,
+    int,
+    "int",
+    writers=("run/batch.py",),
+    readers=("analysis.py",),
+    description="The dialogue's seed (derived from the run seed and the dialogue's identity).",
+)
+DOMAIN: Key[str] = _declare(
+    "domain",
+    M,
+    str,
+    "str",
+    writers=("run/batch.py",),
+    readers=("record readers",),
+    description="Name of the run's domain.",
+)
+TRIAL: Key[int] = _declare(
+    "trial",
+    M,
+    NonNegativeInt,
+    "int >= 0",
+    writers=("run/batch.py",),
+    readers=("analysis.py",),
+    description="Repetition index of the dialogue (0 first); written only when a run repeats dialogues.",
+)
+TARGET_SPLIT: Key[TargetSplit] = _declare(
+    "target_split",
+    M,
+    TargetSplit,
+    "{selected: [id], residual: [id]}",
+    writers=("sim/pepper/biased.py",),
+    readers=("eval/pepper.py",),
+    description="The selected/residual target split the target-biased simulator used.",
+)
+RECUSERSIM: Key[dict[str, Any]] = _declare(
+    "recusersim",
+    M,
+    dict[str, Any],
+    "{profile_dictionary, sampled_profile, conflict_resolution, ...}",
+    writers=("sim/recusersim/simulator.py",),
+    readers=("record readers (docs/recusersim.md)",),
+    description="RecUserSim's sampled profile, conflict fixes, discovered preferences and calls by kind.",
+)
+NEED_SOURCE: Key[str] = _declare(
+    "information_need_source",
+    M,
+    str,
+    '"rules" | "llm"',
+    writers=("data/augment/need.py", "data/augment/llm_need.py"),
+    readers=("data/augment/need_eval.py",),
+    description="Which extractor wrote the dialogue's information need.",
+)
+NEED_ERROR: Key[ExtractionError] = _declare(
+    "information_need_error",
+    M,
+    ExtractionError,
+    "{extractor: str, error: str, raw: str | null}",
+    writers=("data/augment/llm_need.py",),
+    readers=("data/annotate_cli.py",),
+    description="The LLM need extractor could not read its answer: the error and the raw answer.",
+)
+UNLINKED_TITLES: Key[list[str]] = _declare(
+    "information_need_unlinked_titles",
+    M,
+    list[str],
+    "[str]",
+    writers=("data/augment/llm_need.py",),
+    readers=("record readers (docs/annotation.md)",),
+    description="Titles the LLM need extractor named that link to no item of the domain.",
+)
+ORIGINAL_ID: Key[str] = _declare(
+    "original_id",
+    M,
+    str,
+    "str",
+    writers=("data/datasets/base.py",),
+    readers=("record readers (docs/datasets.md)",),
+    description="The id a converted dialogue's record gave, when it was renamed to keep ids unique.",
+)
+ACCEPTED_RECOMMENDATION: Key[list[Any]] = _declare(
+    "accepted_recommendation",
+    M,
+    list[Any],
+    "[utterance position]",
+    writers=("data/datasets/iard.py",),
+    readers=("data/augment/need_eval.py",),
+    description="IARD: positions of the seeker utterances that accept a recommendation (the gold targets).",
+)
+HUMAN_DIALOGUE_LABELS: Key[dict[str, Any]] = _declare(
+    "human",
+    M,
+    dict[str, Any],
+    "{aspect | sentiment: label}",
+    writers=("data/datasets/crsarena.py",),
+    readers=("meta/gold.py", "eval/learned/training.py"),
+    description="CRSArena crowd labels of the whole dialogue (sentiment, dialogue_overall, ...).",
+)
+
+# --- UserProfile.persona ------------------------------------------------------------------------
+
+P = Scope.PERSONA
+DESCRIPTION: Key[str] = _declare(
+    "description",
+    P,
+    str,
+    "str",
+    writers=("user files", "other tools"),
+    readers=("sim/prompt/common.py",),
+    description="A free-text persona the LLM user plays instead of the configured one.",
+)
+SOURCE_USER_ID: Key[str] = _declare(
+    "source_user_id",
+    P,
+    str,
+    "str",
+    writers=("data/population_pepper.py",),
+    readers=("sim/pepper/cli.py",),
+    description="The rating table's user the PEPPER user was made from.",
+)
+RATING_SCALE: Key[tuple[float, float]] = _declare(
+    "rating_scale",
+    P,
+    tuple[float, float],
+    "[low, high]",
+    writers=("data/population_pepper.py",),
+    readers=("sim/pepper/profile.py",),
+    description="Lowest and highest rating of the source's rating scale.",
+)
+PERSONA_TARGET_SPLIT: Key[TargetSplit] = _declare(
+    "target_split",
+    P,
+    TargetSplit,
+    "{selected: [id], residual: [id]}",
+    writers=("data/population_pepper.py",),
+    readers=("sim/pepper/biased.py", "eval/pepper.py"),
+    description="The population's selected/residual split of the user's targets.",
+)
+REVIEWS: Key[dict[str, str]] = _declare(
+    "reviews",
+    P,
+    dict[str, str],
+    "{item id: review text}",
+    writers=("data/population_pepper.py",),
+    readers=("sim/pepper/profile.py",),
+    description="The user's own reviews of seen items (a reviews table source).",
+)
+TAGS: Key[dict[str, list[str]]] = _declare(
+    "tags",
+    P,
+    dict[str, list[str]],
+    "{item id: [tag]}",
+    writers=("data/population_pepper.py",),
+    readers=("sim/pepper/profile.py", "data/population_pepper.py"),
+    description="The user's own MovieLens tags of seen items.",
+)
+GENERAL_PREFERENCES: Key[str | list[str] | Any] = _declare(
+    "general_preferences",
+    P,
+    Any,
+    "str (a list of str or any JSON value is shown as JSON)",
+    writers=("sim/pepper/profile.py", "user files"),
+    readers=("sim/pepper/profile.py", "eval/judge/transcript.py"),
+    description="The user's general preferences as text; the judge shows them, PEPPER plays them.",
+)
+BINARY_PREFERENCES: Key[dict[str, Any]] = _declare(
+    "binary_preferences",
+    P,
+    dict[str, Any],
+    "{likes: [str], dislikes: [str]}",
+    writers=("sim/pepper/profile.py",),
+    readers=("record readers (docs/pepper.md)",),
+    description="The likes and dislikes PEPPER derived from the user's ratings or reviews.",
+)
+SENTENCE_LENGTH: Key[str] = _declare(
+    "sentence_length",
+    P,
+    str,
+    "str",
+    writers=("sim/recusersim/profile.py",),
+    readers=("eval/analysis/measuring.py", "eval/analysis/diversity.py"),
+    description="The linguistic pattern's sentence length (short, medium, long) the user was told to use.",
+)
+FORMALITY: Key[str] = _declare(
+    "formality",
+    P,
+    str,
+    "str",
+    writers=("sim/recusersim/profile.py",),
+    readers=("eval/analysis/measuring.py", "eval/analysis/diversity.py"),
+    description="The linguistic pattern's formality (informal, neutral, formal).",
+)
+INFORMATION_RICHNESS: Key[str] = _declare(
+    "information_richness",
+    P,
+    str,
+    "str",
+    writers=("sim/recusersim/profile.py",),
+    readers=("eval/analysis/measuring.py", "eval/analysis/diversity.py"),
+    description="The linguistic pattern's information richness (low, high).",
+)
+RECUSERSIM_PROFILE: Key[dict[str, Any]] = _declare(
+    "profile",
+    P,
+    dict[str, Any],
+    "{...RecUserSim profile}",
+    writers=("sim/recusersim/simulator.py",),
+    readers=("record readers (docs/recusersim.md)",),
+    description="The whole RecUserSim profile the user played (after conflict fixes).",
+)
+
+#: The persona keys of a linguistic pattern, in the order analyses report them.
+PATTERN_KEYS: tuple[Key[str], ...] = (SENTENCE_LENGTH, FORMALITY, INFORMATION_RICHNESS)
+
+
+# --- reading keys of a record, located -----------------------------------------------------------
+
+
+def annotation(key: Key[T], dialogue: Dialogue, index: int) -> T | None:
+    """The value of an annotation key of utterance `index` (None when absent)."""
+    return key.get(
+        dialogue.utterances[index].annotations,
+        where=f"dialogue {dialogue.id!r}, utterance {index}",
+        field_prefix=f"utterances[{index}].",
+    )
+
+
+def metadata(key: Key[T], dialogue: Dialogue) -> T | None:
+    """The value of a metadata key of a dialogue (None when absent)."""
+    return key.get(dialogue.metadata, where=f"dialogue {dialogue.id!r}")
+
+
+def persona(key: Key[T], dialogue: Dialogue) -> T | None:
+    """The value of a persona key of a dialogue's user profile (None when absent or no profile)."""
+    profile = dialogue.user_profile
+    return key.get(profile.persona if profile else None, where=f"dialogue {dialogue.id!r}")
+
+
+def user_persona(key: Key[T], user_id: str, values: Mapping[str, Any]) -> T | None:
+    """The value of a persona key of a simulated user (before any dialogue exists)."""
+    return key.get(values, where=f"user {user_id!r}")
+
+
+def schema_table() -> str:
+    """The declared keys as the Markdown table of docs/data-format.md (a test keeps the two equal)."""
+    lines = ["| key | in | type | written by | read by | meaning |", "|---|---|---|---|---|---|"]
+    for key in DECLARED:
+        cells = [
+            f"`{key.name}`",
+            key.scope.value,
+            f"`{key.type_name}`".replace("|", "\\|"),
+            ", ".join(key.writers),
+            ", ".join(key.readers),
+            key.description.replace("|", "\\|"),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

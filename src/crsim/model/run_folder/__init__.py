@@ -1,0 +1,82 @@
+"""The run folder: its file names, typed manifest, readers, writers and lock, in one place.
+
+A run folder is what `crsim run` writes and every later command reads (docs/data-format.md):
+
+    manifest.json      the typed `Manifest` (config, components, versions); written first
+    dialogues.jsonl    one `Dialogue` per line, appended and flushed (`DialogueWriter`)
+    scores.jsonl       one `ScoreRecord` per line (`scores_writer`, `read_scores`)
+    summary.json       the `GroupSummary`s and the files they were built from (`summary.py`)
+    llm_cache.sqlite   the LLM response cache of the run and its evaluations
+    report.html        `crsim report`; export/: `crsim export`
+    .crsim-lock        the one-writer lock (`run_folder_lock`) and .crsim-lock.json, its holder
+
+The runner writes through this package; evaluation, reports, meta-evaluation, studies and the CLI
+read through it (`open_run` -> `RunFolder`). It lives in the model layer, beside the records it
+holds, so that no layer has to import another's internals to find a file.
+"""
+
+from __future__ import annotations
+
+from crsim.model.run_folder.dialogues import DialogueWriter, canonical_order, repair_tail, writable
+from crsim.model.run_folder.files import (
+    DIALOGUES,
+    EXPORT_DIR,
+    LLM_CACHE,
+    LOCK_FILE,
+    LOCK_INFO,
+    MANIFEST,
+    REPORT,
+    SCORES,
+    SUMMARY,
+    part_path,
+)
+from crsim.model.run_folder.folder import RunFolder, count_lines, dialogues_file, is_run_folder, open_run
+from crsim.model.run_folder.lock import RunFolderBusy, lock_if_run_folder, run_folder_lock
+from crsim.model.run_folder.manifest import (
+    Manifest,
+    build_manifest,
+    load_manifest,
+    read_manifest,
+    write_json_atomic,
+)
+from crsim.model.run_folder.scores import Aggregate, GroupSummary, ScoreRecord, read_scores, scores_writer
+from crsim.model.run_folder.summary import SummaryFile, read_summary_file, stale_reason, write_summary_file
+
+__all__ = [
+    "DIALOGUES",
+    "EXPORT_DIR",
+    "LLM_CACHE",
+    "LOCK_FILE",
+    "LOCK_INFO",
+    "MANIFEST",
+    "REPORT",
+    "SCORES",
+    "SUMMARY",
+    "Aggregate",
+    "DialogueWriter",
+    "GroupSummary",
+    "Manifest",
+    "RunFolder",
+    "RunFolderBusy",
+    "ScoreRecord",
+    "SummaryFile",
+    "build_manifest",
+    "canonical_order",
+    "count_lines",
+    "dialogues_file",
+    "is_run_folder",
+    "load_manifest",
+    "lock_if_run_folder",
+    "open_run",
+    "part_path",
+    "read_manifest",
+    "read_scores",
+    "read_summary_file",
+    "repair_tail",
+    "run_folder_lock",
+    "scores_writer",
+    "stale_reason",
+    "writable",
+    "write_json_atomic",
+    "write_summary_file",
+]

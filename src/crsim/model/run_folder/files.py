@@ -1,0 +1,43 @@
+"""Every file name of a run folder, defined once.
+
+A run folder (docs/data-format.md#run-folders) is what `crsim run` writes and every later command
+(`evaluate`, `report`, `export`, `analyze`, `judge`, `pepper`, `data annotate`, `cache`) reads or
+adds to. The names below are the only place those file names are spelled out in the source: a test
+(`tests/test_run_folder_names.py`) fails when one appears as a literal anywhere else under `src/`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: The run's config, components and versions; written first, so it marks a folder as a run folder.
+MANIFEST = "manifest.json"
+#: One dialogue record per line (`crsim.model.dialogue.Dialogue`), appended and flushed as they end.
+DIALOGUES = "dialogues.jsonl"
+#: One score record per line (`crsim.model.run_folder.scores.ScoreRecord`), written by `crsim evaluate`.
+SCORES = "scores.jsonl"
+#: The per CRS × simulator summaries and the files they were built from (`summary.py`).
+SUMMARY = "summary.json"
+#: The LLM response cache of the run and of its evaluations (`crsim.llm.cache`).
+LLM_CACHE = "llm_cache.sqlite"
+#: The HTML report `crsim report` writes by default.
+REPORT = "report.html"
+#: The folder `crsim export` writes its tables into by default.
+EXPORT_DIR = "export"
+#: The exclusive lock of one writer per run folder (`lock.py`) and the file naming its holder.
+LOCK_FILE = ".crsim-lock"
+LOCK_INFO = ".crsim-lock.json"
+
+
+#: The suffix of the temporary file an atomic write goes through before it is renamed into place.
+PART_SUFFIX = ".part"
+
+
+def part_path(path: Path) -> Path:
+    """The temporary sibling a file is written to before it is renamed into place (`.<name>.part`)."""
+    return path.with_name(f".{path.name}{PART_SUFFIX}")
+
+
+def tmp_path(path: Path) -> Path:
+    """The temporary sibling of the manifest and of a dialogue file put into order (`<name>.tmp`)."""
+    return path.with_name(path.name + ".tmp")

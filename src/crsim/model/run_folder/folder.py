@@ -1,0 +1,144 @@
+"""`RunFolder`: one run folder, opened once, with its typed manifest and readers for every file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from crsim.errors import DataError
+from crsim.model.dialogue import Dialogue
+from crsim.model.io import iter_dialogues
+from crsim.model.run_folder.files import DIALOGUES, EXPORT_DIR, LLM_CACHE, MANIFEST, REPORT, SCORES, SUMMARY
+from crsim.model.run_folder.manifest import Manifest, manifest_from, read_manifest
+from crsim.model.run_folder.scores import GroupSummary, ScoreRecord, score_from_line
+from crsim.model.run_folder.summary import read_summary_file, stale_reason
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """A folder written by `crsim run`: where its files are and what its manifest says.
+
+    `manifest` is the manifest's JSON object exactly as read (reports show it as written);
+    `typed_manifest` is the same checked as the typed `Manifest`."""
+
+    path: Path
+    manifest: dict[str, Any]
+
+    @cached_property
+    def typed_manifest(self) -> Manifest:
+        return manifest_from(self.manifest, self.manifest_path)
+
+    @property
+    def name(self) -> str:
+        return self.path.resolve().name
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.typed_manifest.config
+
+    @property
+    def domain(self) -> str:
+        """The name of the run's item domain (resolve it with `crsim.data.domains.domain_of`)."""
+        return self.typed_manifest.domain
+
+    @property
+    def dataset(self) -> str:
+        """The item domain and the source of the simulated users, e.g. `movies/movielens`."""
+        users = self.config.get("users")
+        source = users.get("source") if isinstance(users, dict) else None
+        return f"{self.domain}/{source}" if source else self.domain
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST
+
+    @property
+    def dialogues_path(self) -> Path:
+        return self.path / DIALOGUES
+
+    @property
+    def scores_path(self) -> Path:
+        return self.path / SCORES
+
+    @property
+    def summary_path(self) -> Path:
+        return self.path / SUMMARY
+
+    @property
+    def llm_cache_path(self) -> Path:
+        return self.path / LLM_CACHE
+
+    @property
+    def report_path(self) -> Path:
+        return self.path / REPORT
+
+    @property
+    def export_dir(self) -> Path:
+        return self.path / EXPORT_DIR
+
+    @property
+    def evaluated(self) -> bool:
+        """Whether `crsim evaluate` (or `crsim run`, which evaluates at the end) wrote its results."""
+        return self.scores_path.is_file() and self.summary_path.is_file()
+
+    def dialogues(self) -> Iterator[Dialogue]:
+        """The dialogues, streamed; a bad line is a DataError naming the file, record and field."""
+        return iter_dialogues(self.dialogues_path)
+
+    def summaries(self) -> list[GroupSummary]:
+        """The per CRS × simulator summaries of `summary.json`, once it is checked to describe the
+        dialogues and scores as they are now; otherwise a DataError that says to evaluate again."""
+        summary = read_summary_file(self.summary_path)
+        stale = stale_reason(summary, {"dialogues": self.dialogues_path, "scores": self.scores_path})
+        if stale:
+            raise DataError(
+                f"does not match the run's files: {stale}; run `crsim evaluate {self.path}` again "
+                "(LLM answers come from the run's cache)",
+                path=str(self.summary_path),
+            )
+        return summary.groups
+
+    def scores(self) -> Iterator[ScoreRecord]:
+        """The records of `scores.jsonl`, streamed; a bad line names the file, record and field."""
+        if not self.scores_path.is_file():
+            raise DataError("file not found; run `crsim evaluate` first", path=str(self.scores_path))
+        with self.scores_path.open("rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    yield score_from_line(line, self.scores_path, number)
+
+
+def open_run(path: str | Path) -> RunFolder:
+    """A run folder; anything else (a file, a folder without manifest or dialogues) is a DataError."""
+    path = Path(path)
+    if not path.is_dir():
+        raise DataError("not a folder; expected a run folder written by `crsim run`", path=str(path))
+    folder = RunFolder(path, read_manifest(path))
+    folder.typed_manifest  # noqa: B018 - a field of the wrong type is an error here, not later
+    if not (path / DIALOGUES).is_file():
+        raise DataError(f"no {DIALOGUES}; the run has not held any dialogue yet", path=str(path))
+    return folder
+
+
+def is_run_folder(path: Path) -> bool:
+    """Whether `path` is a folder holding a manifest (what `crsim run` writes first)."""
+    return (path / MANIFEST).is_file()
+
+
+def dialogues_file(path: Path) -> Path:
+    """The dialogue file of a run folder, or `path` itself when it is a dialogue file."""
+    return path / DIALOGUES if path.is_dir() else path
+
+
+def count_lines(path: str | Path) -> int:
+    """Non-blank lines of a file, counted without parsing them."""
+    path = Path(path)
+    count = 0
+    with path.open("rb") as handle:
+        for line in handle:
+            if line.strip():
+                count += 1
+    return count

@@ -1,0 +1,122 @@
+"""`manifest.json`: the typed model of what a run says about itself, its writer and its one reader.
+
+`crsim run` writes the manifest before the first dialogue; every other command reads it through
+`read_manifest` (the raw JSON object) or `load_manifest` (the typed `Manifest`). Both check the same
+things and raise the same located errors, and both register the config's secrets with the redaction
+layer so that nothing made from the run shows them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from crsim.errors import DataError
+from crsim.model.dialogue import FORMAT_VERSION
+from crsim.model.run_folder.files import MANIFEST, tmp_path
+from crsim.redact import register_config_secrets
+
+RUN_FORMAT_VERSION = "1"
+#: The domain of a run whose config does not name one (the only domain crsim ships).
+DEFAULT_DOMAIN = "movies"
+
+
+class Manifest(BaseModel):
+    """The contents of `manifest.json`. Every field is optional so that manifests written by older
+    versions of crsim, and hand-written ones, are read; unknown fields are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    run_format_version: str | None = Field(None, description="Version of the run-folder layout.")
+    dialogue_format_version: str | None = Field(None, description="Version of the dialogue records.")
+    created_at: str | None = Field(None, description="When the run started (UTC, ISO 8601, seconds).")
+    config: dict[str, Any] = Field(
+        default_factory=dict, description="The experiment config, defaults filled in."
+    )
+    components: dict[str, Any] = Field(default_factory=dict, description="What was built from the config.")
+    planned_dialogues: int | None = Field(None, description="Dialogues the run was to hold.")
+    versions: dict[str, str] = Field(default_factory=dict, description="Python and package versions.")
+
+    @property
+    def domain(self) -> str:
+        """The name of the run's item domain (`config.domain`, default 'movies')."""
+        return str(self.config.get("domain", DEFAULT_DOMAIN))
+
+    @property
+    def seed(self) -> int:
+        """The run's seed (`config.seed`, default 0)."""
+        return int(self.config.get("seed", 0))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A field by its JSON name, for code written when the manifest was a plain dict."""
+        data = self.model_dump()
+        return data.get(key, default)
+
+
+def package_versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for name in ("crsim", "pydantic", "numpy", "scipy", "scikit-learn", "rapidfuzz", "openai", "xllamacpp"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return found
+
+
+def build_manifest(config: dict[str, Any], components: dict[str, Any], planned: int) -> dict[str, Any]:
+    """The manifest of a run about to start, as the JSON object `write_json_atomic` writes."""
+    return {
+        "run_format_version": RUN_FORMAT_VERSION,
+        "dialogue_format_version": FORMAT_VERSION,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "config": config,
+        "components": components,
+        "planned_dialogues": planned,
+        "versions": package_versions(),
+    }
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Indented UTF-8 JSON through a temporary sibling renamed into place."""
+    tmp = tmp_path(path)
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    """The manifest of `run_dir` as its JSON object; a missing or bad one is a located DataError."""
+    path = Path(run_dir) / MANIFEST
+    if not path.is_file():
+        raise DataError(f"no {MANIFEST}; expected a run folder written by `crsim run`", path=str(run_dir))
+    try:
+        data = json.loads(path.read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"not valid JSON ({exc})", path=str(path)) from None
+    if not isinstance(data, dict) or not isinstance(data.get("config", {}), dict):
+        raise DataError(
+            "expected a JSON object with a `config` object, as `crsim run` writes", path=str(path)
+        )
+    register_config_secrets(data.get("config"))  # mask the run's keys in what is made from it
+    return data
+
+
+def load_manifest(run_dir: Path) -> Manifest:
+    """The typed manifest of `run_dir`; a field of the wrong type is a DataError naming it."""
+    return manifest_from(read_manifest(run_dir), Path(run_dir) / MANIFEST)
+
+
+def manifest_from(data: dict[str, Any], path: Path) -> Manifest:
+    """`data` (a manifest's JSON object, read from `path`) as the typed `Manifest`."""
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise DataError(err["msg"], path=str(path), field=field) from None

@@ -1,0 +1,184 @@
+"""`scores.jsonl` and the record types of an evaluation: score records, aggregates, group summaries.
+
+These are the records `crsim evaluate` writes and reports, dataframes and comparisons read; they live
+in the model layer so that readers need not import the evaluation code. `crsim.eval.evaluate` and
+`crsim.eval.stats` re-export them under their old names.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+from crsim.errors import DataError
+from crsim.model.run_folder.files import part_path
+from crsim.redact import redact_json_lines
+
+#: The percentile bootstrap of the mean, resampling the values (dialogues) with replacement.
+DIALOGUE_BOOTSTRAP = "percentile bootstrap over dialogues"
+#: The cluster bootstrap: distinct users resampled with replacement, each with all of its values.
+USER_BOOTSTRAP = "percentile cluster bootstrap over users"
+
+
+class Aggregate(BaseModel):
+    """Summary of one metric over a population; `missing` values (None) are excluded from all stats."""
+
+    mean: float | None = Field(description="Mean of the present values; None when there are none.")
+    std: float | None = Field(description="Sample standard deviation (ddof=1); None for fewer than 2 values.")
+    ci_low: float | None = Field(
+        description="Lower end of the percentile-bootstrap interval; None when too few values for one."
+    )
+    ci_high: float | None = Field(description="Upper end of the percentile-bootstrap interval (see ci_low).")
+    n: int = Field(description="Number of present values.")
+    missing: int = Field(description="Number of values that were None (not applicable or failed).")
+    not_evaluable: int = Field(
+        0,
+        description="Dialogues left out because the simulator or the infrastructure broke them: "
+        "neither in n nor missing (n + missing + not_evaluable = dialogues).",
+    )
+    confidence: float = 0.95
+    method: str | None = Field(
+        None,
+        description=f"How the interval was computed: {DIALOGUE_BOOTSTRAP!r} or {USER_BOOTSTRAP!r}; "
+        "None when there is no interval (or in summaries written before crsim recorded it).",
+    )
+    clusters: int | None = Field(
+        None, description="Distinct users among the present values; None when the users are unknown."
+    )
+    resamples: int | None = Field(None, description="Bootstrap resamples behind the interval.")
+    seed: int | None = Field(None, description="Seed of the bootstrap's random draws.")
+
+
+class ScoreRecord(BaseModel):
+    """One metric's value for one dialogue; value None means missing (see `missing_reason`/`error`)."""
+
+    dialogue_id: str
+    crs_id: str | None
+    simulator_id: str | None
+    termination: str | None = Field(None, description="Why the dialogue ended; None if not recorded.")
+    metric: str = Field(description="The metric's label, unique within one evaluation.")
+    value: float | None
+    missing_reason: str | None = Field(
+        None, description="Why value is None: the metric does not apply, or 'error: <type>' when it raised."
+    )
+    error: str | None = Field(None, description="The failure, when computing the metric raised.")
+    turn: int | None = Field(
+        None, description="For turn-level values: the turn t (1-based); None for dialogue-level values."
+    )
+    explanation: str | None = Field(None, description="A judge's justification of the value.")
+    raw: str | None = Field(None, description="A model's unreadable answer, kept when value is None.")
+    annotator: str | None = Field(
+        None, description="The act annotator that filled in acts this dialogue lacked, if any."
+    )
+    llm_judged: bool = Field(
+        False,
+        description="True when a language model gave the value (an LLM judge), not a formula.",
+    )
+
+
+class GroupSummary(BaseModel):
+    """Aggregates for one (CRS, simulator) pair."""
+
+    crs_id: str | None
+    simulator_id: str | None
+    n_dialogues: int
+    n_evaluable: int | None = Field(
+        None,
+        description="Dialogues the CRS metrics count: all but those the simulator or the "
+        "infrastructure broke (None in summaries written before crsim attributed failures).",
+    )
+    n_users: int | None = Field(
+        None,
+        description="Distinct simulated users among the dialogues (a reused user, 'ml-7#2', is the "
+        "user 'ml-7'); None when the dialogues were not available.",
+    )
+    terminations: dict[str, int] = Field(description="Dialogues per termination reason.")
+    faults: dict[str, int] = Field(
+        default_factory=dict,
+        description="Fault ('crs', 'user', 'infrastructure') -> dialogues that did not end normally "
+        "and are charged to it.",
+    )
+    metrics: dict[str, Aggregate] = Field(description="Metric label -> aggregate over the dialogues.")
+    errors: dict[str, int] = Field(
+        default_factory=dict,
+        description="Error kind ('source: ExceptionType') -> dialogues that ended with it.",
+    )
+    error_examples: dict[str, str] = Field(
+        default_factory=dict, description="Error kind -> the message of its first occurrence."
+    )
+    missing_reasons: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="Metric label -> reason -> dialogues missing for that reason."
+    )
+    annotated: dict[str, int] = Field(
+        default_factory=dict, description="Act annotator -> dialogues whose missing acts it filled in."
+    )
+
+
+def write_scores(records: Iterable[ScoreRecord], path: str | Path) -> None:
+    """JSON Lines, one record per dialogue and metric; replaces `path` only once all are written."""
+    _write_atomic(Path(path), _redacted_lines(records))
+
+
+@contextmanager
+def scores_writer(path: str | Path) -> Iterator[Callable[[Iterable[ScoreRecord]], None]]:
+    """`write(records)` appends records as JSON Lines to a temporary file that replaces `path` only when
+    the block completes, so scores can be written batch by batch and a failure keeps the old file."""
+    path = Path(path)
+    temp = part_path(path)
+    try:
+        with temp.open("w", encoding="utf-8", newline="\n") as handle:
+            yield lambda records: handle.writelines(_redacted_lines(records))
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def score_from_line(line: bytes | str, path: Path, number: int) -> ScoreRecord:
+    """One line of a scores file; a bad one is a DataError naming the file, the record and the field."""
+    try:
+        return ScoreRecord.model_validate_json(line)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise DataError(err["msg"], path=str(path), record=number, field=field) from None
+
+
+def _redacted_lines(records: Iterable[ScoreRecord], batch: int = 1000) -> Iterator[str]:
+    """JSON Lines of `records`, redacted (error texts quote servers) a batch at a time: the check for
+    secrets is one search per batch, not per line."""
+    lines: list[str] = []
+    for record in records:
+        lines.append(record.model_dump_json() + "\n")
+        if len(lines) >= batch:
+            yield redact_json_lines("".join(lines))
+            lines.clear()
+    if lines:
+        yield redact_json_lines("".join(lines))
+
+
+def _write_atomic(path: Path, chunks: Iterable[str]) -> None:
+    """Write through a temporary file renamed into place: an interrupted write keeps the old file."""
+    temp = part_path(path)
+    try:
+        with temp.open("w", encoding="utf-8", newline="\n") as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def read_scores(path: str | Path) -> list[ScoreRecord]:
+    """Records written by `write_scores`."""
+    records = []
+    with Path(path).open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                records.append(score_from_line(line, Path(path), number))
+    return records
