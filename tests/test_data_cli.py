@@ -215,3 +215,30 @@ def test_convert_renames_repeated_ids_and_says_how_many(tmp_path: Path) -> None:
         "dialoguekit/export/sim-2",
         "dialoguekit/export/sim-3",
     ]
+
+
+def test_convert_redial_renames_a_repeat_in_a_file_and_counts_copies(tmp_path: Path) -> None:
+    """A conversation id repeated inside one ReDial file is a different record: renamed, never dropped
+    silently. A copy of a conversation an earlier file held is left out, and the count is printed."""
+    import_module("crsim.data.datasets.redial")
+    src = tmp_path / "redial"
+    src.mkdir()
+    catalog = "movies_with_mentions.csv.gz"
+    (src / catalog).write_bytes((FIXTURES / "redial" / catalog).read_bytes())
+    with gzip.open(FIXTURES / "redial" / "test_data.jsonl.gz", "rt", encoding="utf-8") as handle:
+        first, second = [json.loads(line) for line, _ in zip(handle, range(2), strict=False)]
+    opening = {**first["messages"][0], "text": "a different first message"}
+    changed = {**first, "messages": [opening, *first["messages"][1:]]}
+    lines = [json.dumps(r) for r in (first, second, changed)]
+    (src / "test_data.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (src / "train_subset_kgsf_valid_data.jsonl").write_text(lines[1] + "\n", encoding="utf-8")
+    out = tmp_path / "d.jsonl"
+    files = 'files=["test_data.jsonl", "train_subset_kgsf_valid_data.jsonl"]'
+    args = ["convert", "redial", str(src), "-o", str(out), "--arg", files]
+    result = runner.invoke(data_app, args)
+    assert result.exit_code == 0, result.output
+    assert "3 dialogues written" in result.output and "1 renamed (duplicate ids)" in result.output
+    assert "1 left out as already read from an earlier file" in result.output
+    dialogues = [Dialogue.model_validate_json(line) for line in out.read_text().splitlines()]
+    assert [d.utterances[0].text for d in dialogues][2] == "a different first message"
+    assert len({d.id for d in dialogues}) == 3

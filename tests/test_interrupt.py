@@ -167,3 +167,50 @@ def test_ctrl_c_stops_a_ray_run_after_the_shards_already_written(tmp_path: Path)
     assert resumed.returncode == 0, resumed.stderr
     ids = Counter(d.id for d in iter_dialogues(records))
     assert len(ids) == 300 and set(ids.values()) == {1}
+
+
+def test_a_stopped_batch_returns_only_after_every_worker_has_finished(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`asyncio.gather` ends as soon as one worker is cancelled; a worker whose step swallowed the
+    cancellation (as Python 3.11's `asyncio.wait_for` does when the awaited call ended at the same
+    moment, which the scripted LLM provider's always does) then handed its record to a closed writer
+    ("I/O operation on closed file" after SIGTERM on a run of the `llm` CRS). The batch must wait for
+    every worker, and no worker may start another dialogue after the stop."""
+    from types import SimpleNamespace
+
+    from crsim.run import batch
+
+    started: list[str] = []
+
+    async def hold(_experiment: object, task: str) -> str:
+        started.append(task)
+        if task == "slow":  # swallows the cancellation, as 3.11's wait_for does when its call just ended
+            try:
+                await asyncio.sleep(0.2)
+            except asyncio.CancelledError:
+                await asyncio.sleep(0.2)
+            return task
+        await asyncio.sleep(10)
+        return task
+
+    monkeypatch.setattr(batch, "hold_dialogue", hold)
+    closed, late = False, []
+
+    def record(dialogue: str) -> None:
+        if closed:
+            late.append(dialogue)
+
+    async def main() -> None:
+        nonlocal closed
+        experiment = SimpleNamespace(config=SimpleNamespace(concurrency=2))
+        work = asyncio.ensure_future(batch.hold_dialogues(experiment, ["fast", "slow", "next"], record))  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+        work.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await work
+        closed = True  # what run_batch's `finally` does: close the writer
+        await asyncio.sleep(0.4)
+
+    asyncio.run(main())
+    assert late == [] and started == ["fast", "slow"]

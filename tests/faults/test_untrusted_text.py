@@ -267,3 +267,15 @@ async def test_an_error_message_quoting_a_lone_surrogate_stays_writable(domain: 
     error = ErrorInfo(source="user", type=type(caught.value).__name__, message=str(caught.value))
     assert error.message.endswith("cannot parse \ufffd [1 unwritable code point(s) replaced]")
     assert "\ufffd" in json.loads(error.model_dump_json())["message"]
+
+
+def test_keys_that_differ_only_in_a_lone_surrogate_both_survive_cleaning() -> None:
+    """`{"k\\ud800": 1, "k\\udc00": 2}` (a CRS reply's annotations, a dataset record, an LLM answer):
+    both keys become "k\\ufffd"; the first value was dropped silently while the count said 2."""
+    from crsim.model.text import clean_value
+
+    parsed = json.loads(r'{"k\ud800": 1, "k\udc00": 2, "k\ufffd #2": 3, "plain": {"x\ud800": 4}}')
+    cleaned, replaced = clean_value(parsed)
+    assert replaced == 3
+    assert cleaned == {"k\ufffd": 1, "k\ufffd #3": 2, "k\ufffd #2": 3, "plain": {"x\ufffd": 4}}
+    assert sorted(cleaned.values(), key=str) == sorted([1, 2, 3, {"x\ufffd": 4}], key=str)

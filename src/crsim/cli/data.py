@@ -66,6 +66,8 @@ def convert(
     if report.renamed > len(report.renamings):
         errors.print(f"... and {report.renamed - len(report.renamings)} more", highlight=False, markup=False)
     note = f", {len(collection)} items -> {items}" if collection is not None else ""
+    if report.left_out:
+        note += f", {report.left_out} left out as already read from an earlier file"
     if report.replaced_code_points:
         note += f", {report.replaced_code_points} unwritable code points replaced with U+FFFD"
     console.print(

@@ -140,8 +140,24 @@ def clean_value(value: Any) -> tuple[Any, int]:
     if isinstance(value, dict):
         pairs = [(clean_value(k), clean_value(v)) for k, v in value.items()]
         count = sum(kn + vn for (_, kn), (_, vn) in pairs)
-        return ({k: v for (k, _), (v, _) in pairs} if count else value), count
+        return (_distinct_keys(pairs) if count else value), count
     return value, 0
+
+
+def _distinct_keys(pairs: list[tuple[tuple[Any, int], tuple[Any, int]]]) -> dict[Any, Any]:
+    """The cleaned mapping, losing no value: keys that differed only in a lone surrogate
+    ("k\\ud800", "k\\udc00") both clean to "k\\ufffd", so a cleaned key already taken gets the
+    first free " #2", " #3", ... Keys that cleaning left alone keep their names."""
+    kept = {key for (key, replaced), _ in pairs if not replaced}
+    cleaned: dict[Any, Any] = {}
+    for (key, replaced), (item, _) in pairs:
+        if replaced and (key in kept or key in cleaned):
+            suffix = 2
+            while f"{key} #{suffix}" in kept or f"{key} #{suffix}" in cleaned:
+                suffix += 1
+            key = f"{key} #{suffix}"
+        cleaned[key] = item
+    return cleaned
 
 
 def may_hold_surrogates(json_text: str) -> bool:

@@ -240,12 +240,26 @@ async def hold_dialogues(
     for task in tasks:
         queue.put_nowait(task)
 
+    stopping = False
+
     async def worker() -> None:
-        while not queue.empty():
+        while not queue.empty() and not stopping:
             record(await hold_dialogue(experiment, queue.get_nowait()))
             # Built-in components may hold a whole dialogue without suspending: without this a
             # cancellation (Ctrl-C, SIGTERM) would only arrive once every dialogue was held.
             await asyncio.sleep(0)
 
-    workers = min(experiment.config.concurrency, max(1, len(tasks)))
-    await asyncio.gather(*(worker() for _ in range(workers)))
+    workers = [
+        asyncio.ensure_future(worker()) for _ in range(min(experiment.config.concurrency, max(1, len(tasks))))
+    ]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        # `gather` ends as soon as one worker is cancelled or fails. Another may not have seen its
+        # cancellation (Python 3.11's `asyncio.wait_for` swallows it when the awaited call ended at the
+        # same moment) and would go on holding dialogues and hand them to a closed writer: stop them
+        # all, and return only once none runs. A dialogue one of them finishes meanwhile is recorded.
+        stopping = True
+        for work in workers:
+            work.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)

@@ -77,6 +77,9 @@ class DatasetReader:
     Params: ClassVar[type[ComponentParams]] = ComponentParams
     #: One line on what the dataset is and which files `src` may name.
     description: ClassVar[str] = ""
+    #: Records the last `records` pass left out as copies of ones it already gave (e.g. a ReDial
+    #: conversation that an earlier file held); the conversion reports the count, never silently.
+    duplicates: int = 0
 
     def __init__(self, params: ComponentParams) -> None:
         self.params = params
@@ -103,7 +106,7 @@ class ConversionReport:
     """What a conversion did: dialogues written, records skipped (first 20 reasons kept), the code
     points in written records that could not be written as UTF-8 (lone surrogates from
     `\\uD800`-style escapes) and were replaced with U+FFFD, and dialogues renamed because their id
-    was taken (with the first renamings, `old -> new`)."""
+    was taken (with the first renamings, `old -> new`), and records the reader left out as copies."""
 
     written: int = 0
     skipped: int = 0
@@ -111,6 +114,8 @@ class ConversionReport:
     replaced_code_points: int = 0
     renamed: int = 0
     renamings: list[str] = field(default_factory=list)
+    #: Records the reader left out as copies of records an earlier file held (`DatasetReader.duplicates`).
+    left_out: int = 0
 
 
 class UniqueIds:
@@ -161,6 +166,7 @@ def convert_dataset(
         try:
             record = next(records)
         except StopIteration:
+            report.left_out = reader.duplicates
             return
         except DataError as exc:  # an unreadable record that the reader could step over
             if not skip_invalid:

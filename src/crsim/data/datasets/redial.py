@@ -123,16 +123,18 @@ class RedialReader(DatasetReader):
     def records(self, src: Path) -> Iterator[RawRecord]:
         self.names(src)
         self.duplicates = 0
-        seen: set[str] = set()
+        earlier: set[str] = set()  # ids of earlier files only: a repeat inside one file is renamed
         for path in self._paths(src):
+            this_file: set[str] = set()
             for record in iter_json_lines(path):
                 key = record.data.get("conversationId") if isinstance(record.data, dict) else None
                 if self.options.drop_duplicates and isinstance(key, str):
-                    if key in seen:
+                    if key in earlier:
                         self.duplicates += 1
                         continue
-                    seen.add(key)
+                    this_file.add(key)
                 yield record
+            earlier |= this_file
 
     def items(self, src: Path) -> ItemCollection:
         """Catalog movies, with genres, plot, directors and stars from iEvaLM's metadata if present."""
