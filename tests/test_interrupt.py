@@ -214,3 +214,47 @@ def test_a_stopped_batch_returns_only_after_every_worker_has_finished(
 
     asyncio.run(main())
     assert late == [] and started == ["fast", "slow"]
+
+
+#: `crsim schema` in a fresh interpreter that receives SIGNAL while the command's module is imported,
+#: before the command has set up its own handling (the stretch where heavy libraries load).
+_SIGNAL_WHILE_STARTING = """
+import os, signal, sys, time
+import crsim.cli as cli
+load, sent = cli.LazyCommand.load, getattr(signal, sys.argv[1])
+def signalled_load(self):
+    os.kill(os.getpid(), sent)
+    time.sleep(30)  # the signal arrives here
+    return load(self)
+cli.LazyCommand.load = signalled_load
+sys.argv = ["crsim", "schema"]
+cli.main()
+"""
+
+
+@pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_while_a_command_starts_stops_it_with_one_line(sig: str, code: int) -> None:
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_WHILE_STARTING, sig], capture_output=True, text=True, timeout=60
+    )
+    assert time.monotonic() - started < 25, "the signal did not stop the process"
+    assert done.returncode == code, done.stderr
+    assert done.stderr.strip() == f"stopped by {sig}"
+
+
+def test_a_stopped_evaluation_names_the_command_that_runs_it_again(tmp_path: Path) -> None:
+    from crsim.cli.evaluate import evaluate_command
+
+    command = evaluate_command(
+        tmp_path / "run dir", ["success_rate,srrr", "recall:k=5"], tmp_path / "judge.yaml", "llm",
+        ["model=x"], 4, tmp_path / "out", True, True,
+    )  # fmt: skip
+    assert shlex.split(command) == [
+        "crsim", "evaluate", str(tmp_path / "run dir"), "--metrics", "success_rate,srrr",
+        "--metrics", "recall:k=5", "--judge", str(tmp_path / "judge.yaml"), "--annotator", "llm",
+        "--annotator-arg", "model=x", "--concurrency", "4", "--out", str(tmp_path / "out"),
+        "--replace", "--json",
+    ]  # fmt: skip
+    defaults = evaluate_command(tmp_path, None, None, "rules", [], 8, None, False, False)
+    assert shlex.split(defaults) == ["crsim", "evaluate", str(tmp_path)]

@@ -5,7 +5,11 @@ from __future__ import annotations
 import atexit
 import gc
 import importlib
+import signal
+import sys
+import threading
 from dataclasses import dataclass
+from types import FrameType
 from typing import Annotated, Any
 
 import typer
@@ -168,4 +172,16 @@ def main() -> None:
     # experiment took 1.3 s, which every command paid on exit and Ctrl-C had to wait for. crsim's
     # own files are flushed and closed before this point, never left to the collector.
     atexit.register(gc.freeze)
+    # A signal while no command has its own handling in place (mostly while a command imports what it
+    # needs) ends the process with one line and the shell's code, never a traceback or a silent -15.
+    # Commands that write install their own handling, which says what was kept and how to go on.
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, _stop)
     app()
+
+
+def _stop(signum: int, _frame: FrameType | None) -> None:
+    sys.stderr.write(f"stopped by {signal.Signals(signum).name}\n")
+    sys.stderr.flush()
+    raise SystemExit(128 + signum)

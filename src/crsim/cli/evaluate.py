@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -33,6 +34,36 @@ def parse_metric_specs(values: list[str]) -> list[Any]:
             "--metrics: expected metric names, e.g. --metrics success_rate,srrr --metrics recall:k=5"
         )
     return specs
+
+
+def evaluate_command(
+    run_dir: Path,
+    metrics: list[str] | None,
+    judge: Path | None,
+    annotator: str,
+    annotator_args: list[str],
+    concurrency: int,
+    out: Path | None,
+    replace: bool,
+    as_json: bool,
+) -> str:
+    """The `crsim evaluate` command with these options, for the line a stopping signal prints: run again,
+    it scores exactly what the stopped one would have (options at their defaults are left out)."""
+    words = ["crsim", "evaluate", str(run_dir)]
+    for value in metrics or []:
+        words += ["--metrics", value]
+    if judge is not None:
+        words += ["--judge", str(judge)]
+    if annotator != "rules":
+        words += ["--annotator", annotator]
+    for value in annotator_args:
+        words += ["--annotator-arg", value]
+    if concurrency != 8:
+        words += ["--concurrency", str(concurrency)]
+    if out is not None:
+        words += ["--out", str(out)]
+    words += ["--replace"] * replace + ["--json"] * as_json
+    return shlex.join(words)
 
 
 @app.command()
@@ -79,9 +110,14 @@ def evaluate(
     """
     from crsim.eval.evaluation import EvaluateOptions, evaluate_path, load_judge_config
 
+    again = evaluate_command(
+        run_dir, metrics, judge, annotator, annotator_arg or [], concurrency, out, replace, as_json
+    )
     with (
         user_errors(),
-        stopped_by_signals(f"the evaluation did not finish; run `crsim evaluate {run_dir}` again"),
+        stopped_by_signals(
+            f"the evaluation did not finish, earlier results are as they were; to run it again: {again}"
+        ),
     ):
         options = EvaluateOptions(
             metrics=parse_metric_specs(metrics) if metrics else None,
