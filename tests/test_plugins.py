@@ -165,3 +165,63 @@ def test_a_component_registered_by_a_test_is_gone_in_the_next_part2() -> None:
     # Runs after part1 (pytest keeps file order): the autouse fixture in conftest restored the registry.
     with pytest.raises(ConfigError, match=_LEAK_NAME):
         registry.metric_registry.get(_LEAK_NAME)
+
+
+def _run(tmp_path: Path, config_text: str) -> tuple[int, str, Path]:
+    from typer.testing import CliRunner
+
+    from crsim.cli import app
+
+    config = tmp_path / "c.yaml"
+    config.write_text(config_text, encoding="utf-8")
+    run_dir = tmp_path / "run"
+    result = CliRunner().invoke(app, ["run", str(config), "--out", str(run_dir), "--users", "2"])
+    return result.exit_code, result.output, run_dir
+
+
+def _no_dialogue_written(run_dir: Path) -> bool:
+    records = run_dir / "dialogues.jsonl"
+    return not records.exists() or records.read_bytes() == b""
+
+
+def test_a_simulator_with_a_wrong_constructor_is_a_located_config_error(tmp_path: Path) -> None:
+    from crsim.sim.agenda.simulator import AgendaBasedSimulator
+
+    @registry.simulator("plugins_test_no_seed")
+    class NoSeed(AgendaBasedSimulator):
+        def __init__(self, params: Any, domain: Any) -> None:  # the build layer also passes a seed
+            super().__init__(params, domain, 0)
+
+    code, out, run_dir = _run(tmp_path, "simulators: [{name: abus}, {name: plugins_test_no_seed}]\n")
+    assert code == 2, out
+    assert "simulators[1]: simulator 'plugins_test_no_seed'" in out and "NoSeed" in out, out
+    assert "cannot be constructed as Class(params, domain, seed" in out and "Traceback" not in out
+    assert _no_dialogue_written(run_dir)
+
+
+def test_a_crs_with_a_wrong_constructor_is_a_located_config_error(tmp_path: Path) -> None:
+    from crsim.crs.popular import PopularCRS
+
+    @registry.crs("plugins_test_crs_kw")
+    class KeywordOnly(PopularCRS):
+        def __init__(self, *, params: Any, domain: Any) -> None:
+            super().__init__(params, domain)
+
+    code, out, run_dir = _run(tmp_path, "crss: [{name: popular}, {name: plugins_test_crs_kw}]\n")
+    assert code == 2, out
+    assert "crss[1]: crs 'plugins_test_crs_kw'" in out and "KeywordOnly" in out, out
+    assert _no_dialogue_written(run_dir)
+
+
+def test_a_metric_with_a_wrong_constructor_is_a_located_config_error(tmp_path: Path) -> None:
+    from crsim.eval.metrics.utility import Turns
+
+    @registry.metric("plugins_test_metric_extra")
+    class NeedsDomain(Turns):
+        def __init__(self, params: Any, domain: Any) -> None:
+            super().__init__(params)
+
+    code, out, run_dir = _run(tmp_path, "metrics: [{name: turns}, {name: plugins_test_metric_extra}]\n")
+    assert code == 2, out
+    assert "metrics[1]: metric 'plugins_test_metric_extra'" in out and "NeedsDomain" in out, out
+    assert _no_dialogue_written(run_dir)

@@ -8,6 +8,7 @@ manifest so the run can be rebuilt exactly.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import EntryPoint, entry_points
@@ -165,6 +166,26 @@ class Registry(Generic[C]):
                     "e.g. `pip install -e .`, to declare the built-ins)"
                 )
             raise ConfigError(f"unknown {self.kind} {name!r}; expected one of: {known}{hint}") from None
+
+    def check_construction(self, name: str, where: str, call: str, *args: Any, **kwargs: Any) -> None:
+        """Fail now, naming the config field, if `name`'s class cannot be called with these arguments.
+
+        The build layer calls this with the arguments it will pass (`call` shows them, as
+        `Class(params, domain, seed)`), so a plug-in with a wrong constructor signature is a config
+        error before any dialogue instead of a TypeError in every one.
+        """
+        cls = self.get(name)
+        try:
+            signature = inspect.signature(cls)
+        except (TypeError, ValueError):  # no introspectable signature (e.g. a C type): cannot check
+            return
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise ConfigError(
+                f"{where}: {self.kind} {name!r} ({cls.__module__}.{cls.__qualname__}) cannot be "
+                f"constructed as {call}: {exc}; its signature is {cls.__name__}{signature}"
+            ) from None
 
     def params(self, name: str, args: dict[str, Any], where: str = "") -> BaseModel:
         """Validate `args` for component `name`; errors name the config field (`where`)."""

@@ -99,8 +99,10 @@ def build_metrics(specs: Sequence[ComponentSpec], *, llms: LLMHub | None = None)
             if llms is None:
                 raise ConfigError(f"{where}: {spec.name!r} uses a language model; give LLM settings")
             llms.check(list(cls.llm_roles(params)))
+            metric_registry.check_construction(spec.name, where, "Class(params, llms=...)", params, llms=llms)
             instance = cls(params, llms=llms)
         else:
+            metric_registry.check_construction(spec.name, where, "Class(params)", params)
             instance = cls(params)
         if not isinstance(instance, Metric | Evaluator):
             raise ConfigError(f"{where}: {spec.name!r} is neither a Metric nor an Evaluator")

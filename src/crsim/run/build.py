@@ -75,6 +75,9 @@ def build_experiment(config: ExperimentConfig) -> Experiment:
         params = crs_registry.params(spec.name, spec.args, where=where)
         cls = crs_registry.get(spec.name)
         extra = _llm_arguments(cls, params, llms, where)
+        crs_registry.check_construction(
+            spec.name, where, _call("params, domain", extra), params, domain, **extra
+        )
         crss[label] = cls(params, domain, **extra)
         components["crss"].append({"id": label, "name": spec.name, "args": params.model_dump(mode="json")})
 
@@ -85,7 +88,11 @@ def build_experiment(config: ExperimentConfig) -> Experiment:
         where = f"simulators[{i}]"
         params = simulator_registry.params(spec.name, spec.args, where=where)
         cls = simulator_registry.get(spec.name)
-        factories[label] = _simulator_factory(cls, params, domain, _llm_arguments(cls, params, llms, where))
+        extra = _llm_arguments(cls, params, llms, where)
+        simulator_registry.check_construction(
+            spec.name, where, _call("params, domain, seed", extra), params, domain, config.seed, **extra
+        )
+        factories[label] = _simulator_factory(cls, params, domain, extra)
         components["simulators"].append(
             {"id": label, "name": spec.name, "args": params.model_dump(mode="json")}
         )
@@ -106,6 +113,11 @@ def build_experiment(config: ExperimentConfig) -> Experiment:
         for index, (crs_label, sim_label, user, trial) in enumerate(combinations)
     ]
     return Experiment(config, domain, users, crss, factories, tasks, components, llms)
+
+
+def _call(positional: str, extra: dict[str, Any]) -> str:
+    """How the build layer calls a component's class, for the error of a wrong signature."""
+    return f"Class({', '.join([positional, *(f'{key}=...' for key in extra)])})"
 
 
 def _llm_arguments(cls: Any, params: Any, llms: LLMHub, where: str) -> dict[str, Any]:
