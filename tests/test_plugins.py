@@ -225,3 +225,30 @@ def test_a_metric_with_a_wrong_constructor_is_a_located_config_error(tmp_path: P
     assert code == 2, out
     assert "metrics[1]: metric 'plugins_test_metric_extra'" in out and "NeedsDomain" in out, out
     assert _no_dialogue_written(run_dir)
+
+
+def test_needs_llm_without_llm_roles_is_a_located_config_error(tmp_path: Path) -> None:
+    from crsim.crs.popular import PopularCRS
+
+    @registry.crs("plugins_test_no_roles")
+    class NoRoles(PopularCRS):
+        needs_llm = True  # but no llm_roles(params): the build cannot know which models to check
+
+    code, out, run_dir = _run(tmp_path, "crss: [{name: plugins_test_no_roles}]\n")
+    assert code == 2, out
+    assert "crss[0]: " in out and "NoRoles sets `needs_llm` but defines no `llm_roles(params)`" in out, out
+    assert _no_dialogue_written(run_dir)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_builtins_that_use_models_name_their_roles(kind: str) -> None:
+    reg = _registry(kind)
+    for name in reg.names():
+        cls = reg.get(name)
+        try:
+            params = cls.Params()
+        except Exception:  # noqa: BLE001  (arguments without defaults: nothing to call llm_roles with)
+            continue
+        roles = registry.llm_roles_of(cls, params, name)
+        # An empty list is fine: abus declares `needs_llm` but its default (rule-based) NLU/NLG call none.
+        assert roles is None or all(isinstance(r, str) and r for r in roles), (kind, name, roles)

@@ -9,7 +9,7 @@ manifest so the run can be rebuilt exactly.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -45,6 +45,35 @@ class Component(Protocol):
 
 
 C = TypeVar("C")
+
+
+class UsesLanguageModels(Protocol):
+    """What a component of any kind that calls language models declares (the one place it is defined).
+
+    `needs_llm = True` makes the build layer pass `llms=` (the LLM hub) to the constructor, after
+    building the providers of the roles `llm_roles(params)` names, so bad model settings fail before
+    any dialogue. Components without `needs_llm` use no model. Read it through `llm_roles_of`.
+    """
+
+    needs_llm: ClassVar[bool]
+
+    @classmethod
+    def llm_roles(cls, params: Any) -> Iterable[str]: ...
+
+
+def llm_roles_of(cls: type, params: BaseModel, where: str) -> list[str] | None:
+    """The model roles a component class calls with these arguments; None when it uses no model.
+
+    A class that sets `needs_llm` but has no `llm_roles(params)` breaks the contract: a ConfigError
+    naming the config field `where`.
+    """
+    if not getattr(cls, "needs_llm", False):
+        return None
+    roles = getattr(cls, "llm_roles", None)
+    if not callable(roles):
+        raise ConfigError(f"{where}: {cls.__qualname__} sets `needs_llm` but defines no `llm_roles(params)`")
+    return [str(role) for role in roles(params)]
+
 
 #: Every registry made, so tests can snapshot and restore them all (see `temporarily`).
 _ALL_REGISTRIES: list[Registry[Any]] = []

@@ -13,7 +13,7 @@ from crsim.eval.evaluate import build_metrics
 from crsim.llm.client import LLMHub
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
-from crsim.registry import ComponentSpec, crs_registry, simulator_registry
+from crsim.registry import ComponentSpec, crs_registry, llm_roles_of, simulator_registry
 from crsim.run.config import ExperimentConfig
 from crsim.seeding import derive_seed
 from crsim.sim.base import UserSimulator
@@ -122,10 +122,11 @@ def _call(positional: str, extra: dict[str, Any]) -> str:
 
 def _llm_arguments(cls: Any, params: Any, llms: LLMHub, where: str) -> dict[str, Any]:
     """`llms=` for components that use language models, after building the providers of their roles."""
-    if not getattr(cls, "needs_llm", False):
+    roles = llm_roles_of(cls, params, where)
+    if roles is None:
         return {}
     try:
-        llms.check(list(cls.llm_roles(params)))
+        llms.check(roles)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     return {"llms": llms}
