@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
+from crsim import registry
 from crsim.data.movies import movie_domain
 from crsim.model.domain import Domain
+
+
+@pytest.fixture(autouse=True)
+def _restore_registries() -> Iterator[None]:
+    """Components a test registers are unregistered after it (module-level ones stay: they are
+    registered once, when pytest imports the module)."""
+    with registry.temporarily():
+        yield
 
 
 @pytest.fixture(scope="session")

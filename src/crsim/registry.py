@@ -8,9 +8,10 @@ manifest so the run can be rebuilt exactly.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from importlib import import_module
-from importlib.metadata import entry_points
+import inspect
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -45,53 +46,60 @@ class Component(Protocol):
 
 C = TypeVar("C")
 
-#: Modules that register the built-in components when imported.
-_BUILTIN_MODULES = {
-    "crs": (
-        "crsim.crs.popular",
-        "crsim.crs.retrieval",
-        "crsim.crs.http.generic",
-        "crsim.crs.http.crs_arena",
-        "crsim.crs.http.moviebot",
-        "crsim.crs.llm",
-    ),
-    "simulator": (
-        "crsim.sim.agenda.simulator",
-        "crsim.sim.prompt.single",
-        "crsim.sim.prompt.dual",
-        "crsim.sim.recusersim.simulator",
-        "crsim.sim.pepper.simulator",
-        "crsim.sim.pepper.biased",
-    ),
-    "metric": (
-        "crsim.eval.metrics",
-        "crsim.eval.judge.evaluator",
-        "crsim.eval.gcdf1.evaluator",
-        "crsim.eval.learned.satisfaction",
-        "crsim.eval.learned.crsarena",
-        "crsim.eval.pepper",
-        "crsim.eval.metrics.user_ratings",
-    ),
-    "annotator": ("crsim.data.augment.rules", "crsim.data.augment.llm"),
-    "dataset": (
-        "crsim.data.datasets.dialoguekit",
-        "crsim.data.datasets.iard",
-        "crsim.data.datasets.moviebot",
-        "crsim.data.datasets.crsarena",
-        "crsim.data.datasets.redial",
-        "crsim.data.datasets.inspired",
-        "crsim.data.datasets.opendialkg",
-    ),
-}
+
+class UsesLanguageModels(Protocol):
+    """What a component of any kind that calls language models declares (the one place it is defined).
+
+    `needs_llm = True` makes the build layer pass `llms=` (the LLM hub) to the constructor, after
+    building the providers of the roles `llm_roles(params)` names, so bad model settings fail before
+    any dialogue. Components without `needs_llm` use no model. Read it through `llm_roles_of`.
+    """
+
+    needs_llm: ClassVar[bool]
+
+    @classmethod
+    def llm_roles(cls, params: Any) -> Iterable[str]: ...
+
+
+def llm_roles_of(cls: type, params: BaseModel, where: str) -> list[str] | None:
+    """The model roles a component class calls with these arguments; None when it uses no model.
+
+    A class that sets `needs_llm` but has no `llm_roles(params)` breaks the contract: a ConfigError
+    naming the config field `where`.
+    """
+    if not getattr(cls, "needs_llm", False):
+        return None
+    roles = getattr(cls, "llm_roles", None)
+    if not callable(roles):
+        raise ConfigError(f"{where}: {cls.__qualname__} sets `needs_llm` but defines no `llm_roles(params)`")
+    return [str(role) for role in roles(params)]
+
+
+#: Every registry made, so tests can snapshot and restore them all (see `temporarily`).
+_ALL_REGISTRIES: list[Registry[Any]] = []
 
 
 class Registry(Generic[C]):
-    """Name -> component class, for one kind of component."""
+    """Name -> component class, for one kind of component.
+
+    Components come from two places: classes decorated with `register(name)` (registered when their
+    module is imported), and the `crsim.<kind>` entry points of installed distributions (crsim's own
+    built-ins are declared there too, in `pyproject.toml`). An entry point's name is the component
+    name; its value `module:Class` is imported only when that name is looked up, so naming one
+    component does not import every other one. Listing the names imports all of them.
+    """
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._classes: dict[str, type[C]] = {}
-        self._loaded = False
+        self._entries: dict[str, EntryPoint] | None = None
+        self._all_loaded = False
+        _ALL_REGISTRIES.append(self)
+
+    @property
+    def group(self) -> str:
+        """The entry-point group plug-ins declare their components in."""
+        return f"crsim.{self.kind}"
 
     def register(self, name: str) -> Callable[[type[C]], type[C]]:
         def decorator(cls: type[C]) -> type[C]:
@@ -104,33 +112,109 @@ class Registry(Generic[C]):
                 raise ValueError(f"{self.kind} {name!r} is already registered by {existing.__qualname__}")
             self._classes[name] = cls
             cls.registry_name = name  # type: ignore[attr-defined]
+            cls.registry_kind = self.kind  # type: ignore[attr-defined]
             return cls
 
         return decorator
 
-    def _load(self) -> None:
-        if self._loaded:
+    def entry_points(self) -> dict[str, EntryPoint]:
+        """The installed `crsim.<kind>` entry points by name (read once, not loaded)."""
+        if self._entries is None:
+            self._entries = {entry.name: entry for entry in entry_points(group=self.group)}
+        return self._entries
+
+    def _load_entry(self, entry: EntryPoint) -> None:
+        """Import one entry point; one naming a class must name the class registered under its name."""
+        loaded = entry.load()
+        if not isinstance(loaded, type):
             return
-        self._loaded = True
-        for module in _BUILTIN_MODULES.get(self.kind, ()):
-            import_module(module)
-        for entry in entry_points(group=f"crsim.{self.kind}"):
-            entry.load()
+        if entry.name not in self._classes and self._decorated_as(loaded, entry.name):
+            # Its module was imported before and the class dropped by `restore`: register it again.
+            self._classes[entry.name] = loaded
+        if self._classes.get(entry.name) is not loaded:
+            raise ConfigError(
+                f"entry point {self.group} {entry.name} = {entry.value!r} does not name a class "
+                f"decorated with @{self.kind}({entry.name!r})"
+            )
+
+    def _decorated_as(self, cls: type, name: str) -> bool:
+        return (
+            getattr(cls, "registry_kind", None) == self.kind and getattr(cls, "registry_name", None) == name
+        )
+
+    def _load_all(self) -> None:
+        if self._all_loaded:
+            return
+        self._all_loaded = True
+        for entry in self.entry_points().values():
+            self._load_entry(entry)
+
+    def _load(self, name: str) -> None:
+        """Make `name` registered if any entry point provides it.
+
+        The entry point of that name is imported first; if there is none, every entry point is
+        (a plug-in may declare a module that registers several components when imported).
+        """
+        if name in self._classes:
+            return
+        entry = self.entry_points().get(name)
+        if entry is not None:
+            self._load_entry(entry)
+        if name not in self._classes:
+            self._load_all()
+
+    def snapshot(self) -> dict[str, type[C]]:
+        """The registered classes now (for `restore`)."""
+        return dict(self._classes)
+
+    def restore(self, snapshot: dict[str, type[C]]) -> None:
+        """Forget every class registered since `snapshot` was taken.
+
+        Built-ins dropped this way come back on their next lookup (their entry point still names them).
+        """
+        self._classes = dict(snapshot)
+        self._all_loaded = False
 
     def names(self) -> list[str]:
-        self._load()
+        self._load_all()
         return sorted(self._classes)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
 
     def get(self, name: str) -> type[C]:
-        self._load()
+        self._load(name)
         try:
             return self._classes[name]
         except KeyError:
             known = ", ".join(self.names()) or "none"
-            raise ConfigError(f"unknown {self.kind} {name!r}; expected one of: {known}") from None
+            hint = ""
+            if not self.entry_points():
+                hint = (
+                    f" (no {self.group} entry points are installed: reinstall crsim, "
+                    "e.g. `pip install -e .`, to declare the built-ins)"
+                )
+            raise ConfigError(f"unknown {self.kind} {name!r}; expected one of: {known}{hint}") from None
+
+    def check_construction(self, name: str, where: str, call: str, *args: Any, **kwargs: Any) -> None:
+        """Fail now, naming the config field, if `name`'s class cannot be called with these arguments.
+
+        The build layer calls this with the arguments it will pass (`call` shows them, as
+        `Class(params, domain, seed)`), so a plug-in with a wrong constructor signature is a config
+        error before any dialogue instead of a TypeError in every one.
+        """
+        cls = self.get(name)
+        try:
+            signature = inspect.signature(cls)
+        except (TypeError, ValueError):  # no introspectable signature (e.g. a C type): cannot check
+            return
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise ConfigError(
+                f"{where}: {self.kind} {name!r} ({cls.__module__}.{cls.__qualname__}) cannot be "
+                f"constructed as {call}: {exc}; its signature is {cls.__name__}{signature}"
+            ) from None
 
     def params(self, name: str, args: dict[str, Any], where: str = "") -> BaseModel:
         """Validate `args` for component `name`; errors name the config field (`where`)."""
@@ -158,3 +242,18 @@ metric_registry: Registry[Any] = Registry("metric")
 crs = crs_registry.register
 simulator = simulator_registry.register
 metric = metric_registry.register
+
+
+@contextmanager
+def temporarily() -> Iterator[None]:
+    """Inside the block, components may be registered; after it every registry is as before.
+
+    For tests (tests/conftest.py wraps every test in it), so a test component never leaks into
+    the next test.
+    """
+    snapshots = [(registry, registry.snapshot()) for registry in _ALL_REGISTRIES]
+    try:
+        yield
+    finally:
+        for registry, snapshot in snapshots:
+            registry.restore(snapshot)

@@ -36,7 +36,7 @@ from crsim.model.run_folder.scores import (
 )
 from crsim.model.run_folder.summary import write_summary_file
 from crsim.model.user import source_user_id
-from crsim.registry import ComponentSpec, metric_registry
+from crsim.registry import ComponentSpec, llm_roles_of, metric_registry
 
 if TYPE_CHECKING:
     from crsim.llm.client import LLMHub
@@ -95,12 +95,15 @@ def build_metrics(specs: Sequence[ComponentSpec], *, llms: LLMHub | None = None)
         where = f"metrics[{index}]"
         params = metric_registry.params(spec.name, spec.args, where=where)
         cls = metric_registry.get(spec.name)
-        if getattr(cls, "needs_llm", False):
+        roles = llm_roles_of(cls, params, where)
+        if roles is not None:
             if llms is None:
                 raise ConfigError(f"{where}: {spec.name!r} uses a language model; give LLM settings")
-            llms.check(list(cls.llm_roles(params)))
+            llms.check(roles)
+            metric_registry.check_construction(spec.name, where, "Class(params, llms=...)", params, llms=llms)
             instance = cls(params, llms=llms)
         else:
+            metric_registry.check_construction(spec.name, where, "Class(params)", params)
             instance = cls(params)
         if not isinstance(instance, Metric | Evaluator):
             raise ConfigError(f"{where}: {spec.name!r} is neither a Metric nor an Evaluator")

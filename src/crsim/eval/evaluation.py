@@ -47,7 +47,7 @@ from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, MANIFEST, SCORES,
 from crsim.model.run_folder.lock import run_folder_lock
 from crsim.model.run_folder.manifest import Manifest, load_manifest
 from crsim.model.run_folder.summary import evaluation_sources
-from crsim.registry import ComponentSpec
+from crsim.registry import ComponentSpec, llm_roles_of
 from crsim.yaml_files import read_yaml_mapping, validate_located
 
 __all__ = [
@@ -281,8 +281,9 @@ def _annotator(options: EvaluateOptions, manifest: Manifest, hub: LLMHub) -> Dia
     cls = annotator_registry.get(options.annotator)
     params = annotator_registry.params(options.annotator, options.annotator_args, where="annotator")
     domain = domain_of(manifest)  # the run's domain, from its folder (default: movies for a file)
-    if getattr(cls, "needs_llm", False):
-        hub.check(list(cls.llm_roles(params)) if hasattr(cls, "llm_roles") else ["annotator"])
+    roles = llm_roles_of(cls, params, "annotator")
+    if roles is not None:
+        hub.check(roles)
         instance = cls(params, domain, llms=hub)
     else:
         instance = cls(params, domain)

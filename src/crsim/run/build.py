@@ -13,7 +13,7 @@ from crsim.eval.evaluate import build_metrics
 from crsim.llm.client import LLMHub
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
-from crsim.registry import ComponentSpec, crs_registry, simulator_registry
+from crsim.registry import ComponentSpec, crs_registry, llm_roles_of, simulator_registry
 from crsim.run.config import ExperimentConfig
 from crsim.seeding import derive_seed
 from crsim.sim.base import UserSimulator
@@ -75,6 +75,9 @@ def build_experiment(config: ExperimentConfig) -> Experiment:
         params = crs_registry.params(spec.name, spec.args, where=where)
         cls = crs_registry.get(spec.name)
         extra = _llm_arguments(cls, params, llms, where)
+        crs_registry.check_construction(
+            spec.name, where, _call("params, domain", extra), params, domain, **extra
+        )
         crss[label] = cls(params, domain, **extra)
         components["crss"].append({"id": label, "name": spec.name, "args": params.model_dump(mode="json")})
 
@@ -85,7 +88,11 @@ def build_experiment(config: ExperimentConfig) -> Experiment:
         where = f"simulators[{i}]"
         params = simulator_registry.params(spec.name, spec.args, where=where)
         cls = simulator_registry.get(spec.name)
-        factories[label] = _simulator_factory(cls, params, domain, _llm_arguments(cls, params, llms, where))
+        extra = _llm_arguments(cls, params, llms, where)
+        simulator_registry.check_construction(
+            spec.name, where, _call("params, domain, seed", extra), params, domain, config.seed, **extra
+        )
+        factories[label] = _simulator_factory(cls, params, domain, extra)
         components["simulators"].append(
             {"id": label, "name": spec.name, "args": params.model_dump(mode="json")}
         )
@@ -108,12 +115,18 @@ def build_experiment(config: ExperimentConfig) -> Experiment:
     return Experiment(config, domain, users, crss, factories, tasks, components, llms)
 
 
+def _call(positional: str, extra: dict[str, Any]) -> str:
+    """How the build layer calls a component's class, for the error of a wrong signature."""
+    return f"Class({', '.join([positional, *(f'{key}=...' for key in extra)])})"
+
+
 def _llm_arguments(cls: Any, params: Any, llms: LLMHub, where: str) -> dict[str, Any]:
     """`llms=` for components that use language models, after building the providers of their roles."""
-    if not getattr(cls, "needs_llm", False):
+    roles = llm_roles_of(cls, params, where)
+    if roles is None:
         return {}
     try:
-        llms.check(list(cls.llm_roles(params)))
+        llms.check(roles)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     return {"llms": llms}
