@@ -42,7 +42,7 @@ def _line(dialogue: Dialogue) -> str:
 
 
 def recusersim_run(folder: Path) -> list[Dialogue]:
-    """Two users × popular and retrieval with the scripted model of tests/test_recusersim.py."""
+    """Two users × popular and retrieval with the scripted model of tests/sim/test_recusersim.py."""
     from crsim.llm.providers.scripted import ScriptedProvider
     from test_recusersim import Answers
 
@@ -71,7 +71,7 @@ def recusersim_run(folder: Path) -> list[Dialogue]:
 
 
 def pepper_dialogues() -> list[Dialogue]:
-    """pepper with an item interface and target_biased with a given split (tests/test_pepper.py)."""
+    """pepper with an item interface and target_biased with a given split (tests/sim/test_pepper.py)."""
     from test_pepper import MOVIES, ListCRS, answers, pepper_user, simulate
 
     user = pepper_user({MOVIES[0]: 4.5}, [MOVIES[1]])

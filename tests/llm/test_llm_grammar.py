@@ -14,7 +14,7 @@ from crsim.llm.providers.base import create_provider
 from crsim.llm.types import GenerationConfig, system, user
 from crsim.model.acts import Intent, parse_acts
 
-# the same settings as tests/test_llm_local.py, so both modules share one llama.cpp server
+# the same settings as tests/llm/test_llm_local.py, so both modules share one llama.cpp server
 CONFIG = ModelConfig(provider="local", max_tokens=48, seed=5)
 INTENTS = [
     "greeting",
