@@ -1,7 +1,7 @@
 """Print the records of scripted-model runs of the simulators that write typed annotations, for a
 before/after byte comparison (timing fields removed).
 
-    PYTHONPATH=<tree>/src:tests python scripts/record_bytes.py > out.jsonl
+    PYTHONPATH=<tree>/src:tests:tests/sim python scripts/record_bytes.py > out.jsonl
 
 Run it with two source trees and compare the outputs with `cmp`: a refactoring that must not
 change records (issue 18) leaves them byte-identical. It covers recusersim (ratings, profile notes,
