@@ -1,7 +1,7 @@
 """Print the records of scripted-model runs of the simulators that write typed annotations, for a
 before/after byte comparison (timing fields removed).
 
-    PYTHONPATH=<tree>/src:tests python scripts/record_bytes.py > out.jsonl
+    PYTHONPATH=<tree>/src:tests:tests/sim python scripts/record_bytes.py > out.jsonl
 
 Run it with two source trees and compare the outputs with `cmp`: a refactoring that must not
 change records (issue 18) leaves them byte-identical. It covers recusersim (ratings, profile notes,
@@ -42,7 +42,7 @@ def _line(dialogue: Dialogue) -> str:
 
 
 def recusersim_run(folder: Path) -> list[Dialogue]:
-    """Two users × popular and retrieval with the scripted model of tests/test_recusersim.py."""
+    """Two users × popular and retrieval with the scripted model of tests/sim/test_recusersim.py."""
     from crsim.llm.providers.scripted import ScriptedProvider
     from test_recusersim import Answers
 
@@ -71,7 +71,7 @@ def recusersim_run(folder: Path) -> list[Dialogue]:
 
 
 def pepper_dialogues() -> list[Dialogue]:
-    """pepper with an item interface and target_biased with a given split (tests/test_pepper.py)."""
+    """pepper with an item interface and target_biased with a given split (tests/sim/test_pepper.py)."""
     from test_pepper import MOVIES, ListCRS, answers, pepper_user, simulate
 
     user = pepper_user({MOVIES[0]: 4.5}, [MOVIES[1]])

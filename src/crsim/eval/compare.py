@@ -23,7 +23,7 @@ do not count as several independent observations. Over those per-user difference
   not significantly different after correction).
 
 docs/compare.md states the definitions and the validation (false-positive rate and power on
-synthetic data, tests/test_compare.py).
+synthetic data, tests/eval/test_compare.py).
 """
 
 from __future__ import annotations

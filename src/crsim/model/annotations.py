@@ -7,7 +7,7 @@ who reads it and what it means. Producers write through `Key.put` / `Key.entry` 
 checked against the type, and stored exactly as given, so records keep their bytes); consumers read
 through `Key.get` or the record helpers `annotation`, `metadata` and `persona`, which return the
 parsed value or raise a `DataError` naming the dialogue, the utterance and the key. No other module
-spells a declared key as a string (tests/test_annotations.py checks src/), and
+spells a declared key as a string (tests/model/test_annotations.py checks src/), and
 docs/data-format.md lists every key (checked by the same test).
 """
 

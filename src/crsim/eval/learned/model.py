@@ -126,7 +126,7 @@ def build_pipeline(kind: HeadKind, strength: float = 1.0, **vectorizer: Any) -> 
         # newton-cg converges quadratically (8 iterations here; lbfgs stopped ~1e-3 short). At tol
         # 1e-6 the stopping iterate was 1.2e-6 (in probability) from the optimum, so a BLAS kernel
         # that stopped one iteration apart moved predictions that much; at 1e-10 the stopping point
-        # is within ~1e-9 of the optimum whatever the kernel (see tests/test_satisfaction.py).
+        # is within ~1e-9 of the optimum whatever the kernel (see tests/eval/test_satisfaction.py).
         model = LogisticRegression(C=strength, solver="newton-cg", tol=1e-10, max_iter=1000)
     else:
         model = DirectRidge(alpha=1.0 / strength)

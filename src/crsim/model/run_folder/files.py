@@ -3,7 +3,7 @@
 A run folder (docs/data-format.md#run-folders) is what `crsim run` writes and every later command
 (`evaluate`, `report`, `export`, `analyze`, `judge`, `pepper`, `data annotate`, `cache`) reads or
 adds to. The names below are the only place those file names are spelled out in the source: a test
-(`tests/test_run_folder_names.py`) fails when one appears as a literal anywhere else under `src/`.
+(`tests/model/test_run_folder_names.py`) fails when one appears as a literal anywhere else under `src/`.
 """
 
 from __future__ import annotations
