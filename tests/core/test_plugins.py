@@ -26,7 +26,7 @@ from crsim import registry
 from crsim.errors import ConfigError
 from crsim.registry import Params, Registry
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KINDS = ("crs", "simulator", "metric", "annotator", "dataset")
 
 
