@@ -10,10 +10,6 @@ from pathlib import Path
 import pytest
 
 from crsim.errors import ConfigError
-from crsim.eval.analysis.diversity import diversity
-from crsim.eval.analysis.judge import JudgeSettings, LLMJudge
-from crsim.eval.analysis.measures import FORMALITY_CATEGORIES, Thresholds
-from crsim.eval.analysis.measuring import LLMMeasurer, error_counts, measure_dialogues
 from crsim.llm.client import LLMHub
 from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
 from crsim.llm.errors import LLMConnectionError
@@ -21,6 +17,10 @@ from crsim.llm.providers.base import Provider
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Message, ResolvedGeneration
 from crsim.model.dialogue import Dialogue, Role, Utterance
+from crsim.studies.language.diversity import diversity
+from crsim.studies.language.judge import JudgeSettings, LLMJudge
+from crsim.studies.language.measures import FORMALITY_CATEGORIES, Thresholds
+from crsim.studies.language.measuring import LLMMeasurer, error_counts, measure_dialogues
 
 Script = Callable[[list[Message], ResolvedGeneration], str | BaseException]
 

@@ -7,15 +7,15 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from crsim.eval.analysis.diversity import distribution, normalized_entropy
-from crsim.eval.analysis.formality import FormalityRules, classify_formality, formality_cues
-from crsim.eval.analysis.judge import KIND_MEANINGS
-from crsim.eval.analysis.measures import Measure, Thresholds, UtteranceMeasures, word_count
-from crsim.eval.analysis.measuring import RuleMeasurer, measure_dialogue, persona_pattern
-from crsim.eval.analysis.richness import KEY_POINT_KINDS, RuleKeyPoints
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.domain import Domain
 from crsim.model.user import UserProfile
+from crsim.studies.language.diversity import distribution, normalized_entropy
+from crsim.studies.language.formality import FormalityRules, classify_formality, formality_cues
+from crsim.studies.language.judge import KIND_MEANINGS
+from crsim.studies.language.measures import Measure, Thresholds, UtteranceMeasures, word_count
+from crsim.studies.language.measuring import RuleMeasurer, measure_dialogue, persona_pattern
+from crsim.studies.language.richness import KEY_POINT_KINDS, RuleKeyPoints
 
 # --- length ---------------------------------------------------------------------------------------
 
@@ -259,7 +259,7 @@ def test_a_distribution_counts_categories_and_errors_apart() -> None:
 
 
 def test_every_public_name_of_the_package_resolves() -> None:
-    import crsim.eval.analysis as analysis
+    import crsim.studies.language as analysis
 
     assert all(getattr(analysis, name) is not None for name in analysis.__all__)
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):

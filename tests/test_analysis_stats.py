@@ -9,13 +9,13 @@ import pytest
 from scipy import stats
 
 from crsim.errors import DataError
-from crsim.eval.analysis.consistency import consistency, consistency_report, correlate, dialogue_values
-from crsim.eval.analysis.diversity import controllability, diversity
-from crsim.eval.analysis.measures import DialogueMeasures, Thresholds
-from crsim.eval.analysis.measuring import RuleMeasurer, measure_dialogues, name_groups
 from crsim.eval.evaluate import ScoreRecord, write_scores
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.user import UserProfile
+from crsim.studies.language.consistency import consistency, consistency_report, correlate, dialogue_values
+from crsim.studies.language.diversity import controllability, diversity
+from crsim.studies.language.measures import DialogueMeasures, Thresholds
+from crsim.studies.language.measuring import RuleMeasurer, measure_dialogues, name_groups
 
 VOCABULARY = ["maybe", "some", "film", "with", "good", "music", "and", "a", "calm", "story", "would", "work"]
 

@@ -1,4 +1,4 @@
-"""Paired comparisons between CRSs (crsim.eval.compare): validated on synthetic data where the truth
+"""Paired comparisons between CRSs (crsim.studies.compare): validated on synthetic data where the truth
 is known, then pairing, corrections, groups and the command on a real run."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from crsim.cli import app
 from crsim.errors import ConfigError
-from crsim.eval.compare import (
+from crsim.studies.compare import (
     ComparisonOptions,
     Observation,
     compare,
@@ -281,9 +281,9 @@ def test_a_run_without_scores_is_named(tmp_path: Path) -> None:
 
 
 def test_observations_average_turn_values_per_dialogue_and_skip_dialogues_without_user() -> None:
-    from crsim.eval.compare import observations
     from crsim.eval.evaluate import ScoreRecord
     from crsim.model import Dialogue
+    from crsim.studies.compare import observations
 
     dialogues = [
         Dialogue(id="d1", crs_id="A", simulator_id="s", user_id="u1"),
@@ -306,7 +306,7 @@ def test_no_root_for_the_users_needed_is_none_without_a_warning() -> None:
     # A difference 100 SDs wide needs fewer than two users: statsmodels finds no root and warns. In a
     # fresh process, because statsmodels installs an "always" filter the first time it warns.
     code = (
-        "from crsim.eval.compare import users_needed, min_detectable\n"
+        "from crsim.studies.compare import users_needed, min_detectable\n"
         "print(users_needed(100.0, 1.0), users_needed(0.5, 1.0), min_detectable(1.0, 2) is not None)\n"
     )
     done = subprocess.run(

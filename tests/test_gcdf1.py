@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from crsim.errors import ConfigError, DataError
-from crsim.eval.gcdf1 import (
+from crsim.gcdf1 import (
     CanonicalMap,
     CorpusResult,
     Gcdf1Scorer,
@@ -23,9 +23,9 @@ from crsim.eval.gcdf1 import (
     prf,
     score_files,
 )
-from crsim.eval.gcdf1.canonical import minimum_score, similarity, token_sort_key
-from crsim.eval.gcdf1.config import parse_config
-from crsim.eval.gcdf1.sgd import SgdFormatError
+from crsim.gcdf1.canonical import minimum_score, similarity, token_sort_key
+from crsim.gcdf1.config import parse_config
+from crsim.gcdf1.sgd import SgdFormatError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gcdf1"
 FILES = [FIXTURES / f"dialogues_00{i}.json.gz" for i in range(1, 5)]

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from crsim.cli.gcdf1 import gcdf1_app
-from crsim.eval.gcdf1.behaviour import DESCRIPTIONS, Behaviour, BehaviourFile
+from crsim.gcdf1.behaviour import DESCRIPTIONS, Behaviour, BehaviourFile
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gcdf1"
 FILES = [str(FIXTURES / f"dialogues_00{i}.json.gz") for i in range(1, 5)]

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from crsim.eval.gcdf1.adapter import goal_dialogue
-from crsim.eval.gcdf1.dialogue import SYSTEM, USER, ActKind
-from crsim.eval.gcdf1.evaluator import ASPECTS, NO_NEED, Gcdf1Evaluator
 from crsim.eval.metrics.base import NO_ACTS, NotApplicable
 from crsim.eval.pipeline import evaluate_dialogue
+from crsim.gcdf1.adapter import goal_dialogue
+from crsim.gcdf1.dialogue import SYSTEM, USER, ActKind
+from crsim.gcdf1.evaluator import ASPECTS, NO_NEED, Gcdf1Evaluator
 from crsim.model.acts import DialogueAct
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.user import InformationNeed

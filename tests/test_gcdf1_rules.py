@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from crsim.eval.gcdf1 import CanonicalMap, Gcdf1Scorer, parse_sgd_dialogue
-from crsim.eval.gcdf1.config import Gcdf1Config, parse_config
-from crsim.eval.gcdf1.scoring import DialogueScores
+from crsim.gcdf1 import CanonicalMap, Gcdf1Scorer, parse_sgd_dialogue
+from crsim.gcdf1.config import Gcdf1Config, parse_config
+from crsim.gcdf1.scoring import DialogueScores
 
 AUTO = object()  # the system NLU understood the previous user turn's informs
 

@@ -14,7 +14,10 @@ from typer.testing import CliRunner
 
 from crsim.cli.judge import judge_app
 from crsim.errors import ConfigError
-from crsim.eval.judge.pairwise import (
+from crsim.llm.providers.scripted import ScriptedProvider
+from crsim.llm.types import Message, ResolvedGeneration
+from crsim.model.dialogue import Dialogue, Role, Utterance
+from crsim.studies.pairwise import (
     PairwiseJudge,
     Preference,
     compare_dialogues,
@@ -24,9 +27,6 @@ from crsim.eval.judge.pairwise import (
     rate,
     trial_of,
 )
-from crsim.llm.providers.scripted import ScriptedProvider
-from crsim.llm.types import Message, ResolvedGeneration
-from crsim.model.dialogue import Dialogue, Role, Utterance
 from support import ScriptedHub
 
 runner = CliRunner()

@@ -12,16 +12,7 @@ import pytest
 
 from crsim.errors import DataError
 from crsim.eval.learned.artifact import load_artifact, save_artifact
-from crsim.eval.learned.cv import (
-    Fold,
-    conversation_folds,
-    grouped_folds,
-    leave_one_group_out,
-    out_of_fold,
-    select,
-)
 from crsim.eval.learned.features import DENSE_FEATURES, analyzer, dense_features, document, utterance_cues
-from crsim.eval.learned.model import DirectRidge, HeadKind, build_pipeline, export_head, predict
 from crsim.eval.learned.satisfaction import (
     NO_USER_TURNS,
     SATISFACTION_ARTIFACT,
@@ -30,7 +21,17 @@ from crsim.eval.learned.satisfaction import (
     SatisfactionParams,
     cached_artifact,
 )
-from crsim.eval.learned.training import (
+from crsim.eval.metrics.base import NotApplicable
+from crsim.fitting.cv import (
+    Fold,
+    conversation_folds,
+    grouped_folds,
+    leave_one_group_out,
+    out_of_fold,
+    select,
+)
+from crsim.fitting.model import DirectRidge, HeadKind, build_pipeline, export_head, predict
+from crsim.fitting.training import (
     LabelledSet,
     TrainingConfig,
     _training_data,
@@ -39,8 +40,7 @@ from crsim.eval.learned.training import (
     shared_folds,
     strength_of,
 )
-from crsim.eval.learned.validation import binary_report, roc_auc, within_group_auc, within_group_pearson
-from crsim.eval.metrics.base import NotApplicable
+from crsim.fitting.validation import binary_report, roc_auc, within_group_auc, within_group_pearson
 from crsim.model import Dialogue, DialogueAct, Role, Utterance
 from crsim.registry import metric_registry
 

@@ -66,7 +66,7 @@ _BUILTIN_MODULES = {
     "metric": (
         "crsim.eval.metrics",
         "crsim.eval.judge.evaluator",
-        "crsim.eval.gcdf1.evaluator",
+        "crsim.gcdf1.evaluator",
         "crsim.eval.learned.satisfaction",
         "crsim.eval.learned.crsarena",
         "crsim.eval.pepper",
