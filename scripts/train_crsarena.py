@@ -19,8 +19,8 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
-from crsim.eval.learned.crsarena_fit import FitSettings, fit_model
 from crsim.eval.learned.crsarena_model import save_model
+from crsim.fitting.crsarena_fit import FitSettings, fit_model
 from crsim.meta.gold import load_gold
 from crsim.meta.learned import labelled
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from crsim.errors import CrsimError
 from crsim.eval.learned.artifact import save_artifact
-from crsim.eval.learned.training import (
+from crsim.fitting.training import (
     PROTOCOLS,
     SPLITS,
     TrainingConfig,
@@ -34,7 +34,7 @@ from crsim.eval.learned.training import (
     load_sets,
     train,
 )
-from crsim.eval.learned.validation import BinaryReport, CorrelationReport
+from crsim.fitting.validation import BinaryReport, CorrelationReport
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"

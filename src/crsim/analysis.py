@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from crsim.errors import ConfigError
-from crsim.eval.compare import PairResult
 from crsim.model import annotations as keys
 from crsim.model.acts import format_acts
 from crsim.model.dialogue import Dialogue, Role
@@ -29,6 +28,7 @@ from crsim.model.run_folder.files import part_path
 from crsim.model.run_folder.folder import RunFolder, open_run
 from crsim.model.user import source_user_id
 from crsim.redact import redactor
+from crsim.studies.compare import PairResult
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -184,8 +184,8 @@ def comparisons_df(
     bootstrap CI over users, the test and its Holm-corrected p-value, the minimum detectable
     difference, pairs dropped, and each CRS's rank and significance group (as `crsim compare`).
     Several runs are compared together (CRS names then end in " [run]")."""
-    from crsim.eval.compare import ComparisonOptions
     from crsim.report.compare import compare_folders
+    from crsim.studies.compare import ComparisonOptions
 
     pandas = _pandas()
     many = runs if isinstance(runs, Sequence) and not isinstance(runs, str) else [runs]

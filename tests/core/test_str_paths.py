@@ -16,7 +16,6 @@ from crsim.data.datasets.dialoguekit import DialogueKitParams, DialogueKitReader
 from crsim.data.datasets.iard import read_redial_movies
 from crsim.data.datasets.redial import read_catalog
 from crsim.data.stats import file_stats
-from crsim.eval.judge.pairwise import run_dialogues
 from crsim.eval.learned.artifact import load_artifact, save_artifact
 from crsim.eval.learned.crsarena import CRSARENA_MODEL, cached_model
 from crsim.eval.learned.crsarena_model import load_model
@@ -32,6 +31,7 @@ from crsim.run.batch import run_batch
 from crsim.run.build import build_experiment
 from crsim.run.config import ExperimentConfig, load_config
 from crsim.run.evaluation import evaluate_path, load_judge_config
+from crsim.studies.pairwise import run_dialogues
 from report_support import small_run
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

@@ -18,14 +18,14 @@ import pytest
 
 from crsim.cli._support import parse_args
 from crsim.errors import ConfigError, CrsimError, DataError
-from crsim.eval.gcdf1.config import load_config as load_gcdf1_config
-from crsim.eval.judge.pairwise import load_criteria
 from crsim.eval.judge.rubric import load_rubric
+from crsim.gcdf1.config import load_config as load_gcdf1_config
 from crsim.llm.config import load_llm_settings
 from crsim.run.config import load_config
 from crsim.run.evaluation import load_judge_config
 from crsim.sim.agenda.nlg import load_templates
 from crsim.sim.recusersim.profile import load_dictionary
+from crsim.studies.pairwise import load_criteria
 from crsim.yaml_files import MAX_DEPTH, MAX_NODES, load_yaml
 
 CONFIGS = Path(__file__).parents[2] / "configs"

@@ -24,7 +24,6 @@ from crsim.eval.learned.crsarena import (
     cached_model,
 )
 from crsim.eval.learned.crsarena_features import TURN_FEATURES, dialogue_features
-from crsim.eval.learned.crsarena_fit import FitSettings, LabelledDialogue, fit_model, turn_labels
 from crsim.eval.learned.crsarena_model import (
     DIALOGUE_ASPECTS,
     TURN_ASPECTS,
@@ -36,6 +35,7 @@ from crsim.eval.learned.crsarena_model import (
 )
 from crsim.eval.metrics.base import NotApplicable
 from crsim.eval.pipeline import score_all
+from crsim.fitting.crsarena_fit import FitSettings, LabelledDialogue, fit_model, turn_labels
 from crsim.meta.gold import GoldSet, load_gold
 from crsim.meta.learned import labelled, protocol_folds
 from crsim.meta.predictions import Predictions
@@ -122,7 +122,7 @@ def test_cross_validation_fits_only_on_the_other_conversations(
 
 
 def test_inner_folds_keep_the_turns_of_a_conversation_together(small: list[LabelledDialogue]) -> None:
-    from crsim.eval.learned.cv import conversation_folds, grouped_folds
+    from crsim.fitting.cv import conversation_folds, grouped_folds
 
     groups = [d.group for d in small for _ in d.features.turns]
     for fold in grouped_folds(groups, conversation_folds(groups, k=3, seed=0)):

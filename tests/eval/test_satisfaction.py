@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,16 +14,7 @@ import pytest
 
 from crsim.errors import DataError
 from crsim.eval.learned.artifact import load_artifact, save_artifact
-from crsim.eval.learned.cv import (
-    Fold,
-    conversation_folds,
-    grouped_folds,
-    leave_one_group_out,
-    out_of_fold,
-    select,
-)
 from crsim.eval.learned.features import DENSE_FEATURES, analyzer, dense_features, document, utterance_cues
-from crsim.eval.learned.model import DirectRidge, HeadKind, build_pipeline, export_head, predict
 from crsim.eval.learned.satisfaction import (
     NO_USER_TURNS,
     SATISFACTION_ARTIFACT,
@@ -30,7 +23,17 @@ from crsim.eval.learned.satisfaction import (
     SatisfactionParams,
     cached_artifact,
 )
-from crsim.eval.learned.training import (
+from crsim.eval.metrics.base import NotApplicable
+from crsim.fitting.cv import (
+    Fold,
+    conversation_folds,
+    grouped_folds,
+    leave_one_group_out,
+    out_of_fold,
+    select,
+)
+from crsim.fitting.model import DirectRidge, HeadKind, build_pipeline, export_head, predict
+from crsim.fitting.training import (
     LabelledSet,
     TrainingConfig,
     _training_data,
@@ -39,8 +42,7 @@ from crsim.eval.learned.training import (
     shared_folds,
     strength_of,
 )
-from crsim.eval.learned.validation import binary_report, roc_auc, within_group_auc, within_group_pearson
-from crsim.eval.metrics.base import NotApplicable
+from crsim.fitting.validation import binary_report, roc_auc, within_group_auc, within_group_pearson
 from crsim.model import Dialogue, DialogueAct, Role, Utterance
 from crsim.registry import metric_registry
 
@@ -233,6 +235,35 @@ def test_cached_artifact_prefers_thanks_and_acceptance() -> None:
     assert 0 <= unhappy_overall < happy_overall <= 4
     with pytest.raises(NotApplicable, match=NO_USER_TURNS):
         satisfaction.compute(Dialogue(id="silent", utterances=[Utterance(role=Role.CRS, text="Hello!")]))
+
+
+SCORE_WITHOUT_SKLEARN = """
+import sys
+from crsim.eval.evaluate import build_metrics, score_dialogues
+from crsim.model import Dialogue, Role, Utterance
+from crsim.registry import ComponentSpec, metric_registry
+
+metric_registry.names()  # every built-in metric module, as a run's scoring loads them
+(metric,) = build_metrics([ComponentSpec(name="satisfaction")])
+dialogue = Dialogue(id="d", utterances=[Utterance(role=Role.USER, text="Thanks, that is perfect!")])
+(record,) = score_dialogues([dialogue], [metric])
+assert record.value is not None, record
+print(sorted(m for m in sys.modules if m.startswith(("sklearn", "crsim.fitting"))))
+"""
+
+
+def test_scoring_with_satisfaction_never_imports_sklearn() -> None:
+    """Inference is numpy-only: scoring loads every built-in metric and none pulls in scikit-learn
+    (training lives in crsim.fitting). A fresh interpreter, since this test module imports sklearn."""
+    done = subprocess.run(
+        [sys.executable, "-c", SCORE_WITHOUT_SKLEARN],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_metrics_are_registered() -> None:

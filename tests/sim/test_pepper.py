@@ -22,7 +22,6 @@ from crsim.data.reviews import read_reviews
 from crsim.data.users import build_users
 from crsim.errors import DataError
 from crsim.eval.evaluate import build_metrics
-from crsim.eval.pepper import pepper_curves, plot_curves, split_table
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Message, ResolvedGeneration
 from crsim.model.dialogue import Dialogue, Role, TerminationReason
@@ -32,6 +31,7 @@ from crsim.registry import ComponentSpec, simulator_registry
 from crsim.run.loop import run_dialogue
 from crsim.sim.pepper.accuracy import AccuracyOptions, preference_accuracy, read_choice
 from crsim.sim.pepper.simulator import item_interface
+from crsim.studies.pepper_curves import pepper_curves, plot_curves, split_table
 from support import ScriptedHub
 
 runner = CliRunner()

@@ -21,7 +21,6 @@ from scipy import stats
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.crs.retrieval import RetrievalCRS
 from crsim.errors import ConfigError
-from crsim.eval.analysis.measures import word_count
 from crsim.eval.metrics.user_ratings import UserRatings
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Completion, Message, ResolvedGeneration
@@ -45,6 +44,7 @@ from crsim.sim.recusersim.profile import (
 )
 from crsim.sim.recusersim.refine import count_words
 from crsim.sim.recusersim.simulator import RecUserSim, clean_reply
+from crsim.studies.language.measures import word_count
 from support import ScriptedHub
 
 CONFIG = Path(__file__).parents[2] / "configs" / "recusersim.yaml"
@@ -632,9 +632,9 @@ def test_length_refinement_makes_the_controllability_analysis_see_the_intended_d
     """The mechanism end to end: drafts are always long; the length refiner, when the rule judge
     fires, rewrites to the range it is asked for; `crsim analyze` then finds the sentence-length
     pattern moving message length the intended way (persona read from the records)."""
-    from crsim.eval.analysis.diversity import controllability
-    from crsim.eval.analysis.measures import Thresholds
-    from crsim.eval.analysis.measuring import RuleMeasurer, measure_dialogues
+    from crsim.studies.language.diversity import controllability
+    from crsim.studies.language.measures import Thresholds
+    from crsim.studies.language.measuring import RuleMeasurer, measure_dialogues
 
     def answer(messages: list[Message], generation: ResolvedGeneration) -> str:
         task = messages[-1]["content"]

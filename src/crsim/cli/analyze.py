@@ -18,11 +18,11 @@ from rich.markup import escape
 
 from crsim.cli._support import atomic_output, user_errors
 from crsim.errors import ConfigError, CrsimError
-from crsim.eval.analysis.measures import DialogueMeasures, Thresholds
 from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, SCORES
+from crsim.studies.language.measures import DialogueMeasures, Thresholds
 
 if TYPE_CHECKING:
-    from crsim.eval.analysis.measuring import Measurer
+    from crsim.studies.language.measuring import Measurer
 
 analyze_app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False, help=__doc__
@@ -116,11 +116,11 @@ def _thresholds(short_max: int, medium_max: int, low_max: int) -> Thresholds:
 
 async def _measure_llm(path: Path, run: str, options: MeasureOptions) -> list[DialogueMeasures]:
     """One run with the LLM judges; the response cache defaults to the run folder's."""
-    from crsim.eval.analysis.judge import LLMJudge
-    from crsim.eval.analysis.measuring import LLMMeasurer, measure_dialogues
     from crsim.llm.client import LLMHub
     from crsim.llm.config import LLMSettings, load_llm_settings
     from crsim.model.io import iter_dialogues
+    from crsim.studies.language.judge import LLMJudge
+    from crsim.studies.language.measuring import LLMMeasurer, measure_dialogues
 
     settings = load_llm_settings(options.judge) if options.judge is not None else LLMSettings()
     if options.cache is not None:
@@ -141,8 +141,8 @@ async def _measure_llm(path: Path, run: str, options: MeasureOptions) -> list[Di
 async def _measure_all(
     paths: list[Path], names: list[str], options: MeasureOptions
 ) -> list[DialogueMeasures]:
-    from crsim.eval.analysis.measuring import RuleMeasurer, measure_dialogues
     from crsim.model.io import iter_dialogues
+    from crsim.studies.language.measuring import RuleMeasurer, measure_dialogues
 
     measured: list[DialogueMeasures] = []
     rules: Measurer | None = None
@@ -162,7 +162,7 @@ async def _measure_all(
 
 def _measure(runs: list[Path], options: MeasureOptions) -> Measured:
     """Every run's user utterances; all paths are checked before the first is measured."""
-    from crsim.eval.analysis.measuring import name_groups
+    from crsim.studies.language.measuring import name_groups
 
     options.check()
     paths = [_dialogue_file(run) for run in runs]
@@ -184,7 +184,7 @@ def _write_utterances(measured: Measured, path: Path) -> None:
 
 
 def _say_errors(measured: Measured) -> None:
-    from crsim.eval.analysis.measuring import error_counts
+    from crsim.studies.language.measuring import error_counts
 
     counts = error_counts(measured.dialogues)
     if any(counts.values()):
@@ -213,9 +213,9 @@ def diversity_command(
 ) -> None:
     """Per simulator: user utterances per length, formality and richness category, and how uniform
     each distribution is (normalised entropy, 1 = uniform)."""
-    from crsim.eval.analysis.diversity import diversity
-    from crsim.eval.analysis.plots import plot_diversity
-    from crsim.eval.analysis.tables import diversity_table
+    from crsim.studies.language.diversity import diversity
+    from crsim.studies.language.plots import plot_diversity
+    from crsim.studies.language.tables import diversity_table
 
     with user_errors():
         thresholds = _thresholds(short_max, medium_max, low_richness_max)
@@ -253,9 +253,9 @@ def controllability_command(
     """Per simulator and persona linguistic pattern (user_profile.persona keys sentence_length,
     information_richness, formality): the measure's distribution per level, and whether the
     pattern moves it the intended way (Mann-Whitney U of the extreme levels, chi-square)."""
-    from crsim.eval.analysis.diversity import controllability
-    from crsim.eval.analysis.plots import plot_controllability
-    from crsim.eval.analysis.tables import controllability_tables
+    from crsim.studies.language.diversity import controllability
+    from crsim.studies.language.plots import plot_controllability
+    from crsim.studies.language.tables import controllability_tables
 
     with user_errors():
         thresholds = _thresholds(short_max, medium_max, low_richness_max)
@@ -293,8 +293,8 @@ def consistency_command(
 ) -> None:
     """Per metric in both files: paired dialogues, missing pairs, Pearson and Spearman correlations
     over dialogues and over (CRS, simulator) group means."""
-    from crsim.eval.analysis.consistency import consistency_report
-    from crsim.eval.analysis.tables import consistency_table
+    from crsim.studies.language.consistency import consistency_report
+    from crsim.studies.language.tables import consistency_table
 
     with user_errors():
         report = consistency_report(scores_a, scores_b)

@@ -36,9 +36,9 @@ def compare(
     Pairs are the dialogues of the same simulated user (and trial); dialogues broken by the simulator
     or the infrastructure are dropped with their pair. See docs/compare.md.
     """
-    from crsim.eval.compare import ComparisonOptions
     from crsim.model.run_folder.folder import open_run
     from crsim.report.compare import compare_folders, comparison_lines
+    from crsim.studies.compare import ComparisonOptions
 
     with user_errors():
         labels = [m.strip() for spec in metrics or [] for m in spec.split(",") if m.strip()]

@@ -16,7 +16,7 @@ from crsim.cli._support import atomic_output, user_errors
 from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE
 
 if TYPE_CHECKING:
-    from crsim.eval.judge.pairwise import PairwiseReport, Rate
+    from crsim.studies.pairwise import PairwiseReport, Rate
 
 judge_app = typer.Typer(
     add_completion=False,
@@ -108,8 +108,8 @@ def compare(
     """Which simulator plays the user better: win/draw/loss of A against B per criterion (95% Wilson CIs).
 
     Pairs share CRS, user and trial; both orders are asked; orders that disagree are a draw."""
-    from crsim.eval.judge.pairwise import compare_runs
     from crsim.llm.config import LLMSettings, load_llm_settings
+    from crsim.studies.pairwise import compare_runs
 
     with user_errors():
         settings = load_llm_settings(judge) if judge is not None else LLMSettings()

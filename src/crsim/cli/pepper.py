@@ -59,8 +59,8 @@ def curves_command(
 ) -> None:
     """PC_t@K and Recall@(t,K) per turn for K in 5, 10, 20, 50 per CRS × simulator, a PC_t plot and
     Recall plot (PNG), and PC on the selected and residual targets with the gap Δ = PC_res − PC_sel."""
-    from crsim.eval.pepper import pepper_curves, plot_curves, split_table
     from crsim.model.io import iter_dialogues
+    from crsim.studies.pepper_curves import pepper_curves, plot_curves, split_table
 
     with user_errors():
         path = _dialogues_file(run)

@@ -1,5 +1,5 @@
-"""PEPPER's bias analysis and curves: PC on the selected and residual target subsets, their gap,
-and the per-turn PC_t / Recall@(t,K) curves of every CRS × simulator pair (with a PNG plot).
+"""PEPPER's bias metrics: PC on the selected and residual target subsets (`pc_subset`) and their
+gap (`pc_gap`). The per-turn curves, Table 3 and the plot are a study: `crsim.studies.pepper_curves`.
 
 The selected/residual split is read from the record: `Dialogue.metadata["target_split"]` (the
 target-biased simulator writes the split it used) or else `user_profile.persona["target_split"]`
@@ -8,17 +8,11 @@ target-biased simulator writes the split it used) or else `user_profile.persona[
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
-from crsim.eval.evaluate import TurnCurve, turn_curves
 from crsim.eval.metrics.base import CutoffParams, Metric, NotApplicable, PerTurnMetric
-from crsim.eval.metrics.coverage import PreferenceCoverage
-from crsim.eval.metrics.recommendation import Recall
 from crsim.eval.metrics.structure import RecommendationTrace, extend
 from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue
@@ -91,125 +85,3 @@ class CoverageGap(Metric):
             trace, curve = subset_curve(dialogue, subset, self.params.k)
             values.append(trace.at(curve, self.params.turn))
         return values[0] - values[1]
-
-
-# --- curves and tables over a run ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GroupCurve:
-    """The population curve of one metric for one CRS × simulator pair."""
-
-    crs_id: str
-    simulator_id: str
-    curve: TurnCurve
-
-    def as_record(self) -> dict[str, Any]:
-        return {
-            "crs_id": self.crs_id,
-            "simulator_id": self.simulator_id,
-            "metric": self.curve.metric,
-            "mean": self.curve.mean,
-            "n": self.curve.n,
-        }
-
-
-def _groups(dialogues: Iterable[Dialogue]) -> dict[tuple[str, str], list[Dialogue]]:
-    groups: dict[tuple[str, str], list[Dialogue]] = {}
-    for dialogue in dialogues:
-        groups.setdefault((dialogue.crs_id or "?", dialogue.simulator_id or "?"), []).append(dialogue)
-    return dict(sorted(groups.items()))
-
-
-def pepper_curves(
-    dialogues: Iterable[Dialogue],
-    ks: Iterable[int] = (5, 10, 20, 50),
-    max_turns: int | None = None,
-    metrics: Iterable[str] = ("pc", "recall"),
-) -> list[GroupCurve]:
-    """PC_t@K and Recall@(t,K) at turns 1..max_turns (default: the longest dialogue) per CRS ×
-    simulator and K: the data of PEPPER's coverage plots, for reports and `crsim pepper curves`."""
-    groups = _groups(dialogues)
-    horizon = max_turns or max((d.num_turns for ds in groups.values() for d in ds), default=1)
-    out = []
-    for (crs_id, simulator_id), members in groups.items():
-        for name in metrics:
-            for k in ks:
-                scorer: PerTurnMetric = (
-                    PreferenceCoverage(PreferenceCoverage.Params(k=k))
-                    if name == "pc"
-                    else Recall(Recall.Params(k=k))
-                )
-                out.append(GroupCurve(crs_id, simulator_id, turn_curves(members, scorer, max(1, horizon))))
-    return out
-
-
-@dataclass(frozen=True)
-class SplitRow:
-    """PC on the selected and residual targets of one CRS × simulator pair, and the gap."""
-
-    crs_id: str
-    simulator_id: str
-    n: int  #: dialogues with both subsets non-empty
-    selected: float | None
-    residual: float | None
-
-    @property
-    def gap(self) -> float | None:
-        return None if self.selected is None or self.residual is None else self.residual - self.selected
-
-
-def split_table(dialogues: Iterable[Dialogue], k: int = 50, turn: int | None = None) -> list[SplitRow]:
-    """PEPPER Table 3: mean PC_sel@K and PC_res@K over the dialogues where both are defined."""
-    rows = []
-    for (crs_id, simulator_id), members in _groups(dialogues).items():
-        pairs = []
-        for dialogue in members:
-            try:
-                pairs.append(
-                    tuple(
-                        trace.at(curve, turn)
-                        for trace, curve in (subset_curve(dialogue, s, k) for s in ("selected", "residual"))
-                    )
-                )
-            except NotApplicable:
-                continue
-        n = len(pairs)
-        rows.append(
-            SplitRow(
-                crs_id,
-                simulator_id,
-                n,
-                sum(p[0] for p in pairs) / n if n else None,
-                sum(p[1] for p in pairs) / n if n else None,
-            )
-        )
-    return rows
-
-
-def plot_curves(curves: list[GroupCurve], metric: str, path: Path, title: str = "") -> Path:
-    """One line per CRS × simulator for the curves labelled `metric` (e.g. "PC@10"); a PNG file."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
-
-    chosen = [c for c in curves if c.curve.metric == metric]
-    figure, axes = plt.subplots(figsize=(6.4, 4.0), dpi=120)
-    for group in chosen:
-        turns = [t for t, v in enumerate(group.curve.mean, start=1) if v is not None]
-        values = [v for v in group.curve.mean if v is not None]
-        axes.plot(turns, values, marker="o", markersize=3, label=f"{group.crs_id} / {group.simulator_id}")
-    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes.set_xlabel("turn t")
-    axes.set_ylabel(metric)
-    axes.set_title(title or f"{metric} per turn")
-    axes.grid(alpha=0.3)
-    if chosen:
-        axes.legend(fontsize=8)
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path)
-    plt.close(figure)
-    return path

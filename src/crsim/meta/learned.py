@@ -22,9 +22,9 @@ from typing import Literal
 
 from crsim.eval.learned.crsarena import LearnedCrsarena
 from crsim.eval.learned.crsarena_features import dialogue_features
-from crsim.eval.learned.crsarena_fit import FitSettings, LabelledDialogue, fit_model
 from crsim.eval.learned.crsarena_model import CrsarenaModel
-from crsim.eval.learned.cv import Fold, conversation_folds, grouped_folds, leave_one_group_out
+from crsim.fitting.crsarena_fit import FitSettings, LabelledDialogue, fit_model
+from crsim.fitting.cv import Fold, conversation_folds, grouped_folds, leave_one_group_out
 from crsim.meta.evaluator import predict_with
 from crsim.meta.gold import GoldConversation, GoldSet
 from crsim.meta.predictions import Predictions

@@ -407,7 +407,7 @@ HUMAN_DIALOGUE_LABELS: Key[dict[str, Any]] = _declare(
     dict[str, Any],
     "{aspect | sentiment: label}",
     writers=("data/datasets/crsarena.py",),
-    readers=("meta/gold.py", "eval/learned/training.py"),
+    readers=("meta/gold.py", "fitting/training.py"),
     description="CRSArena crowd labels of the whole dialogue (sentiment, dialogue_overall, ...).",
 )
 
@@ -492,7 +492,7 @@ SENTENCE_LENGTH: Key[str] = _declare(
     str,
     "str",
     writers=("sim/recusersim/profile.py",),
-    readers=("eval/analysis/measuring.py", "eval/analysis/diversity.py"),
+    readers=("studies/language/measuring.py", "studies/language/diversity.py"),
     description="The linguistic pattern's sentence length (short, medium, long) the user was told to use.",
 )
 FORMALITY: Key[str] = _declare(
@@ -501,7 +501,7 @@ FORMALITY: Key[str] = _declare(
     str,
     "str",
     writers=("sim/recusersim/profile.py",),
-    readers=("eval/analysis/measuring.py", "eval/analysis/diversity.py"),
+    readers=("studies/language/measuring.py", "studies/language/diversity.py"),
     description="The linguistic pattern's formality (informal, neutral, formal).",
 )
 INFORMATION_RICHNESS: Key[str] = _declare(
@@ -510,7 +510,7 @@ INFORMATION_RICHNESS: Key[str] = _declare(
     str,
     "str",
     writers=("sim/recusersim/profile.py",),
-    readers=("eval/analysis/measuring.py", "eval/analysis/diversity.py"),
+    readers=("studies/language/measuring.py", "studies/language/diversity.py"),
     description="The linguistic pattern's information richness (low, high).",
 )
 RECUSERSIM_PROFILE: Key[dict[str, Any]] = _declare(

@@ -1,5 +1,5 @@
 """Paired comparisons of run folders (`crsim compare`, the report's Comparisons section,
-`crsim.analysis.comparisons_df`): reading the folders and presenting `crsim.eval.compare` results.
+`crsim.analysis.comparisons_df`): reading the folders and presenting `crsim.studies.compare` results.
 
 Text is laid out for an 80-column terminal; names recorded by CRSs and runs are cut to fit and
 stripped of control characters.
@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from crsim.errors import DataError
-from crsim.eval.compare import (
+from crsim.model.run_folder.folder import RunFolder
+from crsim.studies.compare import (
     Comparison,
     ComparisonOptions,
     MetricComparison,
@@ -20,8 +21,7 @@ from crsim.eval.compare import (
     RankEntry,
     compare,
 )
-from crsim.eval.compare import read_observations as _read
-from crsim.model.run_folder.folder import RunFolder
+from crsim.studies.compare import read_observations as _read
 
 WIDTH = 80
 NAME = 36

@@ -1,12 +1,10 @@
-"""LLM judges: rubric scoring of dialogues (the `judge` metric) and pairwise simulator comparison.
+"""LLM judges: rubric scoring of dialogues (the `judge` metric).
 
 - `rubric`: `Rubric` / `Aspect` models, shipped rubrics (`rubrics/*.yaml`) and user rubric files.
 - `judge`: `RubricJudge`, one constrained-JSON question per aspect (per CRS turn for turn-level
   aspects), `Score` per aspect with explanation, raw answer and error, optional sampling.
 - `evaluator`: `JudgeEvaluator`, registered as metric `judge` for `crsim evaluate`.
-- `pairwise`: two runs' simulators compared per criterion, both orders, win/draw/loss with
-  Wilson intervals (imported on demand: it needs scipy).
-- `cli`: `judge_app` (`crsim judge rubrics | show | compare`).
+- Pairwise simulator comparison is a study: `crsim.studies.pairwise` (it reuses `transcript`).
 
 See docs/judges.md.
 """

@@ -1,9 +1,9 @@
-"""Learned evaluators: features, a linear pipeline saved as JSON, grouped CV, and the metrics built on them.
+"""Learned evaluators' inference: features, the JSON artifacts and the metrics built on them.
 
-Modules: `features` (dialogue -> terms and dense features), `model` (scikit-learn pipeline and its
-export), `artifact` (the JSON artifact, applied with numpy only), `cv` (grouped k-fold and
-leave-one-system-out), `validation` (numbers with bootstrap intervals), `training` (the
-satisfaction heads on CRSArena) and `satisfaction` (the `satisfaction` and
-`satisfaction_overall` metrics). Importing `crsim.eval.learned.satisfaction` registers the
-metrics; this package itself imports nothing heavy.
+Modules: `features` (dialogue -> terms and dense features), `artifact` (the JSON artifact, applied
+with numpy only), `satisfaction` (the `satisfaction` and `satisfaction_overall` metrics),
+`crsarena_features`, `crsarena_model` and `crsarena` (the `learned_crsarena` metric). Fitting them
+(scikit-learn pipelines, training, grouped CV, validation) lives in `crsim.fitting`, so scoring
+never imports scikit-learn; the `cv` and `model` modules here are deprecated aliases. Importing
+`crsim.eval.learned.satisfaction` registers the metrics; this package itself imports nothing heavy.
 """

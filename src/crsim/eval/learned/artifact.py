@@ -8,7 +8,7 @@ also records what it was trained on and how well it validated.
 
 Prediction repeats scikit-learn's transform exactly (`TfidfVectorizer` with a callable
 analyser, `StandardScaler`, then the linear model), so a saved head gives the fitted pipeline's
-numbers; `crsim.eval.learned.model` exports pipelines into this form.
+numbers; `crsim.fitting.model` exports pipelines into this form.
 """
 
 from __future__ import annotations

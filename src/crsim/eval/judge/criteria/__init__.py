@@ -1,1 +1,0 @@
-"""Criteria files for pairwise simulator comparison (`<name>.yaml`), read by `crsim.eval.judge.pairwise`."""

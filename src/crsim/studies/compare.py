@@ -1,0 +1,562 @@
+"""Paired comparisons between CRSs: every CRS of a run meets the same simulated users.
+
+For one simulator and one metric, two CRSs A and B are compared on the users both met. A dialogue
+is paired with the other CRS's dialogue of the same user, trial and occurrence (a user reused in a
+run appears once per occurrence); a pair is dropped when either dialogue is not evaluable (broken by
+the simulator or the infrastructure, `Dialogue.evaluable`) or has no value of the metric. A user's
+kept pairs give one difference, the mean of their A − B differences, so users with several trials
+do not count as several independent observations. Over those per-user differences:
+
+- the difference: their mean, with a percentile-bootstrap interval that resamples users
+  (`crsim.eval.stats.aggregate`);
+- a paired test: for a 0/1 metric with one pair per user, the exact McNemar test (a binomial test
+  on the discordant users, `scipy.stats.binomtest`); otherwise, up to 1,000 users, a sign-flip
+  permutation test of the mean difference (`scipy.stats.permutation_test`, exact for up to 13 users),
+  and above, where the permutation test costs seconds per pair and the central limit theorem holds,
+  the paired t-test (`scipy.stats.ttest_1samp` on the differences);
+- p-values corrected with Holm's method over the pairs of one simulator and metric
+  (`statsmodels.stats.multitest.multipletests`);
+- the smallest difference the run could detect with 80% power at alpha 0.05 (two-sided): the
+  one-sample t-test effect size solved for n users (`statsmodels` `TTestPower`) times the standard
+  deviation of the differences; and the users needed for a chosen difference;
+- a ranking by mean with significance groups (compact letter display: CRSs that share a letter are
+  not significantly different after correction).
+
+docs/compare.md states the definitions and the validation (false-positive rate and power on
+synthetic data, tests/studies/test_compare.py).
+"""
+
+from __future__ import annotations
+
+import math
+import string
+import warnings
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from crsim.errors import ConfigError
+from crsim.eval.evaluate import ScoreRecord, score_from_line
+from crsim.eval.stats import aggregate
+from crsim.model import annotations as keys
+from crsim.model.dialogue import Dialogue
+from crsim.model.io import iter_dialogues
+from crsim.model.user import source_user_id
+
+ALPHA = 0.05
+POWER = 0.8
+#: Sign flips drawn by the permutation test (all 2**n of them when that is fewer).
+PERMUTATIONS = 9999
+
+#: Users a pair needs before it is tested (with one, every test says p = 1).
+MIN_USERS = 2
+
+#: Above this many users, the paired t-test replaces the permutation test (see the module docstring).
+PERMUTATION_MAX_USERS = 1000
+
+TestName = Literal["mcnemar", "permutation", "t"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Observations: one value per dialogue, with what pairs it
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One dialogue's value of one metric and what pairs it with other CRSs' dialogues."""
+
+    crs: str
+    simulator: str
+    metric: str
+    user: str
+    unit: tuple[int, int]  # (trial, occurrence of this user and trial for this CRS × simulator)
+    value: float | None
+    evaluable: bool
+    person: str | None = None  # whom the per-user difference belongs to; None: `user`
+
+    @property
+    def who(self) -> str:
+        return self.person if self.person is not None else self.user
+
+
+def person_of(user_id: str) -> str:
+    """The person behind a simulated user id, the unit that differences are averaged over and the
+    bootstrap resamples: a user reused under several ids (`--allow-reuse`) is one person, so
+    `ml-7#2` is `ml-7` (`crsim.model.user.source_user_id`)."""
+    return source_user_id(user_id)
+
+
+@dataclass
+class _DialogueInfo:
+    crs: str
+    simulator: str
+    user: str | None
+    unit: tuple[int, int]
+    evaluable: bool
+
+
+def _dialogue_infos(dialogues: Iterable[Dialogue], crs_suffix: str) -> dict[str, _DialogueInfo]:
+    """Dialogue id -> how it pairs; occurrences counted per CRS × simulator × user × trial."""
+    seen: dict[tuple[str, str, str, int], int] = defaultdict(int)
+    infos: dict[str, _DialogueInfo] = {}
+    for dialogue in dialogues:
+        crs = (dialogue.crs_id or "") + crs_suffix
+        simulator = dialogue.simulator_id or ""
+        trial = keys.metadata(keys.TRIAL, dialogue) or 0
+        user = dialogue.user_id
+        occurrence = 0
+        if user is not None:
+            key = (crs, simulator, user, trial)
+            occurrence = seen[key]
+            seen[key] += 1
+        infos[dialogue.id] = _DialogueInfo(crs, simulator, user, (trial, occurrence), dialogue.evaluable)
+    return infos
+
+
+def observations(
+    dialogues: Iterable[Dialogue], scores: Iterable[ScoreRecord], *, crs_suffix: str = ""
+) -> Iterator[Observation]:
+    """One observation per dialogue and metric label (turn-level values averaged per dialogue, as in
+    the summaries); `crs_suffix` is added to CRS ids (e.g. " [run]" to tell runs apart). Dialogues
+    without a user id cannot be paired and are left out; scores of unknown dialogues too."""
+    infos = _dialogue_infos(dialogues, crs_suffix)
+    values: dict[tuple[str, str], float | None] = {}
+    turns: dict[tuple[str, str], list[float]] = {}
+    for record in scores:  # one value kept per dialogue and metric, not the records
+        info = infos.get(record.dialogue_id)
+        if info is None or info.user is None:
+            continue
+        key = (record.dialogue_id, record.metric)
+        if record.turn is None:
+            values[key] = record.value
+        else:
+            turns.setdefault(key, [])
+            if record.value is not None:
+                turns[key].append(record.value)
+    for key, present in turns.items():  # turn-level values: their mean, as `dialogue_value` does
+        values[key] = float(np.mean(present)) if present else None
+    for (dialogue_id, metric), value in values.items():
+        info = infos[dialogue_id]
+        if info.user is not None:  # always: others were left out above
+            yield Observation(
+                info.crs,
+                info.simulator,
+                metric,
+                info.user,
+                info.unit,
+                value,
+                info.evaluable,
+                person_of(info.user),
+            )
+
+
+def read_observations(dialogues_path: Path, scores_path: Path, *, crs_suffix: str = "") -> list[Observation]:
+    """Observations from a run's `dialogues.jsonl` and `scores.jsonl`; bad lines are DataErrors
+    naming the file, the record and the field."""
+
+    def scores() -> Iterator[ScoreRecord]:
+        with scores_path.open("rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    yield score_from_line(line, scores_path, number)
+
+    return list(observations(iter_dialogues(dialogues_path), scores(), crs_suffix=crs_suffix))
+
+
+# ---------------------------------------------------------------------------------------------
+# Pairing
+
+
+@dataclass
+class PairedSample:
+    """Two CRSs' values on the users both met (one simulator, one metric)."""
+
+    a: np.ndarray  # per user: mean of A's values over the user's kept pairs
+    b: np.ndarray
+    users: list[str]
+    pairs: int  # dialogue pairs kept
+    not_evaluable: int  # pairs dropped because a dialogue was not evaluable
+    missing: int  # pairs dropped because a value was missing (metric not applicable or failed)
+    unmatched: int  # dialogues without a counterpart at the other CRS
+    one_per_user: bool  # every user has exactly one kept pair
+    binary: bool  # every kept value is 0 or 1
+
+    @property
+    def differences(self) -> np.ndarray:
+        difference: np.ndarray = self.a - self.b
+        return difference
+
+
+def pair(a: Sequence[Observation], b: Sequence[Observation]) -> PairedSample:
+    """Pair two CRSs' observations by (user, trial, occurrence); drop pairs with a non-evaluable
+    dialogue or a missing value on either side; average each person's kept pairs."""
+    left = {(o.user, o.unit): o for o in a}
+    right = {(o.user, o.unit): o for o in b}
+    common = [key for key in left if key in right]
+    per_user: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    not_evaluable = missing = 0
+    for key in common:
+        x, y = left[key], right[key]
+        if not (x.evaluable and y.evaluable):
+            not_evaluable += 1
+        elif x.value is None or y.value is None:
+            missing += 1
+        else:
+            per_user[x.who].append((x.value, y.value))
+    users = sorted(per_user)
+    values = [np.mean(per_user[u], axis=0) for u in users]
+    kept = [v for u in users for pair_ in per_user[u] for v in pair_]
+    return PairedSample(
+        a=np.array([v[0] for v in values], dtype=float),
+        b=np.array([v[1] for v in values], dtype=float),
+        users=users,
+        pairs=sum(len(per_user[u]) for u in users),
+        not_evaluable=not_evaluable,
+        missing=missing,
+        unmatched=len(left) + len(right) - 2 * len(common),
+        one_per_user=all(len(per_user[u]) == 1 for u in users),
+        binary=bool(kept) and all(v in (0.0, 1.0) for v in kept),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Tests, power and groups
+
+
+def _mean_last_axis(x: np.ndarray, axis: int = -1) -> Any:
+    return np.mean(x, axis=axis)
+
+
+def permutation_pvalues(differences: np.ndarray, *, seed: int = 0, resamples: int = PERMUTATIONS) -> Any:
+    """Two-sided sign-flip permutation test of mean difference = 0, along the last axis (so many
+    samples can be tested at once); exact when 2**n <= resamples. Returns the p-value(s)."""
+    from scipy.stats import permutation_test
+
+    result = permutation_test(
+        (differences,),
+        _mean_last_axis,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=resamples,
+        batch=max(1, 4_000_000 // max(1, differences.size)),  # bounded memory, same result
+        alternative="two-sided",
+        axis=-1,
+        rng=np.random.default_rng(seed),
+    )
+    return result.pvalue
+
+
+def ttest_pvalues(differences: np.ndarray) -> Any:
+    """Two-sided paired t-test (one-sample t-test of the differences against 0), along the last axis;
+    p = 1 for differences that are all 0."""
+    from scipy.stats import ttest_1samp
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = ttest_1samp(differences, 0.0, axis=-1).pvalue
+    return np.where(np.isnan(p), 1.0, p)
+
+
+def paired_test(differences: np.ndarray, *, seed: int = 0) -> tuple[TestName, float]:
+    """The test for continuous per-user differences: sign-flip permutation up to
+    `PERMUTATION_MAX_USERS` users, the paired t-test above."""
+    if differences.size <= PERMUTATION_MAX_USERS:
+        return "permutation", float(permutation_pvalues(differences, seed=seed))
+    return "t", float(ttest_pvalues(differences))
+
+
+def mcnemar_pvalue(differences: np.ndarray) -> float:
+    """Exact McNemar test for paired 0/1 outcomes: the users where A succeeded and B did not
+    (difference +1) against the reverse (-1), binomial with p = 1/2; 1.0 with no discordant user."""
+    from scipy.stats import binomtest
+
+    wins, losses = int(np.sum(differences > 0)), int(np.sum(differences < 0))
+    if wins + losses == 0:
+        return 1.0
+    return float(binomtest(wins, wins + losses, 0.5, alternative="two-sided").pvalue)
+
+
+@contextmanager
+def _quiet_solver() -> Iterator[None]:
+    """Silence statsmodels' ConvergenceWarning where its power solver finds no root (it returns nan,
+    which the callers turn into None). Its warnings module is imported first: on import it installs
+    an "always" filter that would otherwise land in front of ours."""
+    import statsmodels.tools.sm_exceptions as sm_exceptions
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm_exceptions.ConvergenceWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+def min_detectable(sd: float | None, n: int, *, alpha: float = ALPHA, power: float = POWER) -> float | None:
+    """The smallest mean difference a two-sided paired t-test on n users detects with `power`:
+    the effect size solved by statsmodels' TTestPower, times the SD of the differences."""
+    if sd is None or n < 2 or sd <= 0:
+        return None
+    from statsmodels.stats.power import TTestPower
+
+    with _quiet_solver():
+        effect = float(
+            np.ravel(
+                TTestPower().solve_power(
+                    effect_size=None, nobs=n, alpha=alpha, power=power, alternative="two-sided"
+                )
+            )[0]
+        )
+    return effect * sd if math.isfinite(effect) else None
+
+
+def users_needed(
+    difference: float, sd: float | None, *, alpha: float = ALPHA, power: float = POWER
+) -> int | None:
+    """Users needed to detect `difference` with `power` (two-sided paired t-test, SD of the
+    differences as observed); None when it cannot be said (no spread, no difference)."""
+    if sd is None or sd <= 0 or difference == 0 or not math.isfinite(difference):
+        return None
+    from statsmodels.stats.power import TTestPower
+
+    with _quiet_solver():
+        try:
+            n = TTestPower().solve_power(
+                effect_size=abs(difference) / sd, nobs=None, alpha=alpha, power=power, alternative="two-sided"
+            )
+        except (ValueError, RuntimeError):
+            return None
+    n = float(np.ravel(n)[0])
+    return math.ceil(n) if math.isfinite(n) else None
+
+
+def letter_groups(order: Sequence[str], different: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Compact letter display: CRSs that share a letter are not significantly different.
+
+    `order` lists the CRSs best first; `different` holds the significantly different pairs. Groups
+    start as one set of all CRSs; each significant pair splits every group holding both into the
+    group without one and the group without the other, and groups inside another are dropped
+    (Piepho's insert-and-absorb). Letters go to groups in the order of their best member."""
+    groups: list[set[str]] = [set(order)] if order else []
+    for x, y in different:
+        split: list[set[str]] = []
+        for group in groups:
+            if x in group and y in group:
+                split.extend([group - {x}, group - {y}])
+            else:
+                split.append(group)
+        groups = [g for g in split if g and not any(g < other for other in split)]
+        groups = [g for i, g in enumerate(groups) if g not in groups[:i]]
+    rank = {name: i for i, name in enumerate(order)}
+    groups.sort(key=lambda g: sorted(rank[m] for m in g))
+    letters = _letters(len(groups))
+    return {name: "".join(letters[i] for i, g in enumerate(groups) if name in g) for name in order}
+
+
+def _letters(count: int) -> list[str]:
+    alphabet = string.ascii_lowercase
+    return [alphabet[i] if i < 26 else f"{alphabet[i // 26 - 1]}{alphabet[i % 26]}" for i in range(count)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+
+
+class PairResult(BaseModel):
+    """CRS A against CRS B on one metric under one simulator; differences are A − B."""
+
+    simulator: str
+    metric: str
+    crs_a: str
+    crs_b: str
+    n_users: int = Field(description="Users with at least one kept pair: the n of every statistic here.")
+    n_pairs: int = Field(description="Dialogue pairs kept (more than n_users with trials or reuse).")
+    dropped_not_evaluable: int = Field(description="Pairs dropped: a dialogue was not evaluable.")
+    dropped_missing: int = Field(description="Pairs dropped: a value was missing (not applicable/failed).")
+    unmatched: int = Field(description="Dialogues whose user/trial the other CRS did not meet.")
+    mean_a: float | None
+    mean_b: float | None
+    difference: float | None = Field(description="Mean over users of the per-user difference A − B.")
+    ci_low: float | None = Field(description="Percentile-bootstrap interval, resampling users.")
+    ci_high: float | None
+    sd: float | None = Field(description="Standard deviation (ddof=1) of the per-user differences.")
+    test: TestName | None = Field(
+        description="mcnemar (0/1 metric, one pair per user), permutation (up to 1,000 users) or t "
+        "(paired t-test, more users); None below two users."
+    )
+    p_value: float | None
+    p_holm: float | None = Field(description="Holm-corrected over the pairs of this simulator and metric.")
+    significant: bool = Field(description="p_holm < alpha.")
+    min_detectable: float | None = Field(description="Smallest difference detectable at the given power.")
+    users_for_observed: int | None = Field(description="Users needed to detect the observed difference.")
+    users_for_target: int | None = Field(None, description="Users needed to detect the chosen --detect.")
+
+
+class RankEntry(BaseModel):
+    """One CRS's place under one simulator and metric; CRSs that share a letter are not
+    significantly different."""
+
+    crs: str
+    mean: float | None = Field(description="Mean over its users of their mean value (evaluable only).")
+    n_users: int
+    rank: int
+    group: str
+
+
+class MetricComparison(BaseModel):
+    simulator: str
+    metric: str
+    pairs: list[PairResult]
+    ranking: list[RankEntry]
+
+
+class ComparisonOptions(BaseModel):
+    baseline: str | None = Field(None, description="Compare every CRS with this one only.")
+    metrics: list[str] | None = Field(None, description="Metric labels; None = all that were scored.")
+    alpha: float = Field(ALPHA, gt=0, lt=1)
+    power: float = Field(POWER, gt=0, lt=1)
+    confidence: float = Field(0.95, gt=0, lt=1)
+    detect: float | None = Field(None, gt=0, description="A difference to compute the users needed for.")
+    seed: int = 0
+
+
+class Comparison(BaseModel):
+    options: ComparisonOptions
+    results: list[MetricComparison]
+
+
+def compare_pair(
+    key: tuple[str, str, str, str],
+    a: Sequence[Observation],
+    b: Sequence[Observation],
+    options: ComparisonOptions,
+) -> tuple[PairResult, PairedSample]:
+    """The statistics of one pair, `key` = (simulator, metric, CRS A, CRS B), before correction
+    (p_holm and significant are filled in by `compare_metric`)."""
+    sample = pair(a, b)
+    d = sample.differences
+    summary = aggregate(list(d), seed=options.seed, confidence=options.confidence)
+    test: TestName | None = None
+    p: float | None = None
+    if d.size >= MIN_USERS:
+        if sample.binary and sample.one_per_user:
+            test, p = "mcnemar", mcnemar_pvalue(d)
+        else:
+            test, p = paired_test(d, seed=options.seed)
+    difference = summary.mean
+    return (
+        PairResult(
+            simulator=key[0],
+            metric=key[1],
+            crs_a=key[2],
+            crs_b=key[3],
+            n_users=int(d.size),
+            n_pairs=sample.pairs,
+            dropped_not_evaluable=sample.not_evaluable,
+            dropped_missing=sample.missing,
+            unmatched=sample.unmatched,
+            mean_a=float(sample.a.mean()) if d.size else None,
+            mean_b=float(sample.b.mean()) if d.size else None,
+            difference=difference,
+            ci_low=summary.ci_low,
+            ci_high=summary.ci_high,
+            sd=summary.std,
+            test=test,
+            p_value=p,
+            p_holm=None,
+            significant=False,
+            min_detectable=min_detectable(summary.std, int(d.size), alpha=options.alpha, power=options.power),
+            users_for_observed=users_needed(
+                difference or 0.0, summary.std, alpha=options.alpha, power=options.power
+            ),
+            users_for_target=None
+            if options.detect is None
+            else users_needed(options.detect, summary.std, alpha=options.alpha, power=options.power),
+        ),
+        sample,
+    )
+
+
+def holm(p_values: Sequence[float], alpha: float = ALPHA) -> list[float]:
+    """Holm-adjusted p-values (statsmodels' multipletests)."""
+    if not p_values:
+        return []
+    from statsmodels.stats.multitest import multipletests
+
+    return [float(p) for p in multipletests(list(p_values), alpha=alpha, method="holm")[1]]
+
+
+def _user_means(observations: Sequence[Observation]) -> tuple[float | None, int]:
+    by_user: dict[str, list[float]] = defaultdict(list)
+    for o in observations:
+        if o.evaluable and o.value is not None:
+            by_user[o.who].append(o.value)
+    if not by_user:
+        return None, 0
+    return float(np.mean([np.mean(v) for v in by_user.values()])), len(by_user)
+
+
+def compare_metric(
+    simulator: str, metric: str, by_crs: dict[str, list[Observation]], options: ComparisonOptions
+) -> MetricComparison | None:
+    """All pairs (or baseline × others) of the CRSs of one simulator and metric, Holm-corrected,
+    and the ranking with letter groups; None with fewer than two CRSs."""
+    names = sorted(by_crs)
+    if len(names) < 2:
+        return None
+    if options.baseline is not None:
+        if options.baseline not in by_crs:
+            return None
+        pairs = [(options.baseline, other) for other in names if other != options.baseline]
+    else:
+        pairs = list(combinations(names, 2))
+    results = [compare_pair((simulator, metric, x, y), by_crs[x], by_crs[y], options)[0] for x, y in pairs]
+    tested = [r for r in results if r.p_value is not None]
+    for result, adjusted in zip(
+        tested, holm([r.p_value for r in tested if r.p_value is not None]), strict=True
+    ):
+        result.p_holm = adjusted
+        result.significant = adjusted < options.alpha
+    means = {name: _user_means(by_crs[name]) for name in names}
+    order = sorted(names, key=lambda n: (means[n][0] is None, -(means[n][0] or 0.0), n))
+    different = [(r.crs_a, r.crs_b) for r in results if r.significant]
+    letters = letter_groups(order, different) if options.baseline is None else {}
+    ranking = []
+    for name in order:
+        mean, n = means[name]
+        place = 1 + sum(1 for other in names if (means[other][0] or -math.inf) > (mean or -math.inf))
+        ranking.append(RankEntry(crs=name, mean=mean, n_users=n, rank=place, group=letters.get(name, "")))
+    return MetricComparison(simulator=simulator, metric=metric, pairs=results, ranking=ranking)
+
+
+def compare(observations: Iterable[Observation], options: ComparisonOptions | None = None) -> Comparison:
+    """Paired comparisons per simulator and metric (in the order first seen) between the CRSs.
+
+    An unknown `options.metrics` label or baseline is a ConfigError naming what there is."""
+    options = options or ComparisonOptions()
+    cells: dict[tuple[str, str], dict[str, list[Observation]]] = defaultdict(dict)
+    crss: set[str] = set()
+    metrics: dict[str, None] = {}
+    for o in observations:
+        cells[(o.simulator, o.metric)].setdefault(o.crs, []).append(o)
+        crss.add(o.crs)
+        metrics.setdefault(o.metric)
+    wanted = options.metrics if options.metrics is not None else list(metrics)
+    unknown = [m for m in wanted if m not in metrics]
+    if unknown:
+        raise ConfigError(
+            f"--metrics: no scores for {', '.join(unknown)}; the runs have {', '.join(metrics) or 'none'}"
+        )
+    if options.baseline is not None and options.baseline not in crss:
+        raise ConfigError(f"--baseline: no CRS {options.baseline!r}; the runs have {', '.join(sorted(crss))}")
+    simulators = sorted({sim for sim, _ in cells})
+    results = []
+    for simulator in simulators:
+        for metric in wanted:
+            found = compare_metric(simulator, metric, cells.get((simulator, metric), {}), options)
+            if found is not None:
+                results.append(found)
+    return Comparison(options=options, results=results)

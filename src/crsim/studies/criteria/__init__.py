@@ -1,0 +1,1 @@
+"""Criteria files for pairwise simulator comparison (`<name>.yaml`), read by `crsim.studies.pairwise`."""

@@ -1,0 +1,1 @@
+"""Prompt templates of the studies (`pairwise.j2`)."""
