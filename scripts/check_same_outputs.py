@@ -24,7 +24,8 @@ Usage (from the repository root):
 
 BEFORE/AFTER are git revisions (e.g. `main`, `HEAD`) or paths to source trees holding `src/crsim`.
 Revisions are exported with `git archive` into a temporary folder; each tree runs with its own
-`src/` first on PYTHONPATH and the current interpreter. Exit status 0 when every file matches,
+`src/` first on PYTHONPATH, then a `crsim` dist-info made from its own pyproject.toml (its entry
+points, not the installed crsim's), and the current interpreter. Exit status 0 when every file matches,
 1 otherwise (each difference is printed with the first differing line).
 """
 
@@ -41,6 +42,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import tomllib
 from io import BytesIO
 from pathlib import Path
 
@@ -85,7 +87,9 @@ def source_tree(revision: str, scratch: Path) -> Path:
     if (given / "src" / "crsim").is_dir():
         return given.resolve()
     archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", revision, "src"], check=True, capture_output=True
+        ["git", "-C", str(ROOT), "archive", revision, "src", "pyproject.toml"],
+        check=True,
+        capture_output=True,
     ).stdout
     target = scratch / f"tree-{re.sub(r'[^A-Za-z0-9_.-]', '_', revision)}"
     target.mkdir(parents=True)
@@ -94,9 +98,28 @@ def source_tree(revision: str, scratch: Path) -> Path:
     return target
 
 
+def tree_metadata(tree: Path) -> Path:
+    """A folder with a `crsim` dist-info made from `tree`'s own pyproject.toml, put on PYTHONPATH after
+    its sources: the built-in components are found through entry points, and those of the installed
+    crsim name another revision's modules. importlib.metadata takes the first `crsim` on the path, so
+    this one shadows the installed one (a revision without entry points gets none)."""
+    project = tomllib.loads((tree / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    info = tree / "metadata" / f"crsim-{project['version']}.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: crsim\nVersion: {project['version']}\n", encoding="utf-8"
+    )
+    groups = project.get("entry-points", {})
+    lines = [f"[{group}]\n" + "".join(f"{name} = {target}\n" for name, target in entries.items())
+             for group, entries in groups.items()]  # fmt: skip
+    (info / "entry_points.txt").write_text("\n".join(lines), encoding="utf-8")
+    return info.parent
+
+
 def crsim(tree: Path, work: Path, *args: str) -> None:
     """Run `python -m crsim ARGS` with `tree`'s sources first on the path, in `work`."""
-    env = {**os.environ, "PYTHONPATH": str(tree / "src"), "PYTHONHASHSEED": "0", "COLUMNS": "200"}
+    path = os.pathsep.join([str(tree / "src"), str(tree_metadata(tree))])
+    env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0", "COLUMNS": "200"}
     done = subprocess.run(
         [sys.executable, "-m", "crsim", *args], cwd=work, env=env, capture_output=True, text=True
     )
