@@ -28,9 +28,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from crsim.data.movies import movie_domain
+from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, Role
 from crsim.model.io import iter_dialogues
-from crsim.model.text import REPLACED_KEY
 from faults.fault_server import FAULTS, FaultPlan, ServerLog, is_affected, serve_faults
 from faults.harness import error_kinds, http_experiment, run_experiment
 
@@ -81,7 +81,8 @@ async def one(kind: str | None, dialogues: int, timeout: float, work: Path) -> d
 
 
 def _replaced(dialogue: Dialogue) -> int:
-    return sum(int(u.annotations.get(REPLACED_KEY, 0)) for u in dialogue.by(Role.CRS))
+    crs_turns = [i for i, u in enumerate(dialogue.utterances) if u.role is Role.CRS]
+    return sum(keys.annotation(keys.REPLACED_CODE_POINTS, dialogue, i) or 0 for i in crs_turns)
 
 
 def _records(run_dir: Path) -> list[Dialogue]:

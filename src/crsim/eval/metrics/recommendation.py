@@ -20,36 +20,9 @@ from crsim.registry import Params as BaseParams
 from crsim.registry import metric
 
 
-@metric("recall")
-class Recall(PerTurnMetric):
-    """Recall@(t,K) = |P_t@K ∩ Y| / |Y|, with Y the user's target items and P_t the standing list.
-
-    Without `turn`, t is the dialogue's own last turn. Needs targets.
-    """
-
-    class Params(CutoffParams):
-        pass
-
-    params: Params
-
-    def default_label(self) -> str:
-        turn = "t" if self.params.turn is None else str(self.params.turn)
-        return f"Recall@({turn},{self.params.k})"
-
-    def _curve(self, dialogue: Dialogue) -> tuple[RecommendationTrace, list[float]]:
-        wanted = targets(dialogue)
-        trace = RecommendationTrace(dialogue, self.params.k)
-        return trace, [len(wanted.intersection(p)) / len(wanted) for p in trace.standing()]
-
-    def compute(self, dialogue: Dialogue) -> float:
-        trace, values = self._curve(dialogue)
-        return trace.at(values, self.params.turn)
-
-    def per_turn(self, dialogue: Dialogue, max_turns: int) -> list[float | None]:
-        try:
-            return [*extend(self._curve(dialogue)[1], max_turns)]
-        except NotApplicable:
-            return [None] * max_turns
+def recall(ranked: tuple[str, ...], wanted: frozenset[str], k: int) -> float:
+    """|ranked ∩ wanted| / |wanted|: the share of the targets in the list."""
+    return len(wanted.intersection(ranked)) / len(wanted)
 
 
 def ndcg(ranked: tuple[str, ...], wanted: frozenset[str], k: int) -> float:
@@ -93,6 +66,17 @@ class _RankMetric(PerTurnMetric):
             return [*extend(self._curve(dialogue)[1], max_turns)]
         except NotApplicable:
             return [None] * max_turns
+
+
+@metric("recall")
+class Recall(_RankMetric):
+    """Recall@(t,K) = |P_t@K ∩ Y| / |Y|, with Y the user's target items and P_t the standing list.
+
+    Without `turn`, t is the dialogue's own last turn. Needs targets.
+    """
+
+    name = "Recall"
+    of_list = staticmethod(recall)
 
 
 @metric("ndcg")
