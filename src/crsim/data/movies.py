@@ -1,6 +1,7 @@
 """The shipped movie domain: MovieLens latest-small movies joined with ReDial metadata.
 
-Built by `scripts/build_movies.py`; loaded once per process and shared read-only.
+Built by `scripts/build_movies.py`; described by the `movies` domain file; loaded once per process
+and shared read-only. The slot tables below are what the domain file says, for older callers.
 """
 
 from __future__ import annotations
@@ -30,19 +31,16 @@ def _resource(name: str) -> Path:
     return Path(str(files("crsim.data") / "movies" / name))
 
 
-@cache
 def movie_items() -> ItemCollection:
-    return ItemCollection.from_jsonl(_resource("items.jsonl.gz"), name="movies")
+    """The shipped movies (the items of the `movies` domain)."""
+    return movie_domain().items
 
 
-@cache
 def movie_domain() -> Domain:
-    return Domain(
-        name="movies",
-        items=movie_items(),
-        informable_slots=dict(MOVIE_INFORMABLE_SLOTS),
-        requestable_slots=dict(MOVIE_REQUESTABLE_SLOTS),
-    )
+    """The shipped movie domain, read from its domain file (`crsim/data/domains/movies/domain.yaml`)."""
+    from crsim.data.domains import domain_named
+
+    return domain_named("movies")
 
 
 @cache

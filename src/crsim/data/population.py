@@ -35,9 +35,12 @@ class PopulationConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    source: Literal["movielens", "redial", "iard", "pepper", "reviews"] = Field(
+    source: Literal["movielens", "ratings", "goals", "redial", "iard", "pepper", "reviews"] = Field(
         "movielens",
-        description="Where users come from: MovieLens rating histories, ReDial seekers' movie feedback, "
+        description="Where users come from: rating histories of the domain's ratings file ('ratings'; "
+        "'movielens' is its older name, the MovieLens ratings of the movie domain), goals sampled from "
+        "the items' attribute values ('goals', for domains without ratings; the default there), "
+        "ReDial seekers' movie feedback, "
         "IARD seekers' accepted recommendations and feedback, or PEPPER users (all top-rated items "
         "as targets, the rest seen) from MovieLens ('pepper') or a reviews table ('reviews').",
     )
@@ -97,7 +100,13 @@ class PopulationConfig(BaseModel):
 
 
 def build_population(
-    config: PopulationConfig, domain: Domain, ratings: Ratings, seed: int
+    config: PopulationConfig,
+    domain: Domain,
+    ratings: Ratings,
+    seed: int,
+    *,
+    label: str = "ml",
+    source: str = "MovieLens",
 ) -> list[SimulatedUser]:
     """`config.size` simulated users from `ratings` (user -> item -> rating) on `domain`.
 
@@ -106,7 +115,8 @@ def build_population(
     replacement. `size` above the number of eligible users is a ConfigError unless
     `config.allow_reuse`: then every eligible user is used and the population cycles through them
     again in a new order, with fresh target draws and ids like "ml-123#2", "ml-123#3" (one user,
-    see `crsim.model.user.source_user_id`). `config.seed` wins over `seed` when set.
+    see `crsim.model.user.source_user_id`). `config.seed` wins over `seed` when set. `label` prefixes
+    the users' ids and `source` names the ratings in messages (a domain's ratings file says both).
     """
     check_slots(config, domain)
     effective_seed = config.seed if config.seed is not None else seed
@@ -116,12 +126,12 @@ def build_population(
             f"users: no user has at least {config.min_ratings} ratings of items in domain {domain.name!r}"
         )
     users = []
-    rounds = schedule(eligible, config, random.Random(effective_seed), source="MovieLens")
+    rounds = schedule(eligible, config, random.Random(effective_seed), source=source)
     for user_id, round_number in rounds:
-        label = f"ml-{user_id}" if round_number == 1 else f"ml-{user_id}#{round_number}"
-        rng = random.Random(derive_seed(effective_seed, label))
+        name = f"{label}-{user_id}" if round_number == 1 else f"{label}-{user_id}#{round_number}"
+        rng = random.Random(derive_seed(effective_seed, name))
         known = {item: r for item, r in ratings[user_id].items() if item in domain.items}
-        users.append(_make_user(label, known, config, domain, rng))
+        users.append(_make_user(name, known, config, domain, rng))
     return users
 
 

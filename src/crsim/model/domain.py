@@ -1,15 +1,80 @@
-"""A domain: the item collection plus which slots users may constrain or ask about."""
+"""A domain: the item collection, the slots users state and ask about, and how people name them.
+
+A domain is data (docs/domains.md): a YAML domain file names the items, the slots (each mapped to an
+item attribute, with its kind, the words that name it and synonyms of its values), optionally a
+ratings file, RecUserSim profile dictionaries and phrasing overrides. `crsim.data.domains` reads the
+file into a `Domain`; components read the domain, never a domain name.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cached_property
+from pathlib import Path
+from typing import Any
 
 from crsim.model.items import ItemCollection
 
 
+class SlotKind(StrEnum):
+    """How a slot's values behave: one label, several labels, a number, an ordered label, or free text."""
+
+    CATEGORICAL = "categorical"  # one value per item ("area: centre")
+    MULTI = "multi"  # several values per item ("genres: comedy, drama")
+    NUMERIC = "numeric"  # a number; users state a value or a range ("at least 4 stars")
+    ORDINAL = "ordinal"  # labels with an order ("cheap" < "moderate" < "expensive")
+    TEXT = "text"  # free text (a plot, an address): asked about, never matched as a value
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One slot of a domain: what users say, mapped to the item attribute it constrains or asks about."""
+
+    name: str
+    #: The item attribute (`Item.values(attribute)`) holding the slot's values.
+    attribute: str
+    kind: SlotKind = SlotKind.CATEGORICAL
+    #: Users can state a value (a constraint, a preference).
+    informable: bool = True
+    #: Users can ask about it for a recommended item.
+    requestable: bool = False
+    #: Words by which people name the slot in a question ("what cuisine?").
+    cues: tuple[str, ...] = ()
+    #: Canonical lower-cased value -> other phrasings of it ("cheap" -> "inexpensive", "budget").
+    synonyms: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Ordinal slots: the values from lowest to highest.
+    order: tuple[str, ...] = ()
+    #: How a CRS asks for the slot ("What kind of food would you like?"), if the domain says so.
+    question: str | None = None
+
+
+@dataclass(frozen=True)
+class RatingsSource:
+    """Where a domain's ratings live (users come from it) and which columns hold what."""
+
+    path: Path
+    user: str = "user_id"
+    item: str = "item_id"
+    rating: str = "rating"
+    #: What messages call the ratings ("MovieLens"), and the prefix of the users' ids ("ml" -> "ml-7").
+    name: str = "ratings"
+    label: str = "user"
+
+
+#: One meaning of a phrase: (slot name, canonical value).
+SlotValue = tuple[str, str]
+
+
 @dataclass(frozen=True)
 class Domain:
-    """Read-only resources shared by every component of a run."""
+    """Read-only resources shared by every component of a run.
+
+    `informable_slots` and `requestable_slots` (slot -> attribute) are what older code reads; they
+    and `slots` describe the same slots. A Domain built from the two mappings alone (tests, older
+    callers) gets a `Slot` per entry with default properties.
+    """
 
     name: str
     items: ItemCollection
@@ -17,3 +82,83 @@ class Domain:
     informable_slots: dict[str, str] = field(default_factory=dict)
     #: Slots a user can ask about for a recommended item, mapped to item attributes.
     requestable_slots: dict[str, str] = field(default_factory=dict)
+    #: What one item is called ("movie", "restaurant") and several of them.
+    item_noun: str = "item"
+    item_noun_plural: str = ""
+    #: Every slot, informable or requestable, by name (file order).
+    slots: Mapping[str, Slot] = field(default_factory=dict)
+    #: Phrasing overrides: "nlg" (a template file path or set name for abus), "crs" (sentence -> text).
+    phrasings: Mapping[str, Any] = field(default_factory=dict)
+    #: RecUserSim profile dictionaries: a shipped dictionary name or a path to a YAML file.
+    profiles: str | None = None
+    #: Ratings file (users with rating histories come from it), if the domain has one.
+    ratings: RatingsSource | None = None
+    #: The domain file this domain was read from (None for a domain built in code).
+    source: Path | None = None
+
+    def __post_init__(self) -> None:
+        if not self.item_noun_plural:
+            object.__setattr__(self, "item_noun_plural", f"{self.item_noun}s")
+        if not self.slots:
+            object.__setattr__(
+                self, "slots", _slots_from_mappings(self.informable_slots, self.requestable_slots)
+            )
+
+    def slot(self, name: str) -> Slot:
+        """The slot called `name`; KeyError when the domain has none."""
+        return self.slots[name]
+
+    def attribute(self, slot: str) -> str:
+        """The item attribute behind `slot` (the slot name itself for a slot the domain lacks)."""
+        known = self.slots.get(slot)
+        return known.attribute if known else slot
+
+    def values(self, slot: str) -> list[str]:
+        """The value vocabulary of the slot's attribute: distinct lower-cased values over the items."""
+        return self.items.vocabulary(self.attribute(slot))
+
+    def lexicon(self) -> Mapping[str, tuple[SlotValue, ...]]:
+        """Lower-cased phrase -> the (slot, canonical value) pairs it names, from the item values of
+        every informable categorical, multi and ordinal slot and their synonyms. Built once."""
+        return self._lexicon
+
+    @cached_property
+    def _lexicon(self) -> dict[str, tuple[SlotValue, ...]]:
+        meanings: dict[str, dict[SlotValue, None]] = {}
+        for slot in self.slots.values():
+            if not slot.informable or slot.kind in (SlotKind.TEXT, SlotKind.NUMERIC):
+                continue
+            for value in (*self.values(slot.name), *slot.order):
+                meanings.setdefault(value.lower(), {})[(slot.name, value.lower())] = None
+            for value, phrases in slot.synonyms.items():
+                for phrase in (value, *phrases):
+                    meanings.setdefault(phrase.lower(), {})[(slot.name, value.lower())] = None
+        return {phrase: tuple(pairs) for phrase, pairs in meanings.items()}
+
+    @property
+    def informable(self) -> list[Slot]:
+        """The informable slots, in file order."""
+        return [s for s in self.slots.values() if s.informable]
+
+    @property
+    def requestable(self) -> list[Slot]:
+        """The requestable slots, in the order of `requestable_slots`."""
+        return [self.slots[name] for name in self.requestable_slots if name in self.slots]
+
+    @property
+    def attributes(self) -> list[str]:
+        """The distinct item attributes the slots name (what the item collection must index)."""
+        return list(dict.fromkeys(s.attribute for s in self.slots.values()))
+
+
+def _slots_from_mappings(informable: Mapping[str, str], requestable: Mapping[str, str]) -> dict[str, Slot]:
+    """Slots with default properties for a Domain given only the slot -> attribute mappings."""
+    slots: dict[str, Slot] = {}
+    for name in dict.fromkeys([*informable, *requestable]):
+        slots[name] = Slot(
+            name=name,
+            attribute=informable.get(name) or requestable[name],
+            informable=name in informable,
+            requestable=name in requestable,
+        )
+    return slots

@@ -81,6 +81,7 @@ class ItemCollection:
         """`clean=False` skips the check for readers that cleaned and counted the items themselves."""
         self.name = name
         self._items: dict[str, Item] = {}
+        self._indexes: dict[str, dict[str, frozenset[str]]] = {}
         self.replaced_code_points = 0
         for item in items:
             if item.id in self._items:
@@ -118,25 +119,29 @@ class ItemCollection:
     def ids(self) -> list[str]:
         return list(self._items)
 
-    @cached_property
-    def _index(self) -> dict[str, dict[str, frozenset[str]]]:
-        index: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-        for item in self._items.values():
-            for attribute in (*LIST_ATTRIBUTES, "year", "decade"):
+    def _index(self, attribute: str) -> dict[str, frozenset[str]]:
+        """Lower-cased value -> ids of the items holding it, for one attribute; built on first use.
+
+        Any attribute can be looked up (a domain's slots name movie fields or `extra` keys alike)."""
+        cached = self._indexes.get(attribute)
+        if cached is None:
+            index: dict[str, set[str]] = defaultdict(set)
+            for item in self._items.values():
                 for value in item.values(attribute):
-                    index[attribute][value.lower()].add(item.id)
-        return {a: {v: frozenset(ids) for v, ids in vals.items()} for a, vals in index.items()}
+                    index[value.lower()].add(item.id)
+            cached = self._indexes[attribute] = {v: frozenset(ids) for v, ids in index.items()}
+        return cached
 
     def with_value(self, attribute: str, value: str) -> frozenset[str]:
         """Ids of items whose `attribute` has `value` (case-insensitive)."""
-        return self._index.get(attribute, {}).get(value.lower(), frozenset())
+        return self._index(attribute).get(value.lower(), frozenset())
 
     def vocabulary(self, attribute: str) -> list[str]:
         """All distinct (lower-cased) values of an attribute."""
-        return sorted(self._index.get(attribute, {}))
+        return sorted(self._index(attribute))
 
     def value_counts(self, attribute: str) -> dict[str, int]:
-        return {v: len(ids) for v, ids in self._index.get(attribute, {}).items()}
+        return {v: len(ids) for v, ids in self._index(attribute).items()}
 
     @cached_property
     def linker(self) -> ItemLinker:

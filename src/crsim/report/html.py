@@ -124,7 +124,7 @@ def _titles(views: Sequence[RunView]) -> dict[str, str]:
     collected in sets, whose order follows PYTHONHASHSEED, and the report must not."""
     titles: dict[str, str] = {}
     shown = sorted(set().union(*(v.item_ids for v in views)))
-    for domain in sorted({str(v.folder.config.get("domain", "movies")) for v in views}):
+    for domain in sorted({v.folder.domain for v in views}):
         found = item_titles(domain)
         titles.update({i: found[i] for i in shown if i in found})
     return titles

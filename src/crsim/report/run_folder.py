@@ -19,12 +19,12 @@ __all__ = [
 
 
 def item_titles(domain: str) -> dict[str, str]:
-    """Item id -> "Title (year)" for a run's domain; empty for a domain crsim does not ship."""
-    if domain != "movies":
-        return {}
-    from crsim.data.movies import movie_items
+    """Item id -> "Title (year)" for a run's domain; empty for a domain that cannot be read here."""
+    from crsim.data.domains import domain_named
+    from crsim.errors import CrsimError
 
-    titles = {}
-    for item in movie_items():
-        titles[item.id] = f"{item.title} ({item.year})" if item.year else item.title
-    return titles
+    try:
+        items = domain_named(domain).items
+    except CrsimError:
+        return {}
+    return {item.id: item.display_title for item in items}

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from crsim.data.population import PopulationConfig
 from crsim.errors import ConfigError
 from crsim.eval.evaluate import default_metrics
 from crsim.llm.config import LLMSettings
+from crsim.model.run_folder.manifest import DEFAULT_DOMAIN
 from crsim.registry import ComponentSpec
 from crsim.yaml_files import read_yaml_mapping
 
@@ -30,8 +31,11 @@ class ExperimentConfig(BaseModel):
 
     name: str = Field("quickstart", description="Experiment name; used in the default run folder name.")
     seed: int = Field(42, description="Seed for the user population and every dialogue.")
-    domain: Literal["movies"] = Field(
-        "movies", description="Item domain (the shipped MovieLens/ReDial movies)."
+    domain: str = Field(
+        "movies",
+        min_length=1,
+        description="Item domain: a shipped one (movies, restaurants, hotels), an installed one, or the "
+        "path of a domain file (docs/domains.md).",
     )
     users: PopulationConfig = Field(default_factory=PopulationConfig, description="The simulated users.")
     simulators: list[ComponentSpec] = Field(
@@ -73,6 +77,17 @@ class ExperimentConfig(BaseModel):
         50, ge=1, le=100_000, description="Dialogues per Ray task; each shard runs as one asyncio batch."
     )
     out: Path | None = Field(None, description="Run folder (default: runs/<name>-<timestamp>).")
+
+    @model_validator(mode="after")
+    def _users_of_the_domain(self) -> ExperimentConfig:
+        """Name the population source a config left unset on another domain than the default: rating
+        histories when the domain has a ratings file, goals otherwise, so the manifest says which."""
+        if "source" not in self.users.model_fields_set and self.domain != DEFAULT_DOMAIN:
+            from crsim.data.domains import domain_named
+            from crsim.data.users import default_source
+
+            self.users.source = default_source(domain_named(self.domain))
+        return self
 
 
 #: CLI option -> dotted config field. Every `crsim run` option except CONFIG/--resume/--json/--debug maps to
