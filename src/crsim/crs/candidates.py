@@ -99,7 +99,11 @@ def text_view(domain: Domain) -> TextView:
         skip = {lex.period_slot}
         slots = [s for s in domain.slots.values() if s.name not in skip and s.kind is not SlotKind.NUMERIC]
         attributes = [s.attribute for s in slots if s.informable or s.kind is SlotKind.TEXT]
-    chat = spec.chat_words.split() if spec.chat_words is not None else sorted(frozenset().union(*cues.slot_words.values()))
+    chat = (
+        spec.chat_words.split()
+        if spec.chat_words is not None
+        else sorted(frozenset().union(*cues.slot_words.values()))
+    )
     synonyms: dict[str, tuple[str, ...]] = {}
     for slot in lex.value_slots:
         for phrase, values in synonym_table(domain, slot).items():
@@ -167,7 +171,9 @@ class TfidfRetriever(CandidateRetriever):
 
     def __init__(self, items: ItemCollection, view: TextView | None = None) -> None:
         super().__init__(items, view)
-        self.vectorizer = TfidfVectorizer(stop_words=self.view.stop_words, sublinear_tf=True, ngram_range=(1, 2))
+        self.vectorizer = TfidfVectorizer(
+            stop_words=self.view.stop_words, sublinear_tf=True, ngram_range=(1, 2)
+        )
         matrix = self.vectorizer.fit_transform([self.view.item_text(item) for item in self.items])
         self.item_terms = matrix.T.tocsr()  # terms x items: a query row times this is one sparse product
 

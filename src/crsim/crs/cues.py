@@ -119,8 +119,9 @@ def request_pattern(nouns: Iterable[str], singular: Iterable[str], phrases: Iter
     whole requests ("what should i watch")."""
     extra = "".join(f"{re.escape(p)}|" for p in phrases)
     return re.compile(
-        r"\b(recommend\w*|suggest\w*|something else|anything else|another|what else|any other|other (one|ones"
-        rf"|option|options|{_alternation(nouns)}|idea|ideas)|different (one|{_alternation(singular)})|next one"
+        r"\b(recommend\w*|suggest\w*|something else|anything else|another|what else|any other"
+        rf"|other (one|ones|option|options|{_alternation(nouns)}|idea|ideas)"
+        rf"|different (one|{_alternation(singular)})|next one"
         r"|can you find|find me|help me find|give me|show me|looking for|"
         rf"{extra}any ideas|what do you (have|got)|do you have|got anything|search for)\b"
     )
@@ -131,10 +132,11 @@ def accept_pattern(verbs: Iterable[str]) -> re.Pattern[str]:
     v = _alternation(verbs)
     return re.compile(
         r"\b((sounds|sound|looks|seems) (good|great|interesting|perfect|awesome|fun|nice|cool|amazing"
-        rf"|fantastic|excellent|lovely|promising|right|like a plan)|(ill|i will) ({v}|take|check|try|go with"
-        rf"|give|see)|(going|gonna) (to )?({v}|check|see)|perfect|great choice|excellent|exactly"
-        rf"|i(d| would)? (like|love) (it|that|this)|lets (go with|{v}|do)|(that|this|it) (one )?(works|will do"
-        rf"|is perfect)|(its|thats) perfect|works for me|({v}) (it|that|this)|add (it|that)|thats (the one|it)"
+        rf"|fantastic|excellent|lovely|promising|right|like a plan)|(ill|i will) ({v}|take|check|try"
+        rf"|go with|give|see)|(going|gonna) (to )?({v}|check|see)|perfect|great choice|excellent|exactly"
+        rf"|i(d| would)? (like|love) (it|that|this)|lets (go with|{v}|do)|(that|this|it) (one )?(works"
+        rf"|will do|is perfect)|(its|thats) perfect|works for me|({v}) (it|that|this)|add (it|that)"
+        r"|thats (the one|it)"
         r"|sold|im in|count me in|(good|nice) (one|pick|choice|idea)|yes please|sure thing)\b"
     )
 
@@ -203,7 +205,9 @@ class UnderstandingSpec(_Spec):
     )
     request_phrases: list[str] = Field(default_factory=list)
     filler: str | None = Field(None, description="More filler words (default: the words of the slots' cues).")
-    slot_words: dict[str, str] | None = Field(None, description="Slot -> words naming it ('any actor is fine').")
+    slot_words: dict[str, str] | None = Field(
+        None, description="Slot -> words naming it ('any actor is fine')."
+    )
     inquiries: dict[str, str] | None = Field(None, description="Slot -> regex of questions asking for it.")
     inquiry_unless_stated: list[str] | None = Field(
         None, description="Inquiries dropped when the same text states a value of the slot (default: all)."
@@ -214,7 +218,9 @@ class UnderstandingSpec(_Spec):
     item_text: list[str] | None = Field(
         None, description="Attributes (after the title) of an item's text for candidate retrieval."
     )
-    chat_words: str | None = Field(None, description="Words retrieval ignores (default: the slots' cue words).")
+    chat_words: str | None = Field(
+        None, description="Words retrieval ignores (default: the slots' cue words)."
+    )
     people: PeopleSpec = Field(default_factory=PeopleSpec)
     period: PeriodSpec = Field(default_factory=PeriodSpec)
     topics: TopicSpec = Field(default_factory=TopicSpec)
@@ -244,7 +250,9 @@ def domain_cues(domain: Domain) -> Cues:
     plural = spec.item_words_plural or [domain.item_noun_plural]
     slot_names = {s.name: _slot_words(s.name, s.cues) for s in domain.informable}
     filler = _words(spec.filler) if spec.filler is not None else frozenset().union(*slot_names.values())
-    slot_words = {k: _words(v) for k, v in spec.slot_words.items()} if spec.slot_words is not None else slot_names
+    slot_words = (
+        {k: _words(v) for k, v in spec.slot_words.items()} if spec.slot_words is not None else slot_names
+    )
     seen, not_seen = seen_patterns(spec.seen)
     period = spec.period
     return Cues(
@@ -256,7 +264,9 @@ def domain_cues(domain: Domain) -> Cues:
         seen=seen,
         not_seen=not_seen,
         inquiries=_inquiries(domain, spec),
-        inquiry_unless_stated=None if spec.inquiry_unless_stated is None else frozenset(spec.inquiry_unless_stated),
+        inquiry_unless_stated=None
+        if spec.inquiry_unless_stated is None
+        else frozenset(spec.inquiry_unless_stated),
         people_cues={k: frozenset(v) for k, v in spec.people.cues.items()},
         period_words=frozenset([*period.recent, *period.classic, *period.decade_words, "new"])
         if period.slot
@@ -288,9 +298,13 @@ def _inquiries(domain: Domain, spec: UnderstandingSpec) -> dict[str, re.Pattern[
         try:
             return {slot: re.compile(pattern) for slot, pattern in spec.inquiries.items()}
         except re.error as exc:
-            raise DataError(f"not a regular expression ({exc})", field="phrasings.understanding.inquiries") from None
+            raise DataError(
+                f"not a regular expression ({exc})", field="phrasings.understanding.inquiries"
+            ) from None
     found = {}
     for slot in domain.requestable:
-        names = sorted(_slot_words(slot.name, slot.cues) if not slot.cues else {normalize(c) for c in slot.cues})
+        names = sorted(
+            _slot_words(slot.name, slot.cues) if not slot.cues else {normalize(c) for c in slot.cues}
+        )
         found[slot.name] = re.compile(rf"{_ASKING}.*\b({_alternation(names)})\b")
     return found

@@ -52,7 +52,8 @@ class NGrams(Generic[V]):
 
 @dataclass(frozen=True)
 class Person:
-    """A name in the collection with how many items list it under each people slot (`Lexicon.people_slots`)."""
+    """A name in the collection with how many items list it under each people slot
+    (`counts`, in the order of `Lexicon.people_slots`)."""
 
     name: str
     counts: tuple[int, ...]
@@ -95,7 +96,9 @@ class Lexicon:
         self.min_year, self.max_year = (min(years), max(years)) if years else (1900, 2030)
 
 
-def _value_phrases(domain: Domain, slots: Iterable[str], spec: UnderstandingSpec) -> dict[tuple[str, ...], Meaning]:
+def _value_phrases(
+    domain: Domain, slots: Iterable[str], spec: UnderstandingSpec
+) -> dict[tuple[str, ...], Meaning]:
     """Value phrases (the value, its plural, the domain's synonyms) -> the (slot, value) pairs named.
 
     Values come from the items (and an ordinal slot's order); synonyms count only for known values.

@@ -32,7 +32,11 @@ GENERIC: dict[str, Any] = {
     "repeat": "Is there a particular {label} you would like?",
     "default_question": ("What are you looking for?",),
     "recommend_one": ("You might like {0}.", "How about {0}?", "I'd suggest {0}.", "Have a look at {0}."),
-    "recommend_many": ("How about {0} or {1}?", "You might like {0} or {1}.", "Here are some ideas: {0} or {1}."),
+    "recommend_many": (
+        "How about {0} or {1}?",
+        "You might like {0} or {1}.",
+        "Here are some ideas: {0} or {1}.",
+    ),
     "reject": ("No problem.", "Okay, let's try something else.", "Fair enough."),
     "seen": ("Ah, you know that one already.", "Okay, you already know that one."),
     "accept": ("Great choice!", "Glad you like it!", "Wonderful!"),
@@ -69,8 +73,8 @@ class Sentences:
         value = self.table[key]
         return (value,) if isinstance(value, str) else tuple(value)
 
-    def fill(self, text: str, **more: str) -> str:
-        return text.format_map({"noun": self.noun, "nouns": self.nouns, **more})
+    def fill(self, template: str, **more: str) -> str:
+        return template.format_map({"noun": self.noun, "nouns": self.nouns, **more})
 
     def pick(self, rng: random.Random, key: str) -> str:
         return self.fill(pick(rng, self.options(key)))
@@ -144,8 +148,10 @@ class Sentences:
         spec = self.table["explanation"]
         if not (kinds or people or period):
             return ""
-        kind = self.fill(spec["kind"], article=article(kinds[0]), values=" and ".join(kinds[:2])) if kinds else (
-            self.fill(spec["no_kind"])
+        kind = (
+            self.fill(spec["kind"], article=article(kinds[0]), values=" and ".join(kinds[:2]))
+            if kinds
+            else (self.fill(spec["no_kind"]))
         )
         parts = [self.fill(spec["sentence"], kind=kind)]
         if people:

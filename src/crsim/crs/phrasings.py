@@ -30,7 +30,9 @@ def phrasing(domain: Domain, key: str) -> Mapping[str, Any]:
     if isinstance(value, str):
         base = domain.source.parent if domain.source is not None else Path.cwd()
         return _read(str(base / value))
-    raise DataError(f"expected a mapping or a YAML file name, got {type(value).__name__}", field=f"phrasings.{key}")
+    raise DataError(
+        f"expected a mapping or a YAML file name, got {type(value).__name__}", field=f"phrasings.{key}"
+    )
 
 
 @cache

@@ -154,7 +154,9 @@ class PopularCRS(BaseCRS):
     def __init__(self, params: Params, domain: Domain) -> None:
         self.params, self.domain = params, domain
         self.index = item_index(domain)
-        self.lexicon = lexicon_for(domain)  # build the shared understanding resources now, not in the first reply
+        self.lexicon = lexicon_for(
+            domain
+        )  # build the shared understanding resources now, not in the first reply
         self.say = sentences_for(domain)
         _ = domain.items.linker
 

@@ -19,11 +19,13 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from crsim.crs.lexicon import lexicon_for
 from crsim.crs.popular import DialogueState, PopularCRS, Scores, _act
+from crsim.errors import ConfigError
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain
 from crsim.model.items import Item, ItemCollection
 from crsim.registry import Params as RegistryParams
 from crsim.registry import crs
+
 
 class TextIndex:
     """TF-IDF vectors (unit length) of every item's title, plot, keywords and genres, built once.
@@ -108,7 +110,9 @@ class Weights(RegistryParams):
     """How much each kind of evidence adds to an item's score."""
 
     genre: float = Field(
-        1.0, ge=0, description="Per stated genre the item has (and per stated value of any slot without a weight)."
+        1.0,
+        ge=0,
+        description="Per stated genre the item has (and per stated value of any slot without a weight).",
     )
     actor: float = Field(1.5, ge=0, description="Per stated actor in the cast.")
     director: float = Field(1.5, ge=0, description="Per stated director.")
@@ -143,6 +147,12 @@ class RetrievalCRS(PopularCRS):
     def __init__(self, params: Params, domain: Domain) -> None:
         super().__init__(params, domain)
         self.settings = params
+        unknown = [s for s in params.elicitation_order if s not in domain.informable_slots]
+        if "elicitation_order" in params.model_fields_set and unknown:
+            raise ConfigError(
+                f"crs retrieval: elicitation_order names {', '.join(map(repr, unknown))}, not informable "
+                f"slots of the domain {domain.name!r}; expected some of {', '.join(domain.informable_slots)}"
+            )
         self.text = text_index(domain)
 
     def _slot_order(self) -> tuple[str, ...]:

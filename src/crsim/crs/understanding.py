@@ -352,7 +352,9 @@ class _Parser:
 
     def _topic(self, phrase: str, i: int, j: int, negated: bool) -> None:
         if self.lex.topic_slot is not None:
-            (self.out.dislikes if negated else self.out.likes).setdefault(self.lex.topic_slot, []).append(phrase)
+            (self.out.dislikes if negated else self.out.likes).setdefault(self.lex.topic_slot, []).append(
+                phrase
+            )
         words = [w for w in normalize(phrase).split() if w not in STOPWORDS]
         (self.out.disliked_topic_words if negated else self.out.topic_words).extend(words)
         self.used[i:j] = [True] * (j - i)

@@ -68,6 +68,7 @@ def check_domain_file(path: str | Path) -> DomainCheck:
     ratings = _ratings(path, spec, items, check)
     profiles = _side_file(path, spec.profiles, "profiles", check)
     nlg = _side_file(path, spec.phrasings.nlg, "phrasings.nlg", check)
+    texts = {key: _phrasing_file(path, getattr(spec.phrasings, key), key, check) for key in _PHRASING_FILES}
     requestable = _requestable_order(spec, slots, check)
     if check.problems or items is None:
         return check
@@ -79,7 +80,7 @@ def check_domain_file(path: str | Path) -> DomainCheck:
         item_noun=spec.item_noun,
         item_noun_plural=spec.item_noun_plural or "",
         slots=slots,
-        phrasings={k: v for k, v in {"nlg": nlg, "crs": dict(spec.phrasings.crs)}.items() if v},
+        phrasings={k: v for k, v in {"nlg": nlg, **texts}.items() if v},
         profiles=profiles,
         ratings=ratings,
         source=path,
@@ -365,6 +366,22 @@ def _first_line(path: Path) -> list[str]:
             return [handle.readline()]
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise DataError(f"cannot read the file ({exc})", path=str(path)) from None
+
+
+#: Phrasing sections given inline or as a YAML file (read by the components: crsim.crs.phrasings).
+_PHRASING_FILES = ("crs", "understanding", "nlu")
+
+
+def _phrasing_file(path: Path, value: str | dict[str, Any] | None, key: str, check: DomainCheck) -> Any:
+    """An inline phrasing section as given, or its YAML file resolved against the domain file."""
+    if isinstance(value, str):
+        if not value.endswith((".yaml", ".yml")):
+            check.problems.append(
+                f"{check.path}: field 'phrasings.{key}': expected a mapping or a .yaml file"
+            )
+            return None
+        return _side_file(path, value, f"phrasings.{key}", check)
+    return dict(value) if value else None
 
 
 def _side_file(path: Path, value: str | None, field_name: str, check: DomainCheck) -> str | None:

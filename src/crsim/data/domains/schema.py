@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
@@ -84,7 +84,19 @@ class PhrasingsSpec(_Strict):
     nlg: str | None = Field(
         None, min_length=1, description="abus template set: a shipped name or a YAML path."
     )
-    crs: dict[str, str] = Field(default_factory=dict, description="Built-in CRS sentence name -> text.")
+    crs: str | dict[str, Any] = Field(
+        default_factory=dict,
+        description="Built-in CRS sentences: name -> text or variants (crsim.crs.nlg.GENERIC), "
+        "or a YAML file.",
+    )
+    understanding: str | dict[str, Any] | None = Field(
+        None,
+        description="Vocabulary of the built-in CRSs' rule-based understanding "
+        "(crsim.crs.cues.UnderstandingSpec), or a YAML file.",
+    )
+    nlu: str | dict[str, Any] | None = Field(
+        None, description="Vocabulary of abus's rule NLU (crsim.sim.agenda.nlu.NLUSpec), or a YAML file."
+    )
 
 
 class DomainFile(_Strict):

@@ -109,18 +109,25 @@ class NLUSpec(BaseModel):
     """The `nlu` section of a domain's phrasings; every field has a generic default."""
 
     model_config = ConfigDict(extra="forbid")
-    item_words: list[str] | None = Field(None, description="Nouns for an item in 'Enjoy the ...!' (default: the noun).")
+    item_words: list[str] | None = Field(
+        None, description="Nouns for an item in 'Enjoy the ...!' (default: the noun)."
+    )
     closings: list[str] = Field(default_factory=list, description="More closing phrases ('happy watching').")
     seen_verbs: list[str] = Field(
         default_factory=lambda: ["been to", "been there", "tried", "visited", "stayed at"],
         description="Verbs of 'Have you ... it?' questions.",
     )
     value_cued: list[str] | None = Field(
-        None, description="Slots a question elicits by naming one of their values (default: small vocabularies)."
+        None,
+        description="Slots a question elicits by naming one of their values (default: small vocabularies).",
     )
-    informs: dict[str, InformSpec] | None = Field(None, description="Slot -> answer patterns (default: cues).")
+    informs: dict[str, InformSpec] | None = Field(
+        None, description="Slot -> answer patterns (default: cues)."
+    )
     item_informs: list[str] | None = Field(
-        None, description="Slots whose values, found in a reply, answer about the item in focus (default: requestable)."
+        None,
+        description="Slots whose values, found in a reply, answer about the item in focus "
+        "(default: the requestable ones).",
     )
     description: DescriptionSpec | None = None
 
@@ -149,7 +156,9 @@ class Vocabulary:
         self.item_informs = [
             domain.slot(s) for s in (spec.item_informs or list(domain.requestable_slots)) if s in domain.slots
         ]
-        self.description = (spec.description.slot, _compile(spec.description.cue)) if spec.description else None
+        self.description = (
+            (spec.description.slot, _compile(spec.description.cue)) if spec.description else None
+        )
 
 
 class RuleNLU:
@@ -310,7 +319,11 @@ def _forms(cues: tuple[str, ...]) -> list[str]:
 def _small_slots(domain: Domain) -> list[str]:
     """Informable value slots with a small vocabulary: naming a value asks about the slot."""
     kinds = (SlotKind.CATEGORICAL, SlotKind.MULTI, SlotKind.ORDINAL)
-    return [s.name for s in domain.informable if s.kind in kinds and 0 < len(domain.values(s.name)) <= SMALL_VOCABULARY]
+    return [
+        s.name
+        for s in domain.informable
+        if s.kind in kinds and 0 < len(domain.values(s.name)) <= SMALL_VOCABULARY
+    ]
 
 
 def _value_words(domain: Domain, slot: str) -> frozenset[str]:
@@ -330,7 +343,10 @@ def _compile_informs(
     for slot in domain.requestable:
         if slot.cues:
             cue = _alternation(_forms(slot.cues))
-            pattern = rf"(?i)\b({cue})\b[^.;!?]{{0,30}}?\b(is|are|was|were)\s*:?\s*(?P<v>[^;!?]+?)(?=\.(\s|$)|[;!?]|$)"
+            pattern = (
+                rf"(?i)\b({cue})\b[^.;!?]{{0,30}}?\b(is|are|was|were)\s*:?\s*"
+                r"(?P<v>[^;!?]+?)(?=\.(\s|$)|[;!?]|$)"
+            )
             found.append((slot.name, [re.compile(pattern)], False))
     return found
 
