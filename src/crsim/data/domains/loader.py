@@ -369,7 +369,7 @@ def _first_line(path: Path) -> list[str]:
 
 
 #: Phrasing sections given inline or as a YAML file (read by the components: crsim.crs.phrasings).
-_PHRASING_FILES = ("crs", "understanding", "nlu")
+_PHRASING_FILES = ("crs", "understanding", "abus")
 
 
 def _phrasing_file(path: Path, value: str | dict[str, Any] | None, key: str, check: DomainCheck) -> Any:

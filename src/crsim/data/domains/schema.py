@@ -94,8 +94,10 @@ class PhrasingsSpec(_Strict):
         description="Vocabulary of the built-in CRSs' rule-based understanding "
         "(crsim.crs.cues.UnderstandingSpec), or a YAML file.",
     )
-    nlu: str | dict[str, Any] | None = Field(
-        None, description="Vocabulary of abus's rule NLU (crsim.sim.agenda.nlu.NLUSpec), or a YAML file."
+    abus: str | dict[str, Any] | None = Field(
+        None,
+        description="Words of abus's rule NLU and its preference model's attributes "
+        "(crsim.sim.agenda.nlu.NLUSpec), or a YAML file.",
     )
 
 
