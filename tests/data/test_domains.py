@@ -156,3 +156,14 @@ def test_a_config_names_a_domain_file_and_gets_goal_users_without_ratings(tmp_pa
     assert ExperimentConfig.model_validate({}).users.source == "movielens"
     with pytest.raises(ConfigError, match="unknown domain 'shoes'"):
         ExperimentConfig.model_validate({"domain": "shoes"})
+
+
+def test_phrasing_sections_are_kept_as_written_and_named_files_must_exist(tmp_path: Path) -> None:
+    (tmp_path / "nlu.yaml").write_text("cues: {}\n", encoding="utf-8")
+    good = GOOD + "phrasings:\n  nlu: nlu.yaml\n  crs: {greeting: 'Hello, reader!'}\n"
+    domain = read_domain_file(_write(tmp_path, good))
+    assert domain.phrasings == {"nlu": "nlu.yaml", "crs": {"greeting": "Hello, reader!"}}
+    check = check_domain_file(_write(tmp_path, GOOD + "phrasings:\n  understanding: words.yaml\n"))
+    assert check.problems == [
+        f"{tmp_path / 'shop.yaml'}: field 'phrasings.understanding': file not found: {tmp_path / 'words.yaml'}"
+    ]
