@@ -109,6 +109,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "representation accuracy study (docs/pepper.md).",
     ),
     "cache": LazyCommand("crsim.cli.cache", "app", "Inspect or empty an LLM response cache."),
+    "domain": LazyCommand(
+        "crsim.cli.domain",
+        "domain_app",
+        "`crsim domain`: check a domain file and see what it holds; list the domains a config can name.",
+    ),
 }
 
 

@@ -2,7 +2,7 @@
 
 A domain file's `phrasings` section names, per component, either an inline mapping or a YAML file
 (relative to the domain file): `crs` (sentences of the built-in CRSs), `understanding` (vocabulary
-of their rule-based understanding) and `abus` (words of the agenda simulator's rule NLU and the
+of their rule-based understanding) and `nlu` (words of the agenda simulator's rule NLU, and the
 attributes its preference model reads).
 `phrasing(domain, key)` always returns a mapping (empty when the domain has none), read once per file.
 """

@@ -68,7 +68,7 @@ def check_domain_file(path: str | Path) -> DomainCheck:
     ratings = _ratings(path, spec, items, check)
     profiles = _side_file(path, spec.profiles, "profiles", check)
     nlg = _side_file(path, spec.phrasings.nlg, "phrasings.nlg", check)
-    texts = {key: _phrasing_file(path, getattr(spec.phrasings, key), key, check) for key in _PHRASING_FILES}
+    sections = _sections(path, spec, check)
     requestable = _requestable_order(spec, slots, check)
     if check.problems or items is None:
         return check
@@ -80,7 +80,7 @@ def check_domain_file(path: str | Path) -> DomainCheck:
         item_noun=spec.item_noun,
         item_noun_plural=spec.item_noun_plural or "",
         slots=slots,
-        phrasings={k: v for k, v in {"nlg": nlg, **texts}.items() if v},
+        phrasings={"nlg": nlg, **sections} if nlg else sections,
         profiles=profiles,
         ratings=ratings,
         source=path,
@@ -368,22 +368,6 @@ def _first_line(path: Path) -> list[str]:
         raise DataError(f"cannot read the file ({exc})", path=str(path)) from None
 
 
-#: Phrasing sections given inline or as a YAML file (read by the components: crsim.crs.phrasings).
-_PHRASING_FILES = ("crs", "understanding", "abus")
-
-
-def _phrasing_file(path: Path, value: str | dict[str, Any] | None, key: str, check: DomainCheck) -> Any:
-    """An inline phrasing section as given, or its YAML file resolved against the domain file."""
-    if isinstance(value, str):
-        if not value.endswith((".yaml", ".yml")):
-            check.problems.append(
-                f"{check.path}: field 'phrasings.{key}': expected a mapping or a .yaml file"
-            )
-            return None
-        return _side_file(path, value, f"phrasings.{key}", check)
-    return dict(value) if value else None
-
-
 def _side_file(path: Path, value: str | None, field_name: str, check: DomainCheck) -> str | None:
     """A shipped name as given, or a YAML path resolved against the domain file (checked to exist)."""
     if value is None or not value.endswith((".yaml", ".yml")):
@@ -392,6 +376,21 @@ def _side_file(path: Path, value: str | None, field_name: str, check: DomainChec
     if not resolved.is_file():
         check.problems.append(f"{check.path}: field '{field_name}': file not found: {resolved}")
     return str(resolved)
+
+
+def _sections(path: Path, spec: DomainFile, check: DomainCheck) -> dict[str, Any]:
+    """The phrasing sections given (inline mappings, or file names kept as written: components read
+    them relative to the domain file), after checking that named files exist."""
+    sections: dict[str, Any] = {}
+    for key in ("crs", "understanding", "nlu"):
+        value = getattr(spec.phrasings, key)
+        if isinstance(value, str) and not (path.parent / value).is_file():
+            check.problems.append(
+                f"{check.path}: field 'phrasings.{key}': file not found: {path.parent / value}"
+            )
+        if value:
+            sections[key] = value
+    return sections
 
 
 def read_ratings(source: RatingsSource) -> dict[str, dict[str, float]]:

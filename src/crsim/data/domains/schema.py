@@ -78,27 +78,20 @@ class RatingsSpec(_Strict):
     )
 
 
+#: A phrasing section: an inline mapping, or the name of a YAML file (relative to the domain file).
+Section = str | dict[str, Any] | None
+
+
 class PhrasingsSpec(_Strict):
-    """Phrasing overrides for the template NLG of `abus` and the built-in CRSs' sentences."""
+    """Phrasing overrides: the template NLG of `abus`, the built-in CRSs' sentences and the vocabulary of
+    the rule-based understanding of the CRSs and of `abus` (docs/domains.md)."""
 
     nlg: str | None = Field(
         None, min_length=1, description="abus template set: a shipped name or a YAML path."
     )
-    crs: str | dict[str, Any] = Field(
-        default_factory=dict,
-        description="Built-in CRS sentences: name -> text or variants (crsim.crs.nlg.GENERIC), "
-        "or a YAML file.",
-    )
-    understanding: str | dict[str, Any] | None = Field(
-        None,
-        description="Vocabulary of the built-in CRSs' rule-based understanding "
-        "(crsim.crs.cues.UnderstandingSpec), or a YAML file.",
-    )
-    abus: str | dict[str, Any] | None = Field(
-        None,
-        description="Words of abus's rule NLU and its preference model's attributes "
-        "(crsim.sim.agenda.nlu.NLUSpec), or a YAML file.",
-    )
+    crs: Section = Field(None, description="Built-in CRS sentences: name -> text (mapping or YAML file).")
+    understanding: Section = Field(None, description="Vocabulary of the built-in CRSs' understanding.")
+    nlu: Section = Field(None, description="Vocabulary of the agenda simulator's rule NLU.")
 
 
 class DomainFile(_Strict):

@@ -21,7 +21,7 @@ The simulator is a black-box user, so it understands the CRS only from its text.
 * `greeting` and `goodbye` (including "Enjoy the <item>!").
 
 Domain words come from the domain: the slots' cues and the `nlu` section of its phrasings
-(`NLUSpec`, the `abus` section); the defaults are built from the item noun and the slots.
+(`NLUSpec`, the `nlu` section); the defaults are built from the item noun and the slots.
 
 Several acts may come out of one utterance; garbage yields an empty list, never an error.
 """
@@ -106,8 +106,8 @@ class DescriptionSpec(BaseModel):
 
 
 class NLUSpec(BaseModel):
-    """The `abus` section of a domain's phrasings (its rule NLU's words and the attributes its
-    preference model reads); every field has a generic default."""
+    """The `nlu` section of a domain's phrasings: the words of abus's rule NLU, and the attributes its
+    preference model reads; every field has a generic default."""
 
     model_config = ConfigDict(extra="forbid")
     taste: list[str] | None = Field(
@@ -151,7 +151,7 @@ class Vocabulary:
     """The compiled domain words of the rule NLU (one per domain, shared read-only)."""
 
     def __init__(self, domain: Domain) -> None:
-        spec = _spec(phrasing(domain, "abus"))
+        spec = _spec(phrasing(domain, "nlu"))
         kinds = (SlotKind.CATEGORICAL, SlotKind.MULTI, SlotKind.ORDINAL)
         taste = [s.attribute for s in domain.informable if s.kind in kinds]
         self.taste = tuple(spec.taste if spec.taste is not None else dict.fromkeys(taste))
@@ -309,14 +309,14 @@ def _spec(raw: Any) -> NLUSpec:
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
-        raise DataError(err["msg"], path="phrasings.abus", field=field) from None
+        raise DataError(err["msg"], path="phrasings.nlu", field=field) from None
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
     try:
         return re.compile(pattern)
     except re.error as exc:
-        raise DataError(f"not a regular expression ({exc}): {pattern!r}", field="phrasings.abus") from None
+        raise DataError(f"not a regular expression ({exc}): {pattern!r}", field="phrasings.nlu") from None
 
 
 def _alternation(phrases: list[str]) -> str:

@@ -1,0 +1,69 @@
+"""`crsim domain`: check a domain file and see what it holds; list the domains a config can name."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from crsim.cli._support import errors, user_errors
+
+domain_app = typer.Typer(
+    add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False, help=__doc__
+)
+
+
+@domain_app.command()
+def check(
+    file: Annotated[str, typer.Argument(help="A domain file (YAML), or the name of a shipped domain.")],
+) -> None:
+    """Check a domain file: every problem with its file, line and field; else its items and slots."""
+    from crsim.data.domains import check_domain_file, domain_file
+    from crsim.data.domains.summary import summarize
+
+    with user_errors():
+        path = domain_file(file)
+    result = check_domain_file(path)
+    for warning in result.warnings:
+        errors.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+    if not result.ok or result.domain is None:
+        for problem in result.problems:
+            errors.print(f"error: {problem}", markup=False, highlight=False, soft_wrap=True)
+        count = len(result.problems)
+        errors.print(
+            f"{path}: {count} problem{'s' if count != 1 else ''}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(2)
+    summary = summarize(result.domain)
+    typer.echo(
+        f"domain {summary.name}: {summary.items} items ({summary.item_noun}), {len(summary.slots)} slots"
+    )
+    if summary.ratings or summary.profiles:
+        side = [
+            f"ratings {summary.ratings}" if summary.ratings else "",
+            f"profiles {summary.profiles}" if summary.profiles else "",
+        ]
+        typer.echo("with " + ", ".join(s for s in side if s))
+    typer.echo(
+        f"{'slot':<14} {'attribute':<14} {'kind':<12} {'use':<4} {'values':>6} {'coverage':>9}  examples"
+    )
+    for row in summary.slots:
+        use = ("I" if row.informable else "-") + ("R" if row.requestable else "-")
+        typer.echo(
+            f"{row.name:<14} {row.attribute:<14} {row.kind.value:<12} {use:<4} {row.values:>6} "
+            f"{row.coverage:>8.0%}  {', '.join(row.examples)}".rstrip()
+        )
+    typer.echo("use: I = informable (users state it), R = requestable (users ask about it)")
+
+
+@domain_app.command("list")
+def list_domains() -> None:
+    """The domains a config can name (`domain: NAME`): shipped ones and those of installed plug-ins."""
+    from crsim.data.domains import domain_file, known_domains
+
+    for name in known_domains():
+        with user_errors():
+            typer.echo(f"{name:<14} {domain_file(name)}")
