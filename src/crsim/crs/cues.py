@@ -110,7 +110,7 @@ IS_IT = re.compile(r"(is|isnt) (it|that|this)\b")
 #: Question words before a slot's cue that make a sentence an inquiry about the item ("whats the phone").
 _ASKING = (
     r"\b(what|whats|which|where|wheres|when|how|who|tell me|do you know|can you give|could you give"
-    r"|give me|is there|does it have|do they have)\b"
+    r"|give me|is there|does|does it have|do they have)\b"
 )
 
 
@@ -206,7 +206,7 @@ class UnderstandingSpec(_Spec):
     request_phrases: list[str] = Field(default_factory=list)
     filler: str | None = Field(None, description="More filler words (default: the words of the slots' cues).")
     slot_words: dict[str, str] | None = Field(
-        None, description="Slot -> words naming it ('any actor is fine')."
+        None, description="Slot -> words naming it ('any cuisine is fine')."
     )
     inquiries: dict[str, str] | None = Field(None, description="Slot -> regex of questions asking for it.")
     inquiry_unless_stated: list[str] | None = Field(

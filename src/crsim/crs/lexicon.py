@@ -103,13 +103,16 @@ def _value_phrases(
 
     Values come from the items (and an ordinal slot's order); synonyms count only for known values.
     `spec.only_forms` lists values too ambiguous to match as bare words, with the phrases that name
-    them instead. Labels win over synonyms that spell the same phrase."""
+    them instead; values that are function words or answers ("no", "yes": parking, internet) are
+    named only by their synonyms ("free parking"). Labels win over synonyms that spell the same phrase."""
     phrases: dict[tuple[str, ...], Meaning] = {}
     for slot_name in slots:
         slot = domain.slot(slot_name)
         known = set(domain.items.vocabulary(slot.attribute)) | {v.lower() for v in slot.order}
         only = spec.only_forms.get(slot_name, {})
         for value in sorted(known):
+            if value in STOPWORDS or value in _ANSWER_WORDS:
+                continue
             forms = list(only[value]) if value in only else [value, value + "s"]
             forms += [value[:-1] + "ies"] if value.endswith("y") and value not in only else []
             for form in forms:
@@ -130,6 +133,10 @@ def _value_phrases(
     for key, meaning in synonyms.items():
         phrases.setdefault(key, meaning)
     return phrases
+
+
+#: Values that say yes or no rather than name something ("parking: yes").
+_ANSWER_WORDS = frozenset({"yes", "no", "none", "true", "false", "y", "n"})
 
 
 def _joined(meaning: Meaning | None, pair: tuple[str, str]) -> Meaning:

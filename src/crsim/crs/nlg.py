@@ -186,7 +186,15 @@ def sentences_for(domain: Domain) -> Sentences:
 def build_sentences(domain: Domain) -> Sentences:
     """Generic sentences for the domain's noun and slots, overridden by the domain's `crs` phrasings."""
     own = phrasing(domain, "crs")
-    unknown = set(own) - {*GENERIC, "questions", "repeats", "answers", "unknowns", "labels"}
+    unknown = set(own) - {
+        *GENERIC,
+        "questions",
+        "repeats",
+        "answers",
+        "unknowns",
+        "labels",
+        "elicitation_order",
+    }
     if unknown:
         raise DataError(f"unknown CRS sentence(s) {', '.join(sorted(unknown))}", field="phrasings.crs")
     labels = {s.name: (s.cues[0] if s.cues else s.name.replace("_", " ")) for s in domain.slots.values()}

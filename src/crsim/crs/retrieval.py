@@ -18,6 +18,7 @@ from pydantic import Field
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from crsim.crs.lexicon import lexicon_for
+from crsim.crs.phrasings import phrasing
 from crsim.crs.popular import DialogueState, PopularCRS, Scores, _act
 from crsim.errors import ConfigError
 from crsim.model.acts import DialogueAct, Intent
@@ -137,9 +138,9 @@ class RetrievalCRS(PopularCRS):
         )
         elicitation_order: tuple[str, ...] = Field(
             ("genre", "actor", "decade", "director", "keyword"),
-            description="Slots asked about, in order; slots the user already filled, and slots the "
-            "domain lacks, are skipped. When the domain has none of them: its informable slots in file "
-            "order (the default is the movie domain's order).",
+            description="Slots asked about, in order; slots the user already filled are skipped. Left "
+            "unset: the domain's order (its phrasings' `crs.elicitation_order`, else its informable "
+            "slots in file order; the default shown is the movie domain's).",
         )
         weights: Weights = Field(default_factory=Weights, description="Scoring weights.")
         explain: bool = Field(True, description="Say which stated preferences a recommendation matches.")
@@ -156,9 +157,13 @@ class RetrievalCRS(PopularCRS):
         self.text = text_index(domain)
 
     def _slot_order(self) -> tuple[str, ...]:
+        """The order given in the config; left unset, the domain's (`crs.elicitation_order` of its
+        phrasings, else its informable slots in file order)."""
         known = self.domain.informable_slots
-        order = tuple(s for s in self.settings.elicitation_order if s in known)
-        return order or tuple(known)
+        if "elicitation_order" in self.settings.model_fields_set:
+            return tuple(s for s in self.settings.elicitation_order if s in known)
+        own = phrasing(self.domain, "crs").get("elicitation_order")
+        return tuple(s for s in own if s in known) if own else tuple(known)
 
     def _weight(self, slot: str) -> float:
         """The weight of a stated value of `slot`: its own field, else the value weight (`genre`)."""

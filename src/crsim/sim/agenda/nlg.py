@@ -196,8 +196,8 @@ class TemplateNLG:
                 ref = self.rng.choice(_PRONOUNS)
         fill["ref"], fill["Ref"] = ref, ref[:1].upper() + ref[1:]
         fill["noun"], fill["nouns"] = self.words.noun, self.words.nouns
-        slot = act.slots[0][0] if act.slots else None
-        fill["label"] = self.words.labels.get(slot, slot.replace("_", " ")) if slot else "details"
+        slot = act.slots[0][0] if act.slots else ""
+        fill["label"] = self.words.labels.get(slot, slot.replace("_", " ")) or "details"
         return fill
 
     def _render(self, intent: str, key: str, variant: str, fill: dict[str, str]) -> str:

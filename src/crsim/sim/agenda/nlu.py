@@ -123,7 +123,7 @@ class NLUSpec(BaseModel):
     item_words: list[str] | None = Field(
         None, description="Nouns for an item in 'Enjoy the ...!' (default: the noun)."
     )
-    closings: list[str] = Field(default_factory=list, description="More closing phrases ('happy watching').")
+    closings: list[str] = Field(default_factory=list, description="More closing phrases ('enjoy your meal').")
     seen_verbs: list[str] = Field(
         default_factory=lambda: ["been to", "been there", "tried", "visited", "stayed at"],
         description="Verbs of 'Have you ... it?' questions.",
@@ -166,7 +166,8 @@ class Vocabulary:
             if slot.cues
         }
         cued = spec.value_cued if spec.value_cued is not None else _small_slots(domain)
-        self.value_words = {slot: _value_words(domain, slot) for slot in cued if slot in domain.slots}
+        nouns = {normalize(domain.item_noun), normalize(domain.item_noun_plural)}
+        self.value_words = {slot: _value_words(domain, slot) - nouns for slot in cued if slot in domain.slots}
         self.informs = _compile_informs(spec.informs, domain)
         self.item_informs = [
             domain.slot(s) for s in (spec.item_informs or list(domain.requestable_slots)) if s in domain.slots
@@ -275,16 +276,16 @@ class RuleNLU:
         acts = []
         for slot in self._vocabulary.item_informs:
             values = item.values(slot.attribute)
-            if slot.kind is SlotKind.TEXT:
-                hits = [v for v in values if len(v) > 30 and fold(v[:30]) in folded]
-            else:
-                hits = [v for v in values if _appears(v, folded)]
+            hits = [v for v in values if _appears(v, folded, long_text=slot.kind is SlotKind.TEXT)]
             if hits:
                 acts.append(_inform(slot.name, hits))
         return acts
 
 
-def _appears(value: str, folded: str) -> bool:
+def _appears(value: str, folded: str, long_text: bool = False) -> bool:
+    """Whether an item's value appears in folded text: long texts (over 30 characters) by their start."""
+    if long_text and len(value) > 30:
+        return fold(value[:30]) in folded
     if value.isdigit():
         return re.search(rf"\b{value}\b", folded) is not None
     return len(value) > 3 and fold(value) in folded
@@ -359,7 +360,7 @@ def _compile_informs(
         if slot.cues:
             cue = _alternation(_forms(slot.cues))
             pattern = (
-                rf"(?i)\b({cue})\b[^.;!?]{{0,30}}?\b(is|are|was|were)\s*:?\s*"
+                rf"(?i)\b({cue})\b[^.;!?]{{0,30}}?(\b(is|are|was|were)\b|:)\s*:?\s*"
                 r"(?P<v>[^;!?]+?)(?=\.(\s|$)|[;!?]|$)"
             )
             found.append((slot.name, [re.compile(pattern)], False))

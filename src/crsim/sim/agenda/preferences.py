@@ -5,9 +5,10 @@ Decision order (the "feedback" case of the interaction model):
 1. a target item of the information need is always accepted;
 2. an item in `profile.item_ratings` is "seen" (liked or not, from its rating) and not accepted;
 3. any other item gets a content-based predicted rating: the user's mean rating plus, for each
-   attribute that carries taste (the domain's `abus.taste`; movies: genres, directors, actors,
-   decade; by default the attributes of its categorical, multi and ordinal slots), the shrunk mean deviation from that
-   mean of the rated items sharing the item's values, `sum(r - mean) / (count + shrinkage)`;
+   attribute that carries taste (the domain's `nlu.taste` phrasing; movies: genres, directors,
+   actors, decade; by default the attributes of its categorical, multi and ordinal slots), the
+   shrunk mean deviation from that mean of the rated items sharing the item's values,
+   `sum(r - mean) / (count + shrinkage)`;
    liked/disliked slot values in `profile.preferences` add +0.5/-1.0. It is accepted when it
    satisfies every constraint of the need and the prediction reaches `accept_threshold`.
 
