@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 from crsim.cli import app
 from crsim.errors import ConfigError, DataError
 from crsim.report.collect import collect_run
-from crsim.report.html import build_report, competition_ranks, script_json
+from crsim.report.figures import rank_range
+from crsim.report.html import build_report, script_json
 from crsim.report.run_folder import open_run
 from report_support import PAYLOAD, poison, restamp, small_run
 
@@ -44,12 +45,13 @@ def test_report_is_self_contained_with_results_plots_and_dialogues(two_sims: Pat
     assert result.exit_code == 0, result.output
     html = out.read_text(encoding="utf-8")
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html), "the report must not load anything"
-    for key in ("curves", "distributions", "ranks"):
+    for key in ("curves", "proportions", "distributions", "ranks"):
         assert f'id="plot-{key}"' in html
-    assert html.count('src="data:image/png;base64,') == 3
+    assert html.count('src="data:image/png;base64,') == 4
     summary = json.loads((two_sims / "summary.json").read_text(encoding="utf-8"))
     success = summary["groups"][0]["metrics"]["Success"]
-    assert f"{success['mean']:.3f} [{success['ci_low']:.3f}, {success['ci_high']:.3f}]" in html
+    interval = f"[{success['ci_low']:.3f}, {success['ci_high']:.3f}]"
+    assert f'{success["mean"]:.3f}<span class="ci">{interval}</span>' in html
     assert "&#34;planned_dialogues&#34;: 20" in html  # the manifest, escaped
     data = _data(html)
     dialogues = data["dialogues"]
@@ -161,7 +163,7 @@ def test_judge_scores_get_their_plot_and_explanations(two_sims: Path, tmp_path: 
     view = collect_run(open_run(run), "judged", max_dialogues=100)
     assert view.judged == ["quality5/overall"]
     html = build_report([open_run(run)])
-    assert 'id="plot-judge"' in html and "Judge scores by CRS" in html
+    assert 'id="plot-judge"' in html and "Judge scores per pairing" in html
     dialogues = _data(html)["dialogues"]
     assert isinstance(dialogues, list)
     assert dialogues[0]["explanations"][0] == {
@@ -174,9 +176,18 @@ def test_judge_scores_get_their_plot_and_explanations(two_sims: Path, tmp_path: 
     assert dialogues[0]["scores"]["quality5/overall"] == judged[0]["value"]
 
 
-def test_tied_crss_share_their_rank() -> None:
-    assert competition_ranks({"a": 0.0, "b": 0.5, "c": 0.0, "d": 0.2}) == {"b": 1, "d": 2, "a": 3, "c": 3}
-    assert competition_ranks({"popular": 0.0, "retrieval": 0.0}) == {"popular": 1, "retrieval": 1}
+def test_crss_not_told_apart_share_their_places() -> None:
+    """Places come from the significant differences only: a tie (equal means, or a difference the
+    test cannot tell from none) is a range of places, never one place for one and the next for the other."""
+    means = {"a": 0.0, "b": 0.5, "c": 0.0, "d": 0.2}
+    everything = {frozenset(p) for p in (("a", "b"), ("b", "c"), ("b", "d"), ("a", "d"), ("c", "d"))}
+    places = {n: rank_range(n, means, everything) for n in means}
+    assert places == {"b": (1, 1), "d": (2, 2), "a": (3, 4), "c": (3, 4)}
+    # b beats a and c, nothing else is significant: d could stand anywhere, so b is first or second
+    only_b = {frozenset(("a", "b")), frozenset(("b", "c"))}
+    assert rank_range("b", means, only_b) == (1, 2) and rank_range("d", means, only_b) == (1, 4)
+    assert rank_range("a", means, only_b) == (2, 4)
+    assert rank_range("popular", {"popular": 0.0, "retrieval": 0.0}, set()) == (1, 2)
 
 
 def _report_in_subprocess(run: Path, out: Path, hash_seed: str) -> bytes:
@@ -215,3 +226,25 @@ def test_comparisons_section_matches_crsim_compare(two_sims: Path, tmp_path: Pat
         assert f"<h3>{result.metric} · {result.simulator}</h3>" in section
         (pair,) = result.pairs
         assert f'<td class="num">{interval(pair)}</td><td class="num">{p_text(pair.p_value)}</td>' in section
+
+
+def test_many_metrics_make_one_compact_figure_not_a_wall_of_box_plots(two_sims: Path, tmp_path: Path) -> None:
+    """PEPPER's config scores thirteen metrics: past six, one small-multiples figure of means with
+    intervals replaces the box plots; Success, a declared 0/1 metric, is still a proportion."""
+    run = tmp_path / "many-metrics"
+    shutil.copytree(two_sims, run)
+    lines = (run / "scores.jsonl").read_text(encoding="utf-8").splitlines()
+    turns = [json.loads(line) for line in lines if json.loads(line)["metric"] == "Turns"]
+    extra = [f"PC@{k}" for k in (5, 20, 50)] + [f"Recall@(t,{k})" for k in (5, 20, 50)]
+    with (run / "scores.jsonl").open("a", encoding="utf-8") as handle:
+        handle.writelines(json.dumps({**r, "metric": label}) + "\n" for label in extra for r in turns)
+    summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    for group in summary["groups"]:
+        for label in extra:
+            group["metrics"][label] = group["metrics"]["Turns"]
+    (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    restamp(run)
+    html = build_report([open_run(run)])
+    assert 'id="plot-summary"' in html and 'id="plot-distributions"' not in html
+    assert "11 metrics at a glance" in html  # SRRR, RDL, Turns, Recall, PC and the six added
+    assert 'id="plot-proportions"' in html and "95% Wilson score interval" in html

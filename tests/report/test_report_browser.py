@@ -67,7 +67,14 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (folder / "poisoned-id").write_text(poisoned_id, encoding="utf-8")
     two_crss = small_run(folder / "two-crss", users=8, crss=["popular", "retrieval"])
     write_report(build_report([open_run(two_crss)]), folder / "compare.html")
+    # two runs of 2 CRSs x 3 simulators: twelve pairings in one report
+    many = [
+        small_run(folder / name, users=6, crss=["popular", "retrieval"], patiences=(3, 1, 2))
+        for name in ("six-a", "six-b")
+    ]
+    write_report(build_report([open_run(run) for run in many]), folder / "many.html")
     return {
+        "many": folder / "many.html",
         "compare": folder / "compare.html",
         "clean": folder / "report.html",
         "poisoned": folder / "poisoned.html",
@@ -75,8 +82,8 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     }
 
 
-def _open(browser: Any, path: Path) -> tuple[Any, list[str]]:
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+def _open(browser: Any, path: Path, width: int = 1400) -> tuple[Any, list[str]]:
+    page = browser.new_page(viewport={"width": width, "height": 1000})
     problems: list[str] = []
     page.on("pageerror", lambda error: problems.append(str(error)))
     page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
@@ -156,4 +163,75 @@ def test_comparisons_section_shows_rankings_and_pairs(reports: dict[str, Path], 
     assert sorted(ranking.all_inner_texts()[i].split("\t")[1] for i in range(2)) == ["popular", "retrieval"]
     cells = success.locator("table.pairs tbody tr").first.locator("td").all_inner_texts()
     assert cells[:2] == ["popular", "retrieval"] and cells[5] == "exact McNemar" and cells[6] == "8"
+    assert problems == []
+
+
+#: In the page: each figure's boxes (legends, axes, lines, tick labels; fractions of the image) placed
+#: on the image as Chromium lays it out, in CSS pixels.
+PLACED_BOXES = """() => [...document.querySelectorAll("#plots figure")].map((figure) => {
+  const img = figure.querySelector("img");
+  const r = img.getBoundingClientRect();
+  const x = (f) => r.left + f * r.width;
+  const y = (f) => r.top + f * r.height;
+  const place = (b) => [x(b[0]), y(b[1]), x(b[2]), y(b[3])];
+  const boxes = JSON.parse(figure.dataset.boxes);
+  const placed = {};
+  for (const [kind, list] of Object.entries(boxes)) placed[kind] = list.map(place);
+  return {id: figure.id, img: [r.left, r.top, r.right, r.bottom], scale: r.width / img.naturalWidth,
+          caption: figure.querySelector("figcaption").textContent, ...placed};
+})"""
+
+
+def _overlap(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def test_twelve_pairings_results_fit_without_a_horizontal_scroll(
+    reports: dict[str, Path], browser: Any
+) -> None:
+    """At a laptop's 1280 pixels every results column, the judge's too, is on screen."""
+    page, problems = _open(browser, reports["many"], width=1280)
+    assert page.locator("table.counts tbody tr").count() == 12
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    for table in page.locator("#results table").all():
+        assert table.evaluate("t => t.getBoundingClientRect().right <= window.innerWidth")
+        assert table.evaluate("t => t.scrollWidth <= t.parentElement.clientWidth")
+    headers = page.locator("#results table.results th").all_inner_texts()
+    assert {"Success", "Turns", "PC@10"} <= set(headers)
+    assert problems == []
+
+
+def test_plots_keep_legends_off_lines_and_labels_whole(reports: dict[str, Path], browser: Any) -> None:
+    page, problems = _open(browser, reports["many"], width=1280)
+    figures = {f["id"]: f for f in page.evaluate(PLACED_BOXES)}
+    assert {"plot-curves", "plot-proportions", "plot-distributions", "plot-ranks"} <= set(figures)
+    for figure in figures.values():
+        for legend in figure["legends"]:
+            crossed = [box for box in figure["lines"] + figure["axes"] if _overlap(legend, box)]
+            assert crossed == [], f"{figure['id']}: the legend covers {len(crossed)} lines or panels"
+        left, top, right, bottom = figure["img"]
+        for label in figure["labels"]:  # every tick label inside the picture, so none is cut
+            assert (
+                left - 1 <= label[0]
+                and label[2] <= right + 1
+                and top - 1 <= label[1]
+                and label[3] <= bottom + 1
+            )
+        assert right <= 1280 and figure["scale"] >= 0.8, f"{figure['id']} shrunk to {figure['scale']:.2f}"
+        assert "n " in figure["caption"] or "n per" in figure["caption"] or "k of n" in figure["caption"]
+    # the pairings are named once, horizontally, along the side of the proportion plot: one label each
+    assert len(figures["plot-proportions"]["labels"]) >= 12
+    assert problems == []
+
+
+def test_a_pairing_keeps_its_colour_everywhere(reports: dict[str, Path], browser: Any) -> None:
+    page, problems = _open(browser, reports["many"], width=1280)
+    swatch = "row => getComputedStyle(row.querySelector('.swatch')).backgroundColor"
+    counts = page.locator("table.counts tbody tr").evaluate_all(f"rows => rows.map({swatch})")
+    assert len(set(counts)) == 12  # one colour per pairing
+    names = page.locator("table.results").first.locator("td.pairing").all_inner_texts()
+    colours = (
+        page.locator("table.results").first.locator("tbody tr").evaluate_all(f"rows => rows.map({swatch})")
+    )
+    assert colours == counts and len(names) == 12 and names[0] == "popular × abus [six-a]"
     assert problems == []

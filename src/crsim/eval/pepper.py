@@ -45,6 +45,8 @@ def subset_curve(dialogue: Dialogue, subset: Subset, k: int) -> tuple[Recommenda
 class SubsetCoverage(PerTurnMetric):
     """PC_t@K over the selected or the residual targets (PEPPER Table 3)."""
 
+    binary = False  # values between 0 and 1 (or beyond), not an indicator
+
     class Params(CutoffParams):
         subset: Subset = Field("selected", description="Which target subset: 'selected' or 'residual'.")
 
@@ -69,6 +71,8 @@ class SubsetCoverage(PerTurnMetric):
 class CoverageGap(Metric):
     """Δ = PC_res@K − PC_sel@K per dialogue: negative when the CRS finds the targets the user
     described far more often than the others (a guessing game); near 0 for unbiased users."""
+
+    binary = False  # values between 0 and 1 (or beyond), not an indicator
 
     class Params(CutoffParams):
         pass

@@ -187,25 +187,30 @@ def comparison_lines(found: FolderComparison) -> list[str]:
 # HTML (the report's Comparisons section; Jinja autoescapes every string)
 
 
-def html_comparisons(folders: Sequence[RunFolder], labels: Sequence[str]) -> list[dict[str, object]]:
-    """Per run (CRSs are compared within a run, where they met the same users), per simulator and
-    metric: the ranking with letter groups and the pairs, as display strings."""
-    sections: list[dict[str, object]] = []
+def run_comparisons(
+    folders: Sequence[RunFolder], labels: Sequence[str]
+) -> list[tuple[str, MetricComparison]]:
+    """Per run (CRSs are compared within a run, where they met the same users): its label and each
+    simulator × metric comparison; runs without scores are left out."""
+    found: list[tuple[str, MetricComparison]] = []
     for folder, label in zip(folders, labels, strict=True):
-        if not folder.scores_path.is_file():
-            continue
-        found = compare_folders([folder])
-        for result in found.comparison.results:
-            sections.append(
-                {
-                    "run": label,
-                    "simulator": result.simulator,
-                    "metric": result.metric,
-                    "ranking": [_html_rank(e) for e in result.ranking],
-                    "pairs": [_html_pair(p) for p in result.pairs],
-                }
-            )
-    return sections
+        if folder.scores_path.is_file():
+            found.extend((label, result) for result in compare_folders([folder]).comparison.results)
+    return found
+
+
+def html_comparisons(found: Sequence[tuple[str, MetricComparison]]) -> list[dict[str, object]]:
+    """The ranking with letter groups and the pairs of each `run_comparisons` entry, as display strings."""
+    return [
+        {
+            "run": label,
+            "simulator": result.simulator,
+            "metric": result.metric,
+            "ranking": [_html_rank(e) for e in result.ranking],
+            "pairs": [_html_pair(p) for p in result.pairs],
+        }
+        for label, result in found
+    ]
 
 
 def _html_rank(entry: RankEntry) -> dict[str, object]:

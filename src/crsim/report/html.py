@@ -20,15 +20,16 @@ from markupsafe import Markup
 
 from crsim import __version__
 from crsim.errors import ConfigError
-from crsim.eval.stats import USER_BOOTSTRAP, Aggregate
+from crsim.eval.stats import USER_BOOTSTRAP
 from crsim.model.run_folder.files import part_path
 from crsim.model.run_folder.folder import RunFolder
 from crsim.redact import redact
-from crsim.report import plots
 from crsim.report.collect import RunView, collect_run
-from crsim.report.compare import html_comparisons
+from crsim.report.compare import html_comparisons, run_comparisons
+from crsim.report.figures import Palette
 from crsim.report.run_folder import item_titles
-from crsim.report.tables import USER_MARK, USER_NOTE, evaluable_text, failures, failures_text, users_text
+from crsim.report.sections import ReportContext, count_rows, metric_tables, pairings, plot_list, rank_table
+from crsim.report.tables import USER_NOTE
 
 #: Dialogues per run kept for the browser unless told otherwise (the plots and tables use all).
 DEFAULT_MAX_DIALOGUES = 2000
@@ -59,17 +60,6 @@ def _labels(folders: Sequence[RunFolder]) -> list[str]:
     return labels
 
 
-def format_cell(agg: Aggregate) -> str:
-    if agg.mean is None:
-        return "n/a"
-    text = f"{agg.mean:.3f}"
-    if agg.ci_low is not None and agg.ci_high is not None:
-        text += f" [{agg.ci_low:.3f}, {agg.ci_high:.3f}]"
-        if agg.method == USER_BOOTSTRAP:
-            text += USER_MARK
-    return text
-
-
 def build_report(
     folders: Sequence[RunFolder],
     *,
@@ -81,7 +71,6 @@ def build_report(
         collect_run(folder, label, max_dialogues)
         for folder, label in zip(folders, _labels(folders), strict=True)
     ]
-    several = len(views) > 1
     metrics: list[str] = []
     for view in views:
         for summary in view.summaries:
@@ -89,20 +78,21 @@ def build_report(
     if rank_metric is not None and rank_metric not in metrics:
         raise ConfigError(f"--rank-metric: no metric {rank_metric!r}; the runs have {', '.join(metrics)}")
     rank_by = rank_metric or ("Success" if "Success" in metrics else (metrics[0] if metrics else None))
-    titles = _titles(views)
+    compared = run_comparisons([v.folder for v in views], [v.label for v in views])
+    context = ReportContext(views, Palette([p.series for p in pairings(views)]), compared)
     env = Environment(loader=PackageLoader("crsim.report", "templates"), autoescape=True)
     template = env.get_template("report.html.j2")
     return template.render(
         version=__version__,
         runs=[_run_context(v) for v in views],
-        metrics=metrics,
-        rows=_rows(views, metrics),
+        counts=count_rows(context),
+        tables=metric_tables(context, metrics),
         user_note=USER_NOTE
         if any(a.method == USER_BOOTSTRAP for v in views for s in v.summaries for a in s.metrics.values())
         else None,
-        plots=_plots(views, several, rank_by),
-        ranks=_rank_table(views, rank_by),
-        comparisons=html_comparisons([v.folder for v in views], [v.label for v in views]),
+        plots=plot_list(context, rank_by),
+        ranks=rank_table(context, rank_by),
+        comparisons=html_comparisons(compared),
         rank_by=rank_by,
         shown=sum(len(v.browser) for v in views),
         total=sum(v.total_dialogues for v in views),
@@ -110,7 +100,7 @@ def build_report(
             {
                 "runs": [v.label for v in views],
                 "metrics": metrics,
-                "titles": titles,
+                "titles": _titles(views),
                 "dialogues": [entry for v in views for entry in v.browser],
             }
         ),
@@ -150,133 +140,3 @@ def _run_context(view: RunView) -> dict[str, Any]:
         "browser": len(view.browser),
         "manifest": json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=False),
     }
-
-
-def _rows(views: Sequence[RunView], metrics: Sequence[str]) -> list[dict[str, Any]]:
-    rows = []
-    for view in views:
-        for summary in view.summaries:
-            rows.append(
-                {
-                    "run": view.label,
-                    "dataset": view.folder.dataset,
-                    "crs": summary.crs_id or "",
-                    "simulator": summary.simulator_id or "",
-                    "n": summary.n_dialogues,
-                    "evaluable": evaluable_text(summary),
-                    "users": users_text(summary),
-                    "failed": failures(summary),
-                    "errors": failures_text(summary),
-                    "cells": [
-                        format_cell(summary.metrics[m]) if m in summary.metrics else "" for m in metrics
-                    ],
-                }
-            )
-    return rows
-
-
-def _series(view: RunView, crs: str, simulator: str, several: bool) -> str:
-    name = f"{crs} × {simulator}"
-    return f"{name} [{view.label}]" if several else name
-
-
-def _plots(views: Sequence[RunView], several: bool, rank_by: str | None) -> list[dict[str, str]]:
-    found: list[dict[str, str]] = []
-
-    def add(key: str, title: str, caption: str, figure: Any) -> None:
-        found.append({"key": key, "title": title, "caption": caption, "uri": plots.png_data_uri(figure)})
-
-    panels: dict[str, dict[str, list[float | None]]] = {}
-    longest = max((v.longest for v in views), default=0)
-    for view in views:
-        for label, groups in view.curves.items():
-            for (crs, sim), curve in groups.items():
-                means = curve.means(max(1, longest))
-                if any(m is not None for m in means):
-                    panels.setdefault(label, {})[_series(view, crs, sim, several)] = means
-    if panels:
-        add(
-            "curves",
-            "Coverage and recall per turn",
-            "Population mean of PC_t@K (targets recommended up to turn t) and Recall@(t,K) (targets in "
-            "the list standing at turn t); a dialogue that ended keeps its last state.",
-            plots.turn_curves(list(panels.items())),
-        )
-    spread: dict[str, dict[str, list[float]]] = {}
-    for view in views:
-        for label, by_group in view.values.items():
-            for (crs, sim), values in by_group.items():
-                if values:
-                    spread.setdefault(label, {})[_series(view, crs, sim, several)] = values
-    if spread:
-        add(
-            "distributions",
-            "Score distributions per aspect",
-            "Per-dialogue values (turn-level aspects averaged per dialogue); the box spans the middle "
-            "half, the line is the median, the triangle the mean.",
-            plots.distributions(spread),
-        )
-    judged: dict[str, dict[str, tuple[float, float | None, float | None]]] = {}
-    for view in views:
-        for summary in view.summaries:
-            for label in view.judged:
-                agg = summary.metrics.get(label)
-                if agg is not None and agg.mean is not None:
-                    name = summary.crs_id or ""
-                    if len({s.simulator_id for s in view.summaries}) > 1:
-                        name += f" × {summary.simulator_id}"
-                    if several:
-                        name += f" [{view.label}]"
-                    judged.setdefault(label, {})[name] = (agg.mean, agg.ci_low, agg.ci_high)
-    if judged:
-        add(
-            "judge",
-            "Judge scores by CRS",
-            "Mean judge score per CRS with its 95% bootstrap confidence interval.",
-            plots.bars_with_intervals(judged),
-        )
-    columns, ranks = _ranks(views, rank_by)
-    if rank_by and len(columns) > 1 and len(ranks) > 1:
-        add(
-            "ranks",
-            f"Simulator disagreement: CRSs ranked by {rank_by}",
-            "Each column ranks the same CRSs by the mean under one simulator (1 = highest). Crossing "
-            "lines are pairs of CRSs that the simulators order differently.",
-            plots.rank_chart(columns, ranks, rank_by),
-        )
-    return found
-
-
-def competition_ranks(means: dict[str, float]) -> dict[str, int]:
-    """Rank 1 for the highest mean; tied names share the better place (1, 1, 3)."""
-    return {name: 1 + sum(other > mean for other in means.values()) for name, mean in means.items()}
-
-
-def _ranks(views: Sequence[RunView], rank_by: str | None) -> tuple[list[str], dict[str, list[int | None]]]:
-    """Columns (simulator, with run and dataset when several) and the rank of each CRS in each."""
-    if rank_by is None:
-        return [], {}
-    means: dict[str, dict[str, float]] = {}
-    several_runs = len(views) > 1
-    for view in views:
-        for summary in view.summaries:
-            agg = summary.metrics.get(rank_by)
-            if agg is None or agg.mean is None:
-                continue
-            column = summary.simulator_id or ""
-            if several_runs:
-                column = f"{column} [{view.label}]"
-            means.setdefault(column, {})[summary.crs_id or ""] = agg.mean
-    columns = [c for c, by_crs in means.items() if len(by_crs) > 1]
-    crss = sorted({crs for c in columns for crs in means[c]})
-    ranks: dict[str, list[int | None]] = {crs: [] for crs in crss}
-    for column in columns:
-        place = competition_ranks(means[column])
-        for crs in crss:
-            ranks[crs].append(place.get(crs))
-    return columns, ranks
-
-
-def _rank_table(views: Sequence[RunView], rank_by: str | None) -> dict[str, Any]:
-    columns, ranks = _ranks(views, rank_by)
-    return {"columns": columns, "rows": [{"crs": crs, "ranks": places} for crs, places in ranks.items()]}

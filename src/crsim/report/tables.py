@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
 from crsim.eval.evaluate import GroupSummary
@@ -13,6 +16,7 @@ from crsim.eval.stats import USER_BOOTSTRAP, Aggregate
 #: Marks an interval from the cluster bootstrap over users (users hold several dialogues).
 USER_MARK = "†"
 USER_NOTE = f"{USER_MARK} interval resamples users, not dialogues (users hold several dialogues)"
+TITLE = "Results: mean [95% bootstrap CI]"
 
 
 def format_aggregate(agg: Aggregate) -> str:
@@ -56,32 +60,102 @@ def failures_text(summary: GroupSummary) -> str:
     return f"{total} ({', '.join(f'{fault} {n}' for fault, n in summary.faults.items())})"
 
 
-def summary_table(
-    summaries: Sequence[GroupSummary], title: str = "Results: mean [95% bootstrap CI]"
-) -> Table:
-    """Metrics as rows and CRS × simulator pairs as columns, which stays readable in 80 columns.
+def _labels(summaries: Sequence[GroupSummary]) -> list[str]:
+    labels: list[str] = []
+    for summary in summaries:
+        labels.extend(label for label in summary.metrics if label not in labels)
+    return labels
+
+
+def _caption(summaries: Sequence[GroupSummary]) -> str | None:
+    if any(a.method == USER_BOOTSTRAP for s in summaries for a in s.metrics.values()):
+        return USER_NOTE
+    return None
+
+
+def _errors_cell(summary: GroupSummary) -> str:
+    return f"[red]{escape(failures_text(summary))}[/red]" if failures(summary) else "0"
+
+
+def pairing(summary: GroupSummary) -> str:
+    """The CRS × simulator pairing a summary describes, as tables and plots name it."""
+    return f"{summary.crs_id} × {summary.simulator_id}"
+
+
+def wide_table(summaries: Sequence[GroupSummary], title: str = TITLE) -> Table:
+    """Metrics as rows and CRS × simulator pairings as columns: the layout for a few pairings."""
+    table = Table(title=title, title_justify="left", caption=_caption(summaries), caption_justify="left")
+    table.add_column("metric", style="bold", no_wrap=True)
+    for summary in summaries:
+        table.add_column(escape(pairing(summary)), justify="right")
+    table.add_row("dialogues", *(str(s.n_dialogues) for s in summaries))
+    table.add_row("evaluable", *(evaluable_text(s) for s in summaries))
+    table.add_row("users", *(users_text(s) for s in summaries))
+    for label in _labels(summaries):
+        cells = (format_aggregate(s.metrics[label]) if label in s.metrics else "" for s in summaries)
+        table.add_row(escape(label), *cells)
+    table.add_row("errors", *(_errors_cell(s) for s in summaries))
+    return table
+
+
+def counts_table(summaries: Sequence[GroupSummary]) -> Table:
+    """One row per pairing: dialogues, evaluable, distinct users, errors (the long layout's first part)."""
+    table = Table(title="Dialogues per CRS × simulator", title_justify="left")
+    table.add_column("CRS × simulator", ratio=1, min_width=12, overflow="fold")
+    for name in ("dialogues", "evaluable", "users", "errors"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for s in summaries:
+        cells = (str(s.n_dialogues), evaluable_text(s), users_text(s), _errors_cell(s))
+        table.add_row(escape(pairing(s)), *cells)
+    return table
+
+
+def long_table(summaries: Sequence[GroupSummary], title: str = TITLE) -> Table:
+    """One block of rows per metric, one row per pairing: as many pairings as needed fit in 80 columns,
+    and a mean with its interval is never wrapped (the names wrap at the ×, or fold, instead)."""
+    table = Table(title=title, title_justify="left", caption=_caption(summaries), caption_justify="left")
+    table.add_column("metric", style="bold", ratio=1, min_width=6, overflow="fold")
+    table.add_column("CRS × simulator", ratio=2, min_width=12, overflow="fold")
+    table.add_column("mean [95% CI]", justify="right", no_wrap=True)
+    for label in _labels(summaries):
+        present = [s for s in summaries if label in s.metrics]
+        for index, s in enumerate(present):
+            last = index == len(present) - 1
+            name = escape(label) if index == 0 else ""
+            table.add_row(name, escape(pairing(s)), format_aggregate(s.metrics[label]), end_section=last)
+    return table
+
+
+@dataclass
+class SummaryTables:
+    """The results of an evaluation at whatever width the terminal has.
+
+    The wide layout (metrics as rows, pairings as columns) when it fits; otherwise the long layout:
+    a table of dialogue counts per pairing, then one block of rows per metric with one row per
+    pairing, so headers are never cut to `retriev… × abus-im…` and intervals never wrap.
+    """
+
+    summaries: Sequence[GroupSummary]
+    title: str = TITLE
+
+    def fits(self, console: Console, width: int) -> bool:
+        """Whether the wide layout, at its natural width, fits in `width` columns."""
+        wide = wide_table(self.summaries, self.title)
+        return Measurement.get(console, console.options.update_width(10_000), wide).maximum <= width
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.fits(console, options.max_width):
+            yield wide_table(self.summaries, self.title)
+            return
+        yield counts_table(self.summaries)
+        yield long_table(self.summaries, self.title)
+
+
+def summary_table(summaries: Sequence[GroupSummary], title: str = TITLE) -> SummaryTables:
+    """The results table for a console: see `SummaryTables` for the two layouts and when each is used.
 
     `evaluable` counts the dialogues the metrics use (those the simulator or the infrastructure broke
     are left out); `users` the distinct simulated users; `errors` the dialogues that ended in an error
     or a timeout, by fault.
     """
-    labels: list[str] = []
-    for summary in summaries:
-        labels.extend(label for label in summary.metrics if label not in labels)
-    caption = None
-    if any(a.method == USER_BOOTSTRAP for s in summaries for a in s.metrics.values()):
-        caption = USER_NOTE
-    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
-    table.add_column("metric", style="bold", no_wrap=True)
-    for summary in summaries:
-        table.add_column(escape(f"{summary.crs_id} × {summary.simulator_id}"), justify="right")
-    table.add_row("dialogues", *(str(s.n_dialogues) for s in summaries))
-    table.add_row("evaluable", *(evaluable_text(s) for s in summaries))
-    table.add_row("users", *(users_text(s) for s in summaries))
-    for label in labels:
-        cells = (format_aggregate(s.metrics[label]) if label in s.metrics else "" for s in summaries)
-        table.add_row(escape(label), *cells)
-    table.add_row(
-        "errors", *(f"[red]{escape(failures_text(s))}[/red]" if failures(s) else "0" for s in summaries)
-    )
-    return table
+    return SummaryTables(summaries, title)

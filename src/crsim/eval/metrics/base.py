@@ -45,6 +45,10 @@ class Metric(ABC):
 
     Params: ClassVar[type[BaseParams]] = BaseParams
     registry_name: ClassVar[str]
+    #: True when every value is 0 or 1 (an indicator such as Success; its mean is a proportion, which
+    #: reports draw with a binomial interval), False when values are not restricted to 0/1, None when
+    #: the metric does not say (reports then look at the values).
+    binary: ClassVar[bool | None] = None
 
     def __init__(self, params: BaseParams | None = None) -> None:
         self.params = checked_params(self, params)

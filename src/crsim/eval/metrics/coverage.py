@@ -28,6 +28,8 @@ class PreferenceCoverage(PerTurnMetric):
     Without `turn`, t is the dialogue's own last turn. Needs targets.
     """
 
+    binary = False  # values between 0 and 1 (or beyond), not an indicator
+
     class Params(CutoffParams):
         pass
 
@@ -55,6 +57,8 @@ class PreferenceCoverageIncreaseRate(PerTurnMetric):
     With `turn` set, the gain at that turn. Without it, PEPPER's PCIR_avg: the mean gain per turn
     over turns 1..H = PC_H / H, where H is `horizon` if given, else the dialogue's last turn.
     """
+
+    binary = False  # values between 0 and 1 (or beyond), not an indicator
 
     class Params(CutoffParams):
         horizon: int | None = Field(

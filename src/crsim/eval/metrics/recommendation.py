@@ -41,6 +41,8 @@ def reciprocal_rank(ranked: tuple[str, ...], wanted: frozenset[str], k: int) -> 
 class _RankMetric(PerTurnMetric):
     """A metric of the standing list P_t@K against the targets, at turn t (default: the last turn)."""
 
+    binary = False  # values between 0 and 1 (or beyond), not an indicator
+
     class Params(CutoffParams):
         pass
 
@@ -108,6 +110,8 @@ class Jaccard(PerTurnMetric):
     0 means the CRS keeps repeating its list, 1 that every new list is entirely new. Turns without
     a list are skipped. Needs at least two lists; does not need targets.
     """
+
+    binary = False  # values between 0 and 1 (or beyond), not an indicator
 
     class Params(BaseParams):
         k: int = Field(10, ge=1, description="Only the first k items of each list count.")

@@ -80,6 +80,7 @@ class SuccessRate(Metric):
         pass
 
     params: Params
+    binary = True
 
     def default_label(self) -> str:
         return "Success" + _suffix(self.params)
@@ -101,6 +102,8 @@ class SRRR(Metric):
     round (`rounds: usersimcrs` counts it). No rounds at all gives 0.0: the CRS delivered nothing
     to accept.
     """
+
+    binary = False  # values between 0 and 1 (or beyond), not an indicator
 
     class Params(RoundParams):
         pass
@@ -129,6 +132,8 @@ class RDL(Metric):
     label names it. Length 0 gives 0.0.
     """
 
+    binary = False  # values between 0 and 1 (or beyond), not an indicator
+
     class Params(RoundParams):
         length: Literal["turns", "utterances"] = Field(
             "turns", description="Denominator: 'turns' (user utterances) or 'utterances' (both participants)."
@@ -150,6 +155,8 @@ class RDL(Metric):
 @metric("turns")
 class Turns(Metric):
     """Dialogue length in turns: the number of user utterances (`Dialogue.num_turns`)."""
+
+    binary = False  # values between 0 and 1 (or beyond), not an indicator
 
     class Params(BaseParams):
         pass
