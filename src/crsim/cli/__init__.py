@@ -109,6 +109,16 @@ COMMANDS: dict[str, LazyCommand] = {
         "representation accuracy study (docs/pepper.md).",
     ),
     "cache": LazyCommand("crsim.cli.cache", "app", "Inspect or empty an LLM response cache."),
+    "list": LazyCommand(
+        "crsim.cli.components",
+        "list_app",
+        "List the known components: simulators, CRSs, metrics, annotators, datasets, rubrics, domains.",
+    ),
+    "describe": LazyCommand(
+        "crsim.cli.components",
+        "describe_app",
+        "Describe a component: kind, class, what it does, and every argument with type, default and meaning.",
+    ),
 }
 
 
@@ -156,8 +166,24 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from crsim import __version__
+
+        typer.echo(f"crsim {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _main(debug: Annotated[bool, typer.Option(help="Show tracebacks for errors.")] = False) -> None:
+def _main(
+    debug: Annotated[bool, typer.Option(help="Show tracebacks for errors.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_print_version, help="Print crsim's version and exit."
+        ),
+    ] = False,
+) -> None:
     from crsim.cli._support import state
     from crsim.redact import protect_process_output
 
