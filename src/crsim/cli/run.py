@@ -39,6 +39,7 @@ def run(
     trials: Annotated[int | None, _option("trials", "--trials")] = None,
     dialogue_timeout: Annotated[float | None, _option("dialogue_timeout_s", "--dialogue-timeout")] = None,
     allow_reuse: Annotated[bool | None, _option("users.allow_reuse", "--allow-reuse")] = None,
+    limit: Annotated[int | None, _option("limit", "--limit")] = None,
     executor: Annotated[str | None, _option("executor", "--executor")] = None,
     address: Annotated[str | None, _option("ray_address", "--address")] = None,
     resume: Annotated[
@@ -62,6 +63,7 @@ def run(
         "trials": trials,
         "dialogue_timeout": dialogue_timeout,
         "allow_reuse": allow_reuse,
+        "limit": limit,
         "executor": executor,
         "address": address,
     }

@@ -72,7 +72,19 @@ class ExperimentConfig(BaseModel):
     shard_size: int = Field(
         50, ge=1, le=100_000, description="Dialogues per Ray task; each shard runs as one asyncio batch."
     )
+    limit: int | None = Field(
+        None,
+        ge=1,
+        description="Hold only the first N dialogues of the plan (a smoke test of a real config); "
+        "the manifest records it, and resuming the run needs the same limit.",
+    )
     out: Path | None = Field(None, description="Run folder (default: runs/<name>-<timestamp>).")
+
+    def manifest_config(self) -> dict[str, Any]:
+        """The config as the manifest records it: `out` left out, and `limit` unless one is set (so
+        manifests of unlimited runs are as before the field existed)."""
+        exclude = {"out"} if self.limit is not None else {"out", "limit"}
+        return self.model_dump(mode="json", exclude=exclude)
 
 
 #: CLI option -> dotted config field. Every `crsim run` option except CONFIG/--resume/--json/--debug maps to
@@ -88,6 +100,7 @@ CLI_OVERRIDES: dict[str, str] = {
     "trials": "trials",
     "dialogue_timeout": "dialogue_timeout_s",
     "allow_reuse": "users.allow_reuse",
+    "limit": "limit",
 }
 
 
