@@ -122,7 +122,14 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
     data: dict[str, Any] = {}
     if path is not None:
         data = read_yaml_mapping(path, "an experiment config (YAML or JSON)")
-    where = str(path) if path else "config"
+    return config_from_mapping(data, overrides, str(path) if path else "config")
+
+
+def config_from_mapping(
+    data: dict[str, Any], overrides: dict[str, Any] | None = None, where: str = "config"
+) -> ExperimentConfig:
+    """A config's fields (as a file holds them) with CLI overrides applied, validated once; errors name
+    `where` (the file) or the option that gave the bad value."""
     for option, value in (overrides or {}).items():
         if value is not None:
             _set_field(data, CLI_OVERRIDES[option], value, where)
