@@ -135,6 +135,7 @@ def run(
     *,
     out: str | Path | None = None,
     resume: bool = False,
+    progress: bool = True,
     **overrides: Any,
 ) -> Result:
     """Hold the experiment's dialogues and score them, as `crsim run CONFIG` does; returns the result.
@@ -142,11 +143,12 @@ def run(
     `config` is a config file, a mapping with the config's fields, an `ExperimentConfig` or None (the
     quickstart). Keyword arguments are the options of `crsim run` (`users=20`, `seed=3`, `limit=5`,
     `max_turns`, `trials`, `concurrency`, ...); `out` is the run folder (default:
-    runs/<name>-<timestamp>), `resume=True` continues the run in it.
+    runs/<name>-<timestamp>), `resume=True` continues the run in it. Progress and the per-phase
+    summary go to stderr unless `progress=False`.
     """
     cfg = _config(config, {**overrides, "out": out})
     run_dir = cfg.out or Path("runs") / f"{cfg.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    return _outside_event_loop(lambda: _run(cfg, run_dir, resume))
+    return _outside_event_loop(lambda: _run(cfg, run_dir, resume, progress))
 
 
 def evaluate(
@@ -209,15 +211,26 @@ def _config(
     return load_config(config, overrides)
 
 
-def _run(cfg: Any, run_dir: Path, resume: bool) -> Result:
+def _run(cfg: Any, run_dir: Path, resume: bool, progress: bool) -> Result:
     from crsim.eval.evaluation import evaluate_path
     from crsim.interrupt import run_interruptibly
+    from crsim.progress import ProgressReport, dialogue_failed, scoring_failed
     from crsim.run.batch import run_batch
     from crsim.run.build import build_experiment
 
     experiment = build_experiment(cfg)
-    run_interruptibly(run_batch(experiment, run_dir, resume=resume))
-    return Result(run_dir, evaluate_path(run_dir).summaries)
+    report = ProgressReport(enabled=progress)
+    with report.phase("dialogues", len(experiment.tasks)) as meter:
+        advance = meter.advance
+        run_interruptibly(
+            run_batch(
+                experiment, run_dir, resume=resume, on_dialogue=lambda d: advance(error=dialogue_failed(d))
+            )
+        )
+    with report.phase("scoring", len(experiment.tasks)) as meter:
+        done = evaluate_path(run_dir, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r)))
+    report.print_summary()
+    return Result(run_dir, done.summaries)
 
 
 def _outside_event_loop(work: Callable[[], T]) -> T:

@@ -44,8 +44,10 @@ def test_the_example_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert "Recall@5" in set(namespace["again"].summary["metric"])
 
 
-def test_the_summary_frame_is_the_summary_file(tmp_path: Path) -> None:
+def test_the_summary_frame_is_the_summary_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     result = crsim.run({"users": {"size": 4}}, out=tmp_path / "run", max_turns=6)
+    shown = capsys.readouterr()
+    assert "dialogues 8/8 (100%)" in shown.err and "scoring 8/8 (100%)" in shown.err and shown.out == ""
     written = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))["groups"]
     rows = {(r.crs, r.metric): r for r in result.summary.itertuples()}
     assert len(rows) == sum(len(group["metrics"]) for group in written)
@@ -66,7 +68,7 @@ def test_the_summary_frame_is_the_summary_file(tmp_path: Path) -> None:
 
 
 async def test_run_and_evaluate_work_inside_a_running_event_loop(tmp_path: Path) -> None:
-    result = crsim.run(None, out=tmp_path / "run", users=2, limit=3)
+    result = crsim.run(None, out=tmp_path / "run", users=2, limit=3, progress=False)
     assert len(result.dialogues) == 3
     again = crsim.evaluate(tmp_path / "run", metrics=["turns"], replace=True)
     assert set(again.summary["metric"]) == {"Turns"}
