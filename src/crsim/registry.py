@@ -235,6 +235,11 @@ class Registry(Generic[C]):
             raise ConfigError(f"{prefix}args.{field}: {err['msg']} (for {self.kind} {name!r})") from None
 
 
+def all_registries() -> list[Registry[Any]]:
+    """Every registry made so far (those of data/ exist once their modules are imported)."""
+    return list(_ALL_REGISTRIES)
+
+
 crs_registry: Registry[Any] = Registry("crs")
 simulator_registry: Registry[Any] = Registry("simulator")
 metric_registry: Registry[Any] = Registry("metric")

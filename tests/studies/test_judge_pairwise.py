@@ -353,3 +353,18 @@ def test_cli_lists_and_shows_rubrics(tmp_path: Path) -> None:
     assert "recommendation_quality (= recommendation_objective + recommendation_modifier)" in derived.output
     missing = runner.invoke(judge_app, ["show", str(tmp_path / "nope.yaml")])
     assert missing.exit_code == 2 and "neither a shipped rubric" in missing.output
+
+
+def test_cli_compare_shows_progress_of_the_pairs_and_a_summary(tmp_path: Path) -> None:
+    run_a = _run_folder(tmp_path / "a", [dialogue("alpha", "u1"), dialogue("alpha", "u2")])
+    run_b = _run_folder(tmp_path / "b", [dialogue("beta", "u1"), dialogue("beta", "u2")])
+    config = _judge_config(tmp_path, verdict("1"))
+    result = runner.invoke(judge_app, ["compare", str(run_a), str(run_b), "--judge", str(config)])
+    assert result.exit_code == 0, result.output
+    calls = 2 * 2 * len(CRITERIA)  # pairs × orders × criteria
+    assert f"pairs 2/2 (100%) · 0:00:00 · errors 0 · LLM calls {calls} (0 cached)" in result.output
+    lines = result.output.splitlines()
+    row = lines[lines.index(next(line for line in lines if line.startswith("phase "))) + 1].split()
+    assert row[0] == "pairs" and row[2:5] == ["2/2", "0", str(calls)]
+    quiet = runner.invoke(judge_app, ["compare", str(run_a), str(run_b), "--judge", str(config), "--json"])
+    assert "pairs 2/2" not in quiet.output and json.loads(quiet.output)["pairs_compared"] == 2

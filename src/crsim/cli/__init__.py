@@ -114,6 +114,16 @@ COMMANDS: dict[str, LazyCommand] = {
         "domain_app",
         "`crsim domain`: check a domain file and see what it holds; list the domains a config can name.",
     ),
+    "list": LazyCommand(
+        "crsim.cli.components",
+        "list_app",
+        "List the known components: simulators, CRSs, metrics, annotators, datasets, rubrics, domains.",
+    ),
+    "describe": LazyCommand(
+        "crsim.cli.components",
+        "describe_app",
+        "Describe a component: kind, class, what it does, and every argument with type, default and meaning.",
+    ),
 }
 
 
@@ -161,8 +171,24 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from crsim import __version__
+
+        typer.echo(f"crsim {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _main(debug: Annotated[bool, typer.Option(help="Show tracebacks for errors.")] = False) -> None:
+def _main(
+    debug: Annotated[bool, typer.Option(help="Show tracebacks for errors.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_print_version, help="Print crsim's version and exit."
+        ),
+    ] = False,
+) -> None:
     from crsim.cli._support import state
     from crsim.redact import protect_process_output
 

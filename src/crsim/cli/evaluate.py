@@ -109,6 +109,8 @@ def evaluate(
     replace their own records, the others stay (--replace drops them).
     """
     from crsim.eval.evaluation import EvaluateOptions, evaluate_path, load_judge_config
+    from crsim.model.run_folder.folder import count_lines, dialogues_file
+    from crsim.progress import ProgressReport, scoring_failed
 
     again = evaluate_command(
         run_dir, metrics, judge, annotator, annotator_arg or [], concurrency, out, replace, as_json
@@ -127,7 +129,13 @@ def evaluate(
             concurrency=concurrency,
             replace=replace,
         )
-        result = evaluate_path(run_dir, options, out=out)
+        report = ProgressReport(enabled=not as_json)
+        source = dialogues_file(run_dir)
+        with report.phase("scoring", count_lines(source) if source.is_file() else None) as meter:
+            result = evaluate_path(
+                run_dir, options, out=out, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r))
+            )
+    report.print_summary()
     show_summaries(result.summaries, as_json)
     if as_json:
         return

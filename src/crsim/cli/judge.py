@@ -109,9 +109,11 @@ def compare(
 
     Pairs share CRS, user and trial; both orders are asked; orders that disagree are a draw."""
     from crsim.llm.config import LLMSettings, load_llm_settings
+    from crsim.progress import ProgressReport
     from crsim.studies.pairwise import compare_runs
 
-    with user_errors():
+    progress = ProgressReport(enabled=not as_json)
+    with user_errors(), progress.phase("pairs") as meter:
         settings = load_llm_settings(judge) if judge is not None else LLMSettings()
         report = asyncio.run(
             compare_runs(
@@ -125,8 +127,10 @@ def compare(
                 simulator_b=sim_b,
                 limit=limit,
                 concurrency=concurrency,
+                progress=meter,
             )
         )
+    progress.print_summary()
     data = report.model_dump(mode="json")
     if out is not None:
         with atomic_output(out) as handle:

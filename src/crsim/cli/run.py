@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import shlex
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from crsim.cli._support import console, errors, show_summaries, stopped_by_signals, user_errors
 from crsim.errors import ConfigError, CrsimError
@@ -39,6 +35,7 @@ def run(
     trials: Annotated[int | None, _option("trials", "--trials")] = None,
     dialogue_timeout: Annotated[float | None, _option("dialogue_timeout_s", "--dialogue-timeout")] = None,
     allow_reuse: Annotated[bool | None, _option("users.allow_reuse", "--allow-reuse")] = None,
+    limit: Annotated[int | None, _option("limit", "--limit")] = None,
     executor: Annotated[str | None, _option("executor", "--executor")] = None,
     address: Annotated[str | None, _option("ray_address", "--address")] = None,
     resume: Annotated[
@@ -62,6 +59,7 @@ def run(
         "trials": trials,
         "dialogue_timeout": dialogue_timeout,
         "allow_reuse": allow_reuse,
+        "limit": limit,
         "executor": executor,
         "address": address,
     }
@@ -94,15 +92,32 @@ def _hold_and_score(
 ) -> tuple[Any, list[Any]]:
     """Hold the run's dialogues and score them, under the run folder's lock; a stop signal ends the
     command with what was kept and how to resume."""
+    from crsim.eval.evaluation import evaluate_path
     from crsim.interrupt import Interrupted, run_interruptibly, signals_interrupt
     from crsim.model.run_folder.lock import run_folder_lock
-    from crsim.run.batch import run_batch
+    from crsim.progress import ProgressReport, dialogue_failed, scoring_failed
+    from crsim.run.batch import kept_dialogues, run_batch
 
+    report = ProgressReport(enabled=not quiet)
     try:
         with signals_interrupt(), run_folder_lock(run_dir):
-            with _progress(len(experiment.tasks), quiet=quiet) as advance:
-                result = run_interruptibly(run_batch(experiment, run_dir, resume=resume, on_dialogue=advance))
-            return result, _evaluate(run_dir)
+            todo = len(experiment.tasks) - (
+                min(kept_dialogues(run_dir), len(experiment.tasks)) if resume else 0
+            )
+            with report.phase("dialogues", todo) as meter:
+                held = run_batch(
+                    experiment,
+                    run_dir,
+                    resume=resume,
+                    on_dialogue=lambda d: meter.advance(error=dialogue_failed(d)),
+                )
+                result = run_interruptibly(held)
+            with report.phase("scoring", len(experiment.tasks)) as meter:
+                scored = evaluate_path(
+                    run_dir, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r))
+                )
+        report.print_summary()
+        return result, scored.summaries
     except Interrupted as stop:
         _say_stopped(stop, run_dir, len(experiment.tasks), resume_command)
         raise typer.Exit(stop.exit_code) from None
@@ -131,21 +146,3 @@ def _say_stopped(stop: Any, run_dir: Path, planned: int, command: str) -> None:
         highlight=False,
         soft_wrap=True,
     )
-
-
-@contextmanager
-def _progress(total: int, quiet: bool) -> Iterator[Any]:
-    if quiet or not sys.stderr.isatty():
-        yield lambda _dialogue: None
-        return
-    columns = (TextColumn("dialogues"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=errors, transient=True) as progress:
-        task = progress.add_task("run", total=total)
-        yield lambda _dialogue: progress.advance(task)
-
-
-def _evaluate(run_dir: Path) -> list[Any]:
-    """Score every dialogue of a run with the metrics of its manifest; write scores and summary."""
-    from crsim.eval.evaluation import evaluate_path
-
-    return evaluate_path(run_dir).summaries

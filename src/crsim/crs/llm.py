@@ -136,7 +136,11 @@ class LLMCRS(BaseCRS):
             "candidates and recent (lists of title, genres, directors, actors, plot).",
         )
         greet: bool = Field(False, description="Open the dialogue with `greeting` instead of waiting.")
-        greeting: str = Field("Hi! What are you in the mood for today?", min_length=1)
+        greeting: str = Field(
+            "Hi! What are you in the mood for today?",
+            min_length=1,
+            description="The opening line when `greet` is on.",
+        )
 
         @model_validator(mode="after")
         def _at_most_candidates(self) -> LLMCRS.Params:

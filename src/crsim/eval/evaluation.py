@@ -37,7 +37,7 @@ from crsim.eval.evaluate import (
     scores_writer,
     write_summary,
 )
-from crsim.eval.pipeline import AnnotationCounts, DialogueAnnotator, score_all
+from crsim.eval.pipeline import AnnotationCounts, DialogueAnnotator, OnScored, score_all
 from crsim.interrupt import run_interruptibly
 from crsim.llm.client import LLMHub
 from crsim.llm.config import LLMSettings
@@ -137,17 +137,22 @@ def _batches(dialogues: Iterator[Dialogue], size: int) -> Iterator[list[Dialogue
 
 
 def evaluate_path(
-    path: str | Path, options: EvaluateOptions | None = None, *, out: str | Path | None = None
+    path: str | Path,
+    options: EvaluateOptions | None = None,
+    *,
+    out: str | Path | None = None,
+    on_scored: OnScored | None = None,
 ) -> EvaluationResult:
     """Score a run folder (manifest + dialogues.jsonl) or a dialogue JSONL file; write the results.
 
     Results go into the run folder, or for a file into `out` (default: `<file stem>-eval/` beside it),
     whose lock (`crsim.model.run_folder.lock`) is held while scoring and writing. SIGINT/SIGTERM stop
     the scoring (`crsim.interrupt.Interrupted`) and leave the previous results as they were.
+    `on_scored(dialogue, records)` hears of each dialogue as it is scored (progress displays).
     """
     path, out = Path(path), None if out is None else Path(out)
     with run_folder_lock(output_folder(path, out)):
-        return _evaluate_path(path, options, out=out)
+        return _evaluate_path(path, options, out=out, on_scored=on_scored)
 
 
 def output_folder(path: Path, out: Path | None = None) -> Path:
@@ -162,7 +167,11 @@ def output_folder(path: Path, out: Path | None = None) -> Path:
 
 
 def _evaluate_path(
-    path: Path, options: EvaluateOptions | None = None, *, out: Path | None = None
+    path: Path,
+    options: EvaluateOptions | None = None,
+    *,
+    out: Path | None = None,
+    on_scored: OnScored | None = None,
 ) -> EvaluationResult:
     """`evaluate_path` under the lock.
 
@@ -211,6 +220,7 @@ def _evaluate_path(
                         concurrency=options.concurrency,
                         counts=counts,
                         score_unevaluable=options.score_unevaluable,
+                        on_scored=on_scored,
                     )
                     write(records)
                     builder.add(records, batch)

@@ -14,13 +14,16 @@ and its metrics are None with the reason (`crsim.eval.evaluate.NOT_EVALUABLE`), 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from crsim.eval.evaluate import ScoreRecord, not_evaluable_reason, score_dialogue
 from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, Value
 from crsim.model.dialogue import Dialogue, Role
+
+#: Called with each dialogue and its records as soon as it is scored (progress displays).
+OnScored = Callable[[Dialogue, list[ScoreRecord]], None]
 
 
 class DialogueAnnotator(Protocol):
@@ -55,8 +58,10 @@ async def score_all(
     concurrency: int = 8,
     counts: AnnotationCounts | None = None,
     score_unevaluable: bool = False,
+    on_scored: OnScored | None = None,
 ) -> list[ScoreRecord]:
-    """Every metric on every dialogue; see the module docstring."""
+    """Every metric on every dialogue; see the module docstring. `on_scored(dialogue, records)` is
+    called as each dialogue is done (in completion order)."""
     counts = counts if counts is not None else AnnotationCounts()
     counts.annotator = annotator.name if annotator is not None else None
     limit = asyncio.Semaphore(max(1, concurrency))
@@ -65,12 +70,17 @@ async def score_all(
         annotator is not None and any(needs_acts(d) for d in dialogues)
     )
     if not needs_await:  # the common fast path: nothing to annotate, no evaluator to await
-        return [
+        records = [
             score_dialogue(d, m, score_unevaluable=score_unevaluable)
             for d in dialogues
             for m in metrics
             if isinstance(m, Metric)
         ]
+        if on_scored is not None:
+            per_dialogue = sum(isinstance(m, Metric) for m in metrics)
+            for n, dialogue in enumerate(dialogues):
+                on_scored(dialogue, records[n * per_dialogue : (n + 1) * per_dialogue])
+        return records
 
     async def one(dialogue: Dialogue) -> list[ScoreRecord]:
         skip = not score_unevaluable and not_evaluable_reason(dialogue) is not None
@@ -86,6 +96,8 @@ async def score_all(
             if used is not None:
                 for record in records:
                     record.annotator = used
+            if on_scored is not None:
+                on_scored(dialogue, records)
             return records
 
     results = await asyncio.gather(*(one(d) for d in dialogues))

@@ -138,20 +138,19 @@ class LLM:
 
     def _record(self, completion: Completion | None, error: str | None = None) -> None:
         log = usage.current()
-        if log is None:
-            return
-        log.add(
-            LLMCall(
-                role=self.role,
-                model=completion.model if completion and completion.model else self.config.label(),
-                prompt_tokens=completion.usage.prompt_tokens if completion else 0,
-                completion_tokens=completion.usage.completion_tokens if completion else 0,
-                latency_s=completion.latency if completion else 0.0,
-                cached=completion.cached if completion else False,
-                error=error,
-                replaced_code_points=completion.replaced_code_points if completion else 0,
-            )
+        call = LLMCall(
+            role=self.role,
+            model=completion.model if completion and completion.model else self.config.label(),
+            prompt_tokens=completion.usage.prompt_tokens if completion else 0,
+            completion_tokens=completion.usage.completion_tokens if completion else 0,
+            latency_s=completion.latency if completion else 0.0,
+            cached=completion.cached if completion else False,
+            error=error,
+            replaced_code_points=completion.replaced_code_points if completion else 0,
         )
+        usage.count(call)
+        if log is not None:
+            log.add(call)
 
 
 class LLMHub:

@@ -34,6 +34,46 @@ class UsageLog:
 _current: ContextVar[UsageLog | None] = ContextVar("crsim_llm_usage", default=None)
 
 
+@dataclass
+class Tally:
+    """Running totals of the LLM calls answered while it is open (`tallying`), for progress displays;
+    never written into records."""
+
+    calls: int = 0
+    cached: int = 0
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, call: LLMCall) -> None:
+        self.calls += 1
+        self.cached += call.cached
+        self.errors += call.error is not None
+        self.prompt_tokens += call.prompt_tokens
+        self.completion_tokens += call.completion_tokens
+
+
+_tally: ContextVar[Tally | None] = ContextVar("crsim_llm_tally", default=None)
+
+
+@contextmanager
+def tallying() -> Iterator[Tally]:
+    """Count every LLM call made inside this block (and in tasks and event loops it starts) in a new tally."""
+    tally = Tally()
+    token = _tally.set(tally)
+    try:
+        yield tally
+    finally:
+        _tally.reset(token)
+
+
+def count(call: LLMCall) -> None:
+    """Add a call to the open tally, if any."""
+    tally = _tally.get()
+    if tally is not None:
+        tally.add(call)
+
+
 @contextmanager
 def collect(trial: int = 0) -> Iterator[UsageLog]:
     """Record the LLM calls made inside this block (and in tasks it starts) into a new log."""

@@ -55,7 +55,7 @@ def prepare_run_dir(experiment: Experiment, run_dir: Path, resume: bool) -> tupl
     Returns the ids of the dialogues already done and how many bytes of a half-written last line
     were cut. A folder holding dialogues but no manifest is refused rather than appended to.
     """
-    config = experiment.config.model_dump(mode="json", exclude={"out"})
+    config = experiment.config.manifest_config()
     manifest_path, dialogues = run_dir / MANIFEST, run_dir / DIALOGUES
     if manifest_path.exists():
         if not resume:
@@ -86,7 +86,7 @@ _ABSENT = object()
 
 def _defaults(experiment: Experiment) -> dict[str, Any]:
     """Every config field at its default, as a manifest records them."""
-    return type(experiment.config)().model_dump(mode="json", exclude={"out"})
+    return type(experiment.config)().manifest_config()
 
 
 def with_added_defaults(previous: Any, defaults: Any) -> Any:

@@ -110,7 +110,7 @@ def build_experiment(config: ExperimentConfig) -> Experiment:
             seed=derive_seed(config.seed, crs_label, sim_label, user.id, *([trial] if trial else [])),
             trial=trial,
         )
-        for index, (crs_label, sim_label, user, trial) in enumerate(combinations)
+        for index, (crs_label, sim_label, user, trial) in enumerate(combinations[: config.limit])
     ]
     return Experiment(config, domain, users, crss, factories, tasks, components, llms)
 

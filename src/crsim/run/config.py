@@ -76,6 +76,12 @@ class ExperimentConfig(BaseModel):
     shard_size: int = Field(
         50, ge=1, le=100_000, description="Dialogues per Ray task; each shard runs as one asyncio batch."
     )
+    limit: int | None = Field(
+        None,
+        ge=1,
+        description="Hold only the first N dialogues of the plan (a smoke test of a real config); "
+        "the manifest records it, and resuming the run needs the same limit.",
+    )
     out: Path | None = Field(None, description="Run folder (default: runs/<name>-<timestamp>).")
 
     @model_validator(mode="after")
@@ -88,6 +94,11 @@ class ExperimentConfig(BaseModel):
 
             self.users.source = default_source(domain_named(self.domain))
         return self
+    def manifest_config(self) -> dict[str, Any]:
+        """The config as the manifest records it: `out` left out, and `limit` unless one is set (so
+        manifests of unlimited runs are as before the field existed)."""
+        exclude = {"out"} if self.limit is not None else {"out", "limit"}
+        return self.model_dump(mode="json", exclude=exclude)
 
 
 #: CLI option -> dotted config field. Every `crsim run` option except CONFIG/--resume/--json/--debug maps to
@@ -103,6 +114,7 @@ CLI_OVERRIDES: dict[str, str] = {
     "trials": "trials",
     "dialogue_timeout": "dialogue_timeout_s",
     "allow_reuse": "users.allow_reuse",
+    "limit": "limit",
 }
 
 
@@ -124,7 +136,14 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
     data: dict[str, Any] = {}
     if path is not None:
         data = read_yaml_mapping(path, "an experiment config (YAML or JSON)")
-    where = str(path) if path else "config"
+    return config_from_mapping(data, overrides, str(path) if path else "config")
+
+
+def config_from_mapping(
+    data: dict[str, Any], overrides: dict[str, Any] | None = None, where: str = "config"
+) -> ExperimentConfig:
+    """A config's fields (as a file holds them) with CLI overrides applied, validated once; errors name
+    `where` (the file) or the option that gave the bad value."""
     for option, value in (overrides or {}).items():
         if value is not None:
             _set_field(data, CLI_OVERRIDES[option], value, where)

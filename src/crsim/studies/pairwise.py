@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 import jinja2
 import yaml
@@ -457,18 +457,29 @@ async def compare_dialogues(
     confidence: float = 0.95,
     run_a: str | None = None,
     run_b: str | None = None,
+    progress: PairProgress | None = None,
 ) -> PairwiseReport:
     """Pair, judge (both orders per criterion) and summarise; see the module docstring.
 
     `limit` compares only the first N pairs in key order (the rest are counted in
-    `left_out_by_limit`); `concurrency` bounds the judge calls in flight.
+    `left_out_by_limit`); `concurrency` bounds the judge calls in flight; `progress` hears how many
+    pairs there are and each one judged.
     """
     chosen_a, sim_a = select_simulator(dialogues_a, simulator_a, "A")
     chosen_b, sim_b = select_simulator(dialogues_b, simulator_b, "B")
     pairing = pair_dialogues(chosen_a, chosen_b)
     pairs = pairing.pairs if limit is None else pairing.pairs[:limit]
     gate = asyncio.Semaphore(max(1, concurrency))
-    outcomes = await asyncio.gather(*(judge.compare(a, b, gate) for _, a, b in pairs))
+    if progress is not None:
+        progress.set_total(len(pairs))
+
+    async def judged(a: Dialogue, b: Dialogue) -> Any:
+        found = await judge.compare(a, b, gate)
+        if progress is not None:
+            progress.advance()
+        return found
+
+    outcomes = await asyncio.gather(*(judged(a, b) for _, a, b in pairs))
     results = [
         PairResult(
             crs_id=key.crs_id,
@@ -500,6 +511,14 @@ async def compare_dialogues(
     )
 
 
+class PairProgress(Protocol):
+    """What `compare_dialogues` tells a progress display (crsim.progress.PhaseMeter is one)."""
+
+    def set_total(self, total: int) -> None: ...
+
+    def advance(self, count: int = 1, *, error: bool = False) -> None: ...
+
+
 def run_dialogues(run: str | Path) -> list[Dialogue]:
     """The dialogues of a run folder (its `dialogues.jsonl`) or of a dialogues JSONL file."""
     run = Path(run)
@@ -524,6 +543,7 @@ async def compare_runs(
     max_tokens: int | None = None,
     max_chars: int = 8000,
     max_justification_chars: int | None = None,
+    progress: PairProgress | None = None,
 ) -> PairwiseReport:
     """Compare the simulators of two runs with the judge of `settings` (default: the local model).
 
@@ -561,6 +581,7 @@ async def compare_runs(
             confidence=confidence,
             run_a=str(run_a),
             run_b=str(run_b),
+            progress=progress,
         )
     finally:
         await hub.aclose()

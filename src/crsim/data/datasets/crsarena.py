@@ -21,6 +21,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from crsim.data.datasets.base import DatasetReader, RawRecord, dataset
 from crsim.data.datasets.dialoguekit import convert_record
 from crsim.data.datasets.files import iter_files, iter_json_array
@@ -46,8 +48,10 @@ _EVAL_ROLES = {"USER": Role.USER, "ASST": Role.CRS}
 
 
 class CrsArenaParams(ComponentParams):
-    #: Link movie titles in the text to the shipped movie domain (mentioned and recommended items).
-    link_items: bool = True
+    link_items: bool = Field(
+        True,
+        description="Link movie titles in the text to the shipped movie domain (mentioned, recommended).",
+    )
 
 
 class _CrsArenaReader(DatasetReader):

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
 from crsim.data.datasets.base import DatasetReader, RawRecord, dataset
 from crsim.data.datasets.files import iter_files, iter_json_array
@@ -144,12 +144,14 @@ def _validated(data: dict[str, Any], record: RawRecord) -> Dialogue:
 
 
 class DialogueKitParams(ComponentParams):
-    #: Label scheme of `intents.py` to map intents with ('iard', 'moviebot'); None keeps them as they are.
-    scheme: str | None = None
-    #: First part of dialogue ids and `metadata["dataset"]`.
-    dataset: str = "dialoguekit"
-    #: Second part of dialogue ids; by default the stem of each file's name.
-    split: str | None = None
+    scheme: str | None = Field(
+        None,
+        description="Label scheme to map intents with ('iard', 'moviebot'); None keeps them as they are.",
+    )
+    dataset: str = Field("dialoguekit", description='First part of dialogue ids and `metadata["dataset"]`.')
+    split: str | None = Field(
+        None, description="Second part of dialogue ids; by default the stem of each file's name."
+    )
 
     @field_validator("scheme")
     @classmethod

@@ -19,6 +19,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from crsim.data.datasets.base import DatasetReader, RawRecord, dataset
 from crsim.data.datasets.dialoguekit import convert_record
 from crsim.data.datasets.files import iter_files, read_json
@@ -42,8 +44,10 @@ LABELS = keys.DATASET_LABELS.name
 
 
 class IardParams(ComponentParams):
-    #: ReDial's `movies_with_mentions.csv` (or .csv.gz): every mention must name a movie in it.
-    catalog: Path | None = None
+    catalog: Path | None = Field(
+        None,
+        description="ReDial's `movies_with_mentions.csv` (or .gz): every mention must name a movie in it.",
+    )
 
 
 @dataset("iard")

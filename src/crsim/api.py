@@ -1,0 +1,243 @@
+"""The Python API for notebooks: `crsim.run(config)`, `crsim.evaluate(run_folder)`, `crsim.load(run_folder)`.
+
+    import crsim
+    result = crsim.run("configs/quickstart.yaml", users=20)
+    result.summary          # one row per CRS × simulator × metric: mean, CI, n, n evaluable, distinct users
+    result.dialogues        # one row per dialogue (crsim.analysis.dialogues_df)
+    result.scores           # one row per dialogue and metric (crsim.analysis.scores_df)
+    result.comparisons      # paired comparisons between CRSs (crsim.analysis.comparisons_df)
+
+Each call does what the command of the same name does and writes the same run folder, so a notebook
+and `crsim report`/`crsim compare` see the same files. The top floor (beside the command line): no
+library module imports it. Inside a running event loop (Jupyter runs one), the work runs in a helper
+thread, since an event loop cannot be started inside another. Needs the `analysis` extra (pandas).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from crsim.errors import ConfigError
+from crsim.model.run_folder.folder import open_run
+from crsim.model.run_folder.scores import GroupSummary
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from crsim.run.config import ExperimentConfig
+
+__all__ = ["Result", "evaluate", "load", "run", "summary_frame"]
+
+T = TypeVar("T")
+
+#: Columns of `Result.summary`, in order.
+SUMMARY_COLUMNS = [
+    "crs",
+    "simulator",
+    "metric",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "std",
+    "n",
+    "missing",
+    "not_evaluable",
+    "n_dialogues",
+    "n_evaluable",
+    "n_users",
+    "ci_method",
+    "confidence",
+]
+
+
+@dataclass
+class Result:
+    """A scored run folder. The frames are read from the folder when first asked for."""
+
+    folder: Path
+    summaries: list[GroupSummary]
+
+    @cached_property
+    def summary(self) -> pd.DataFrame:
+        """One row per CRS × simulator × metric: mean, bootstrap CI (and how it was computed), the
+        values' n and how many were missing or not evaluable, dialogues, evaluable dialogues, users."""
+        return summary_frame(self.summaries)
+
+    @cached_property
+    def dialogues(self) -> pd.DataFrame:
+        """One row per dialogue (`crsim.analysis.dialogues_df`)."""
+        from crsim.analysis import dialogues_df
+
+        return dialogues_df(self.folder)
+
+    @cached_property
+    def utterances(self) -> pd.DataFrame:
+        """One row per utterance (`crsim.analysis.utterances_df`)."""
+        from crsim.analysis import utterances_df
+
+        return utterances_df(self.folder)
+
+    @cached_property
+    def scores(self) -> pd.DataFrame:
+        """One row per dialogue and metric, per turn for turn-level aspects (`crsim.analysis.scores_df`)."""
+        from crsim.analysis import scores_df
+
+        return scores_df(self.folder)
+
+    @cached_property
+    def comparisons(self) -> pd.DataFrame:
+        """Paired comparisons between the CRSs, per simulator and metric (`crsim.analysis.comparisons_df`;
+        docs/compare.md); empty with a single CRS."""
+        from crsim.analysis import comparisons_df
+
+        return comparisons_df(self.folder)
+
+    def __repr__(self) -> str:
+        groups = ", ".join(f"{s.crs_id} × {s.simulator_id} ({s.n_dialogues})" for s in self.summaries)
+        return f"Result({str(self.folder)!r}: {groups})"
+
+
+def summary_frame(summaries: Sequence[GroupSummary]) -> pd.DataFrame:
+    """The summaries as a dataframe, one row per CRS × simulator × metric (`Result.summary`)."""
+    try:
+        import pandas
+    except ImportError:
+        raise ConfigError("dataframes need pandas: pip install 'crsim[analysis]'") from None
+    rows = [
+        {
+            "crs": group.crs_id,
+            "simulator": group.simulator_id,
+            "metric": label,
+            **{key: getattr(aggregate, key) for key in ("mean", "ci_low", "ci_high", "std", "n", "missing")},
+            "not_evaluable": aggregate.not_evaluable,
+            "n_dialogues": group.n_dialogues,
+            "n_evaluable": group.n_evaluable,
+            "n_users": group.n_users,
+            "ci_method": aggregate.method,
+            "confidence": aggregate.confidence,
+        }
+        for group in summaries
+        for label, aggregate in group.metrics.items()
+    ]
+    return pandas.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def run(
+    config: str | Path | Mapping[str, Any] | ExperimentConfig | None = None,
+    *,
+    out: str | Path | None = None,
+    resume: bool = False,
+    progress: bool = True,
+    **overrides: Any,
+) -> Result:
+    """Hold the experiment's dialogues and score them, as `crsim run CONFIG` does; returns the result.
+
+    `config` is a config file, a mapping with the config's fields, an `ExperimentConfig` or None (the
+    quickstart). Keyword arguments are the options of `crsim run` (`users=20`, `seed=3`, `limit=5`,
+    `max_turns`, `trials`, `concurrency`, ...); `out` is the run folder (default:
+    runs/<name>-<timestamp>), `resume=True` continues the run in it. Progress and the per-phase
+    summary go to stderr unless `progress=False`.
+    """
+    cfg = _config(config, {**overrides, "out": out})
+    run_dir = cfg.out or Path("runs") / f"{cfg.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    return _outside_event_loop(lambda: _run(cfg, run_dir, resume, progress))
+
+
+def evaluate(
+    run_folder: str | Path,
+    *,
+    metrics: Sequence[str | Mapping[str, Any]] | None = None,
+    judge: str | Path | None = None,
+    annotator: str = "rules",
+    concurrency: int = 8,
+    replace: bool = False,
+    out: str | Path | None = None,
+) -> Result:
+    """Score a run folder (or dialogue file) again, as `crsim evaluate` does; returns the result.
+
+    `metrics` are metric names or `{"name": ..., "args": {...}, "id": ...}` mappings (default: the
+    run's); `judge` a judge config file (`crsim evaluate --judge`).
+    """
+    from crsim.eval.evaluation import EvaluateOptions, evaluate_path, load_judge_config
+    from crsim.registry import ComponentSpec
+
+    specs = None
+    if metrics is not None:
+        specs = [
+            ComponentSpec(name=m) if isinstance(m, str) else ComponentSpec.model_validate(m) for m in metrics
+        ]
+    options = EvaluateOptions(
+        metrics=specs,
+        judge=load_judge_config(judge) if judge is not None else None,
+        annotator=annotator,
+        concurrency=concurrency,
+        replace=replace,
+    )
+    done = _outside_event_loop(lambda: evaluate_path(run_folder, options, out=out))
+    return Result(Path(done.out_dir), done.summaries)
+
+
+def load(run_folder: str | Path) -> Result:
+    """An evaluated run folder as it is on disk, without scoring anything."""
+    folder = open_run(Path(run_folder))
+    if not folder.evaluated:
+        raise ConfigError(f"{run_folder}: not evaluated yet; crsim.evaluate({str(run_folder)!r}) scores it")
+    return Result(folder.path, folder.summaries())
+
+
+def _config(
+    config: str | Path | Mapping[str, Any] | ExperimentConfig | None, overrides: dict[str, Any]
+) -> Any:
+    """The experiment config with the `crsim run` options applied (unknown options named)."""
+    from crsim.run.config import CLI_OVERRIDES, ExperimentConfig, config_from_mapping, load_config
+
+    unknown = sorted(set(overrides) - set(CLI_OVERRIDES))
+    if unknown:
+        raise ConfigError(
+            f"crsim.run: unknown option {unknown[0]!r}; expected one of: {', '.join(CLI_OVERRIDES)}"
+        )
+    if isinstance(config, ExperimentConfig):
+        config = config.model_dump(mode="json", exclude_none=True)
+    if isinstance(config, Mapping):
+        return config_from_mapping(copy.deepcopy(dict(config)), overrides)
+    return load_config(config, overrides)
+
+
+def _run(cfg: Any, run_dir: Path, resume: bool, progress: bool) -> Result:
+    from crsim.eval.evaluation import evaluate_path
+    from crsim.interrupt import run_interruptibly
+    from crsim.progress import ProgressReport, dialogue_failed, scoring_failed
+    from crsim.run.batch import run_batch
+    from crsim.run.build import build_experiment
+
+    experiment = build_experiment(cfg)
+    report = ProgressReport(enabled=progress)
+    with report.phase("dialogues", len(experiment.tasks)) as meter:
+        advance = meter.advance
+        run_interruptibly(
+            run_batch(
+                experiment, run_dir, resume=resume, on_dialogue=lambda d: advance(error=dialogue_failed(d))
+            )
+        )
+    with report.phase("scoring", len(experiment.tasks)) as meter:
+        done = evaluate_path(run_dir, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r)))
+    report.print_summary()
+    return Result(run_dir, done.summaries)
+
+
+def _outside_event_loop(work: Callable[[], T]) -> T:
+    """`work()` here, or in a helper thread when this thread runs an event loop (a notebook's)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return work()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="crsim-api") as pool:
+        return pool.submit(work).result()

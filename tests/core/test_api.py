@@ -1,0 +1,102 @@
+"""The Python API (issue 20 item 4): `crsim.run`, `crsim.evaluate`, `crsim.load` return results with
+dataframes, work inside a running event loop (a notebook's), keep `import crsim` cheap, and the
+example notebook docs/examples/quickstart.ipynb runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import crsim
+from crsim.api import SUMMARY_COLUMNS
+from crsim.errors import ConfigError, DataError
+
+NOTEBOOK = Path(__file__).parents[2] / "docs" / "examples" / "quickstart.ipynb"
+
+
+def run_notebook(path: Path) -> dict[str, Any]:
+    """Execute the code cells of a notebook in order in one namespace (as a kernel would, without one)
+    and return the namespace; a failing cell raises with its number in the traceback's file name."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    namespace: dict[str, Any] = {"__name__": "__notebook__"}
+    for number, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] == "code":
+            source = "".join(cell["source"])
+            exec(compile(source, f"{path.name} cell {number}", "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.slow
+def test_the_example_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    namespace = run_notebook(NOTEBOOK)
+    summary = namespace["result"].summary
+    assert list(summary.columns) == SUMMARY_COLUMNS
+    assert set(summary["crs"]) == {"popular", "retrieval"} and set(summary["n_users"]) == {6}
+    assert len(namespace["success"]) == 2
+    assert len(namespace["per_dialogue"]) == 12
+    assert set(namespace["result"].comparisons["crs_a"]) == {"popular"}
+    assert "Recall@5" in set(namespace["again"].summary["metric"])
+
+
+def test_the_summary_frame_is_the_summary_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    result = crsim.run({"users": {"size": 4}}, out=tmp_path / "run", max_turns=6)
+    shown = capsys.readouterr()
+    assert "dialogues 8/8 (100%)" in shown.err and "scoring 8/8 (100%)" in shown.err and shown.out == ""
+    written = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))["groups"]
+    rows = {(r.crs, r.metric): r for r in result.summary.itertuples()}
+    assert len(rows) == sum(len(group["metrics"]) for group in written)
+    for group in written:
+        for label, aggregate in group["metrics"].items():
+            row = rows[group["crs_id"], label]
+            assert (row.mean, row.n, row.missing) == (aggregate["mean"], aggregate["n"], aggregate["missing"])
+            assert (row.n_dialogues, row.n_evaluable, row.n_users) == (
+                4,
+                group["n_evaluable"],
+                group["n_users"],
+            )
+    assert len(result.dialogues) == 8 and set(result.scores["dialogue_id"]) == set(
+        result.dialogues["dialogue_id"]
+    )
+    loaded = crsim.load(tmp_path / "run")
+    assert loaded.summary.equals(result.summary)
+
+
+async def test_run_and_evaluate_work_inside_a_running_event_loop(tmp_path: Path) -> None:
+    result = crsim.run(None, out=tmp_path / "run", users=2, limit=3, progress=False)
+    assert len(result.dialogues) == 3
+    again = crsim.evaluate(tmp_path / "run", metrics=["turns"], replace=True)
+    assert set(again.summary["metric"]) == {"Turns"}
+
+
+def test_options_are_checked_and_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="unknown option 'user'"):
+        crsim.run(None, out=tmp_path / "a", user=3)
+    with pytest.raises(ConfigError, match=r"--users: field 'users.size'"):
+        crsim.run(None, out=tmp_path / "b", users=0)
+    with pytest.raises(DataError, match=r"no manifest\.json"):
+        crsim.load(tmp_path)
+    (tmp_path / "manifest.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "dialogues.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not evaluated yet"):
+        crsim.load(tmp_path)
+
+
+def test_the_run_package_answers_the_call() -> None:
+    import crsim.run.batch
+
+    assert callable(crsim.run) and crsim.run.batch.run_batch is not None
+
+
+def test_import_crsim_imports_neither_the_api_nor_its_libraries() -> None:
+    probe = "import crsim, json, sys; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    loaded = set(json.loads(done.stdout))
+    assert not {"crsim.api", "crsim.run", "pandas", "pydantic", "numpy"} & loaded

@@ -1,0 +1,77 @@
+"""crsim.catalog: every kind and component is found through the registries, and every argument of every
+built-in component says what it does (issue 20 item 2)."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+
+import pytest
+from pydantic import Field
+
+from crsim.catalog import component_infos, describe, kind_names
+from crsim.errors import ConfigError
+from crsim.registry import Params, all_registries, simulator
+
+
+def _builtin_components() -> list[tuple[str, str, type]]:
+    kind_names()  # imports one module of every entry-point group, so every registry exists
+    found = []
+    for registry in all_registries():
+        for entry in entry_points(group=registry.group):
+            if entry.value.startswith("crsim."):
+                found.append((registry.kind, entry.name, registry.get(entry.name)))
+    return found
+
+
+def test_every_entry_point_group_is_a_listed_kind() -> None:
+    groups = {group.removeprefix("crsim.") for group in entry_points().groups if group.startswith("crsim.")}
+    assert groups <= set(kind_names())
+    assert {"simulator", "crs", "metric", "annotator", "dataset", "rubric", "domain"} <= set(kind_names())
+
+
+@pytest.mark.parametrize(("kind", "name", "cls"), _builtin_components())
+def test_every_argument_of_every_builtin_component_is_described(kind: str, name: str, cls: type) -> None:
+    undescribed = [
+        field for field, info in cls.Params.model_fields.items() if not (info.description or "").strip()
+    ]
+    assert not undescribed, f"{kind} {name!r}: Field(description=...) missing for {undescribed}"
+
+
+def test_a_registered_component_is_listed_and_described_with_its_arguments() -> None:
+    @simulator("echo_for_catalog")
+    class Echo:
+        """Repeats the CRS.
+
+        Second paragraph, not shown."""
+
+        class Params(Params):
+            turns: int = Field(3, ge=1, description="Replies before it ends.")
+            mode: str | None = Field(None, description="A mode.")
+
+    listed = {(info.kind, info.name): info for info in component_infos("simulators")}
+    assert listed["simulator", "echo_for_catalog"].summary.startswith("Repeats the CRS.")
+    (info,) = describe("echo_for_catalog")
+    assert (info.kind, info.origin, info.doc) == (
+        "simulator",
+        f"{__name__}.{Echo.__qualname__}",
+        "Repeats the CRS.",
+    )
+    assert [(p.name, p.type, p.default, p.constraints, p.description) for p in info.params] == [
+        ("turns", "int", "3", ">= 1", "Replies before it ends."),
+        ("mode", "str | None", "None", "", "A mode."),
+    ]
+    assert not info.needs_llm
+
+
+def test_a_name_used_by_two_kinds_describes_both_or_the_one_asked_for() -> None:
+    assert {info.kind for info in describe("llm")} == {"crs", "annotator"}
+    assert [info.kind for info in describe("crs:llm")] == ["crs"]
+    (crs,) = describe("llm", kind="crss")
+    assert crs.roles == ["crs"] and crs.needs_llm
+
+
+def test_typos_get_the_closest_name() -> None:
+    with pytest.raises(ConfigError, match=r"unknown component 'abuss' \(did you mean 'abus'\?\)"):
+        describe("abuss")
+    with pytest.raises(ConfigError, match=r"unknown kind 'simulatr'.*did you mean 'simulator'"):
+        component_infos("simulatr")
