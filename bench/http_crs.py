@@ -167,9 +167,8 @@ async def baseline(base_url: str, level: int, dialogues: int, turns: int, shared
 
 # --------------------------------------------------------------------------- crsim
 def crsim_experiment(base_url: str, level: int, dialogues: int, turns: int) -> Any:
-    from faults.harness import http_experiment
-
     from crsim.data.movies import movie_domain
+    from faults.harness import http_experiment
 
     experiment = http_experiment(
         movie_domain(), base_url, dialogues=dialogues, max_turns=turns, max_concurrency=level, max_retries=0
@@ -260,11 +259,13 @@ def main() -> None:
             row = measure(base_url, level, args.seconds, args.turns, args.repeat)
             row["load_1min"] = round(load(), 2)
             rows.append(row)
+            bare = f"{row['baseline_requests_per_s']:7.1f} req/s ({row['baseline_cpu_ms_per_request']:.3f} ms"
+            ours = f"{row['crsim_requests_per_s']:7.1f} req/s ({row['crsim_cpu_ms_per_request']:.3f} ms"
+            ours += f" CPU/req, {row['crsim_cpu_ms_per_turn']:.3f} ms/turn)"
+            bare += " CPU/req)"
             print(
-                f"C={level:>3}  baseline {row['baseline_requests_per_s']:7.1f} req/s "
-                f"({row['baseline_cpu_ms_per_request']:.3f} ms CPU/req)  crsim {row['crsim_requests_per_s']:7.1f} "
-                f"req/s ({row['crsim_cpu_ms_per_request']:.3f} ms CPU/req, {row['crsim_cpu_ms_per_turn']:.3f} "
-                f"ms/turn)  ratio {row['crsim_vs_baseline']:.3f} {row['all_ratios']}  load {row['load_1min']}",
+                f"C={level:>3}  baseline {bare}  crsim {ours}  ratio {row['crsim_vs_baseline']:.3f} "
+                f"{row['all_ratios']}  load {row['load_1min']}",
                 flush=True,
             )
         if args.profile:
@@ -283,7 +284,8 @@ def main() -> None:
         "rows": rows,
     }
     RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"load (1 min) before {result['load_1min_before']}, after {result['load_1min_after']}; wrote {RESULTS}")
+    loads = f"load (1 min) before {result['load_1min_before']}, after {result['load_1min_after']}"
+    print(f"{loads}; wrote {RESULTS}")
 
 
 if __name__ == "__main__":
