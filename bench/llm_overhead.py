@@ -101,25 +101,39 @@ def start_server(delay: float, admit: int) -> tuple[subprocess.Popen[bytes], str
 
 
 # --------------------------------------------------------------------------- baseline: bare httpx workers
-async def baseline(base_url: str, level: int, seconds: float) -> float:
+async def baseline(base_url: str, level: int, seconds: float, shared: bool = False) -> dict[str, float]:
+    """C workers posting the same request in a loop, each through its own keep-alive client.
+
+    The upper bound is one client (one connection) per worker: httpx's connection pool spends Python
+    time on every request that grows with the connections it holds (httpcore re-scans all of them, and
+    counts the idle ones once per connection, whenever a request arrives or leaves), so C workers
+    sharing one pool of C connections were CPU-bound at high C (0.13 of the ideal at C = 64, below
+    crsim). `shared` measures that variant too (`shared_pool`), to show it; it is not the baseline.
+    """
     import httpx
 
     payload = {"model": "bench", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 8}
     done = 0
+    tls = httpx.create_ssl_context()  # built once: httpx builds one per client otherwise (~30 ms each)
     limits = httpx.Limits(max_connections=level, max_keepalive_connections=level)
-    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
-        end = time.perf_counter() + seconds
-        started = time.perf_counter()
+    one = httpx.AsyncClient(limits=limits, timeout=60, verify=tls) if shared else None
+    clients = [one] if one else [httpx.AsyncClient(timeout=60, verify=tls) for _ in range(level)]
+    cpu, started = time.process_time(), time.perf_counter()
+    end = started + seconds
 
-        async def worker() -> None:
-            nonlocal done
-            while time.perf_counter() < end:
-                response = await client.post(f"{base_url}/chat/completions", json=payload)
-                response.raise_for_status()
-                done += 1
+    async def worker(client: httpx.AsyncClient) -> None:
+        nonlocal done
+        while time.perf_counter() < end:
+            response = await client.post(f"{base_url}/chat/completions", json=payload)
+            response.raise_for_status()
+            json.loads(response.content)
+            done += 1
 
-        await asyncio.gather(*(worker() for _ in range(level)))
-        return done / (time.perf_counter() - started)
+    await asyncio.gather(*(worker(one or clients[i]) for i in range(level)))
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    for client in clients:
+        await client.aclose()
+    return {"calls_per_s": done / wall, "cpu_ms_per_call": 1000 * cpu / max(done, 1)}
 
 
 # --------------------------------------------------------------------------- crsim
@@ -189,55 +203,83 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.2, help="seconds the server waits per answer")
     parser.add_argument("--seconds", type=float, default=8.0, help="target duration of each measurement")
     parser.add_argument("--levels", default="1,4,16,64", help="concurrency levels C")
+    parser.add_argument("--profile", action="store_true", help="a cProfile pass: crsim's own share of CPU")
     args = parser.parse_args()
     if args.serve:
         serve(args.serve, args.delay, args.admit)
         return
 
     rows = []
+    load_before = os.getloadavg()[0]
     for level in [int(x) for x in args.levels.split(",")]:
-        ideal = level / args.delay
-        process, base_url = start_server(args.delay, level)
-        try:
-            bare = asyncio.run(baseline(base_url, level, args.seconds))
-            dialogues = max(2, int(ideal * args.seconds / TURNS))
-            timed = run_crsim(base_url, level, dialogues, profile=False)
-            profiled = run_crsim(base_url, level, max(2, dialogues // 2), profile=True)
-        finally:
-            process.terminate()
-            process.wait()
-        row = {
-            "C": level,
-            "ideal_calls_per_s": ideal,
-            "baseline_calls_per_s": round(bare, 2),
-            "crsim_calls_per_s": round(timed["calls_per_s"], 2),
-            "crsim_share_of_ideal": round(timed["calls_per_s"] / ideal, 4),
-            "baseline_share_of_ideal": round(bare / ideal, 4),
-            "crsim_vs_baseline": round(timed["calls_per_s"] / bare, 4),
-            "process_cpu_share_of_wall": round(timed["cpu_s"] / timed["wall_s"], 4),
-            "own_code_cpu_share_of_wall": round(
-                timed["cpu_s"] / timed["wall_s"] * profiled["own_share_of_profiled"], 4
-            ),
-            "crs_under_test_cpu_share_of_wall": round(
-                timed["cpu_s"] / timed["wall_s"] * profiled["crs_share_of_profiled"], 4
-            ),
-            "calls": timed["calls"],
-        }
-        rows.append(row)
-        print(
-            f"C={level:>3}  ideal {ideal:7.1f}/s  crsim {row['crsim_calls_per_s']:7.1f}/s "
-            f"({row['crsim_share_of_ideal']:.1%} of ideal, {row['crsim_vs_baseline']:.2f}x baseline)  "
-            f"baseline {bare:7.1f}/s ({row['baseline_share_of_ideal']:.1%})  "
-            f"CPU/wall: process {row['process_cpu_share_of_wall']:.1%}, "
-            f"crsim code {row['own_code_cpu_share_of_wall']:.2%}, "
-            f"CRS under test {row['crs_under_test_cpu_share_of_wall']:.2%}",
-            flush=True,
-        )
+        rows.append(measure(level, args))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps({"delay_s": args.delay, "turns_per_dialogue": TURNS, "rows": rows}, indent=2) + "\n"
+    result = {
+        "delay_s": args.delay,
+        "turns_per_dialogue": TURNS,
+        "cpus": os.cpu_count(),
+        "load_1min_before": round(load_before, 2),
+        "load_1min_after": round(os.getloadavg()[0], 2),
+        "rows": rows,
+    }
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    loads = f"load (1 min) before {result['load_1min_before']}, after {result['load_1min_after']}"
+    print(f"{loads}; wrote {RESULTS}")
+
+
+def measure(level: int, args: argparse.Namespace) -> dict[str, Any]:
+    """One concurrency level: baseline, shared-pool variant, crsim timed, crsim profiled."""
+    ideal = level / args.delay
+    process, base_url = start_server(args.delay, level)
+    try:
+        bare = asyncio.run(baseline(base_url, level, args.seconds))
+        shared = asyncio.run(baseline(base_url, level, args.seconds / 2, shared=True))
+        dialogues = max(2, int(ideal * args.seconds / TURNS))
+        timed = run_crsim(base_url, level, dialogues, profile=False)
+        profiled = run_crsim(base_url, level, max(2, dialogues // 2), profile=True) if args.profile else None
+    finally:
+        process.terminate()
+        process.wait()
+    cpu_share = timed["cpu_s"] / timed["wall_s"]
+    row = {
+        "C": level,
+        "ideal_calls_per_s": ideal,
+        "baseline_calls_per_s": round(bare["calls_per_s"], 2),
+        "shared_pool_calls_per_s": round(shared["calls_per_s"], 2),
+        "crsim_calls_per_s": round(timed["calls_per_s"], 2),
+        "crsim_share_of_ideal": round(timed["calls_per_s"] / ideal, 4),
+        "baseline_share_of_ideal": round(bare["calls_per_s"] / ideal, 4),
+        "shared_pool_share_of_ideal": round(shared["calls_per_s"] / ideal, 4),
+        "crsim_vs_baseline": round(timed["calls_per_s"] / bare["calls_per_s"], 4),
+        "baseline_cpu_ms_per_call": round(bare["cpu_ms_per_call"], 3),
+        "crsim_cpu_ms_per_call": round(1000 * timed["cpu_s"] / max(timed["calls"], 1), 3),
+        "process_cpu_share_of_wall": round(cpu_share, 4),
+        "calls": timed["calls"],
+        "load_1min": round(os.getloadavg()[0], 2),
+    }
+    if profiled:
+        row["own_code_cpu_share_of_wall"] = round(cpu_share * profiled["own_share_of_profiled"], 4)
+        row["crs_under_test_cpu_share_of_wall"] = round(cpu_share * profiled["crs_share_of_profiled"], 4)
+    ours = (
+        f"{row['crsim_calls_per_s']:7.1f}/s ({row['crsim_share_of_ideal']:.1%} of ideal, "
+        f"{row['crsim_vs_baseline']:.2f}x baseline, {row['crsim_cpu_ms_per_call']:.2f} ms CPU/call)"
     )
-    print(f"wrote {RESULTS}")
+    bare = (
+        f"{row['baseline_calls_per_s']:7.1f}/s ({row['baseline_share_of_ideal']:.1%}, "
+        f"{row['baseline_cpu_ms_per_call']:.2f} ms CPU/call)"
+    )
+    own = ""
+    if profiled:
+        own = (
+            f"  crsim code {row['own_code_cpu_share_of_wall']:.2%}, "
+            f"CRS {row['crs_under_test_cpu_share_of_wall']:.2%}"
+        )
+    print(
+        f"C={level:>3}  ideal {ideal:7.1f}/s  crsim {ours}  baseline {bare}  shared pool "
+        f"{row['shared_pool_share_of_ideal']:.1%}  CPU/wall {cpu_share:.1%}  load {row['load_1min']}{own}",
+        flush=True,
+    )
+    return row
 
 
 if __name__ == "__main__":

@@ -274,3 +274,66 @@ def test_loading_keeps_file_order_and_drops_empty_frames() -> None:
     first = loaded.dialogues[0]
     assert first.dialogue_id == "PMUL3875.json"
     assert [f.service for f in first.turns[0].frames] == ["restaurant"]  # 7 empty frames left out
+
+
+def test_the_fast_frame_reader_reads_every_shipped_frame_as_the_checked_reader_does() -> None:
+    """The readers' fast paths (sgd.py) must return exactly what the field-by-field checks return."""
+    from crsim.gcdf1.sgd import _checked_frame, _frame
+
+    frames = 0
+    for path in FILES[:2]:
+        for dialogue in _json(path.name):
+            for index, turn in enumerate(dialogue["turns"]):
+                raws = [(f, index % 2 == 0) for f in turn.get("frames") or []]
+                raws += [(f, False) for f in (turn.get("nlu") or {}).get("frames") or []]
+                for raw, user in raws:
+                    assert _frame(raw, user) == _checked_frame(raw, user)
+                    frames += 1
+    assert frames > 1000
+
+
+_FRAME = {"service": "hotel", "actions": [{"act": "Hotel-Inform", "slot": "area", "values": ["north"]}]}
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        (lambda f: f.update(service=3), "turns[0].frames[1].service", "service name (string), got int"),
+        (lambda f: f.update(actions="inform"), "turns[0].frames[1].actions", "a list of actions, got str"),
+        (lambda f: f["actions"].append("Inform"), "turns[0].frames[1].actions[1]", "object, got str"),
+        (lambda f: f["actions"][0].update(act=None), "turns[0].frames[1].actions[0].act", "got null"),
+        (lambda f: f["actions"][0].update(slot=["a"]), "turns[0].frames[1].actions[0].slot", "got list"),
+        (lambda f: f["actions"][0].update(values="north"), "turns[0].frames[1].actions[0].values", "got str"),
+        (lambda f: f["actions"][0].update(values=["n", 1]), "turns[0].frames[1].actions[0].values[1]", "int"),
+        (lambda f: f.update(state=[]), "turns[0].frames[1].state", "expected an object, got list"),
+        (
+            lambda f: f.update(state={"requested_slots": ["area", None]}),
+            "turns[0].frames[1].state.requested_slots[1]",
+            "expected a string, got null",
+        ),
+        (  # two faults in one frame: the first in reading order (actions before state) is named
+            lambda f: (f.update(state=[]), f["actions"][0].update(act=1)),
+            "turns[0].frames[1].actions[0].act",
+            "got int",
+        ),
+    ],
+)
+def test_a_bad_field_in_a_later_frame_is_located_past_the_fast_path(
+    change: Any, field: str, message: str
+) -> None:
+    raw = _dialogue()
+    frame = json.loads(json.dumps(_FRAME))
+    change(frame)
+    raw["turns"][0]["frames"].append(frame)
+    with pytest.raises(SgdFormatError) as info:
+        parse_sgd_dialogue(raw)
+    assert info.value.field == field
+    assert message in info.value.message
+
+
+def test_a_bad_nlu_frame_is_located() -> None:
+    raw = _dialogue()
+    raw["turns"][1]["nlu"] = {"frames": [dict(_FRAME), {"service": "hotel", "actions": [7]}]}
+    with pytest.raises(SgdFormatError) as info:
+        parse_sgd_dialogue(raw)
+    assert info.value.field == "turns[1].nlu.frames[1].actions[0]"

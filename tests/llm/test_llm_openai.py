@@ -9,6 +9,7 @@ crsim error comes out and how often the client retried.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import sys
@@ -37,7 +38,7 @@ from crsim.llm.errors import (
 from crsim.llm.providers.base import create_provider
 from crsim.llm.providers.openai import OpenAIProvider, create, strict_compatible
 from crsim.llm.structured import generate_json
-from crsim.llm.types import GenerationConfig, Usage, system, user
+from crsim.llm.types import GenerationConfig, ResolvedGeneration, Usage, system, user
 from llm_servers import DEFAULT_TEXT, OpenAILikeServer, Reply, closed_port_url
 
 MODEL = "tiny-chat"
@@ -335,3 +336,40 @@ def test_strict_mode_only_for_closed_schemas() -> None:
 
     assert not strict_compatible(Wrapper.model_json_schema())  # the open object sits in $defs
     assert not strict_compatible({"type": "object", "additionalProperties": {"type": "integer"}})
+
+
+async def test_concurrent_calls_are_spread_over_clients_of_a_few_calls_each(fake: OpenAILikeServer) -> None:
+    """12 calls at once open 12 / CALLS_PER_CLIENT SDK clients (each its own connection pool, all on
+    one TLS context); later calls reuse them, and closing the provider closes every one."""
+    from crsim.llm.providers.openai import CALLS_PER_CLIENT
+
+    generation = ResolvedGeneration(temperature=0.0, max_tokens=16)
+    config = ModelConfig(provider="openai", model=MODEL, base_url=fake.base_url + "/v1", max_concurrency=12)
+    provider = create(config)
+    assert isinstance(provider, OpenAIProvider)
+    fake.plan.extend(Reply(delay=0.3) for _ in range(12))
+    busiest = 0
+
+    async def one() -> str:
+        nonlocal busiest
+        call = asyncio.ensure_future(provider.complete(MESSAGES, generation))
+        await asyncio.sleep(0.1)  # every call is in flight now (each waits 0.3 s at the server)
+        busiest = max(busiest, *provider._in_flight)
+        return (await call).text
+
+    try:
+        answers = await asyncio.gather(*(one() for _ in range(12)))
+        assert answers == [DEFAULT_TEXT] * 12
+        assert len(provider._clients) == 12 // CALLS_PER_CLIENT
+        assert busiest == CALLS_PER_CLIENT
+        assert provider._in_flight == [0] * len(provider._clients)
+        clients = list(provider._clients)
+        for _ in range(3):
+            await provider.complete(MESSAGES, generation)
+        assert provider._clients == clients  # one at a time: the first client serves them all
+        tls = {id(c._client._transport._pool._ssl_context) for c in clients}
+        assert len(tls) == 1
+    finally:
+        await provider.aclose()
+    assert provider._clients == [] and all(c.is_closed() for c in clients)
+    assert len(fake.requests) == 15

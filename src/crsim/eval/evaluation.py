@@ -14,9 +14,7 @@ built from: `crsim.model.run_folder.summary`), each written atomically; LLM answ
 from __future__ import annotations
 
 import asyncio
-import gc
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from crsim.collector import long_lived_objects_frozen
 from crsim.errors import ConfigError
 from crsim.eval.evaluate import (
     GroupSummary,
@@ -240,7 +239,7 @@ def _evaluate_path(
         finally:
             await hub.aclose()
 
-    with _long_lived_objects_frozen():
+    with long_lived_objects_frozen():
         run_interruptibly(go())
     summaries = builder.summaries()
     order_metrics(summaries, earlier_labels)
@@ -248,23 +247,6 @@ def _evaluate_path(
     write_summary(summaries, out_dir / SUMMARY, built_from=sources)
     calls = {name: llm.calls for name, llm in hub.roles.items()}
     return EvaluationResult(summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels))
-
-
-@contextmanager
-def _long_lived_objects_frozen() -> Iterator[None]:
-    """Keep the garbage collector from re-scanning what exists before scoring (modules, the domain, the
-    annotator's lexicons) each time the streamed dialogues trigger a collection, and let it run less
-    often (a batch's records die by reference counting, not by the collector): at 100,000 dialogues
-    that scanning cost more than parsing them. Both settings are restored afterwards."""
-    thresholds = gc.get_threshold()
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(max(thresholds[0], 20_000), *thresholds[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
 
 
 def _manifest_metrics(config: dict[str, Any], path: Path) -> list[ComponentSpec]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from crsim.atomic_files import atomic_output
+from crsim.collector import long_lived_objects_frozen
 from crsim.gcdf1.behaviour import BehaviourFile
 from crsim.gcdf1.canonical import CanonicalMap
 from crsim.gcdf1.config import Gcdf1Config
@@ -62,9 +63,14 @@ def score_files(
     canonical_map: CanonicalMap | None = None,
     ontology: Ontology = MULTIWOZ,
 ) -> CorpusResult:
-    """Load SGD files and score every readable dialogue."""
-    loaded = load_sgd_files(paths)
-    result = score_corpus(loaded.dialogues, Gcdf1Scorer(config, canonical_map, ontology))
+    """Load SGD files and score every readable dialogue.
+
+    The parsed corpus stays alive until scored, so the collector's settings for bulk work apply:
+    with the defaults, re-scanning it took as long as parsing it (`crsim.collector`).
+    """
+    with long_lived_objects_frozen():
+        loaded = load_sgd_files(paths)
+        result = score_corpus(loaded.dialogues, Gcdf1Scorer(config, canonical_map, ontology))
     result.issues = loaded.issues
     return result
 

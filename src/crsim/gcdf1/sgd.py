@@ -84,7 +84,17 @@ def _expect(value: Any, kind: type | tuple[type, ...], where: str, what: str) ->
     return value
 
 
+_is_str = str.__instancecheck__  # `isinstance(x, str)` as a function, for map() over a list
+
+
+def _string_list(value: Any) -> bool:
+    """Whether `value` is a list of strings (the fast paths' one check, done in C)."""
+    return isinstance(value, list) and all(map(_is_str, value))
+
+
 def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if _string_list(value):
+        return tuple(value)
     if not isinstance(value, list):
         raise SgdFormatError(where, f"expected a list of strings, got {_type_name(value)}")
     for index, item in enumerate(value):
@@ -93,7 +103,22 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+# Each reader below has a fast path that accepts only well-formed input with the fewest Python-level
+# calls, and otherwise hands over to the checked reader, which raises the located error for the first
+# bad field (or reads the same value: a fast path never decides what is valid). At 1,000 dialogues
+# (26,000 turns, 141,000 frames, 96,000 actions) the checked readers alone took about as long as
+# `json.load` of the files.
+
+
 def _action(raw: Any) -> Action:
+    if isinstance(raw, dict):
+        act, slot, values = raw.get("act"), raw.get("slot") or "", raw.get("values")
+        if isinstance(act, str) and isinstance(slot, str) and (not values or _string_list(values)):
+            return Action(act, slot, tuple(values) if values else (), sgd_act_kinds(act))
+    return _checked_action(raw)
+
+
+def _checked_action(raw: Any) -> Action:
     if not isinstance(raw, dict):
         raise SgdFormatError("", f"expected an action object, got {_type_name(raw)}")
     act = raw.get("act")
@@ -108,6 +133,27 @@ def _action(raw: Any) -> Action:
 
 def _frame(raw: Any, user: bool) -> Frame | None:
     """A frame, or None for one with neither actions nor requested slots (nothing to score)."""
+    if isinstance(raw, dict):
+        service, actions_raw = raw.get("service"), raw.get("actions") or []
+        state = raw.get("state") if user else None
+        requested_raw = state.get("requested_slots") if isinstance(state, dict) else None
+        if (
+            isinstance(service, str)
+            and isinstance(actions_raw, list)
+            and (state is None or isinstance(state, dict))
+            and (not requested_raw or _string_list(requested_raw))
+        ):
+            try:
+                actions = tuple(map(_action, actions_raw))
+            except SgdFormatError:
+                return _checked_frame(raw, user)  # locates the bad action
+            if not actions and not requested_raw:
+                return None
+            return Frame(service, actions, tuple(requested_raw) if requested_raw else ())
+    return _checked_frame(raw, user)
+
+
+def _checked_frame(raw: Any, user: bool) -> Frame | None:
     if not isinstance(raw, dict):
         raise SgdFormatError("", f"expected a frame object, got {_type_name(raw)}")
     service = raw.get("service")
@@ -118,7 +164,7 @@ def _frame(raw: Any, user: bool) -> Frame | None:
     actions: list[Action] = []
     for index, action in enumerate(actions_raw):
         try:
-            actions.append(_action(action))
+            actions.append(_checked_action(action))
         except SgdFormatError as exc:
             raise exc.within(f"actions[{index}]") from None
     requested: tuple[str, ...] = ()
@@ -134,15 +180,16 @@ def _frame(raw: Any, user: bool) -> Frame | None:
 
 def _frames(raw: Any, where: str, user: bool) -> tuple[Frame, ...]:
     _expect(raw, list, where, "a list of frames")
-    frames: list[Frame] = []
-    for index, item in enumerate(raw):
+    try:
+        return tuple(frame for item in raw if (frame := _frame(item, user)) is not None)
+    except SgdFormatError:
+        pass
+    for index, item in enumerate(raw):  # again, item by item, to name the bad frame
         try:
-            frame = _frame(item, user)
+            _frame(item, user)
         except SgdFormatError as exc:
             raise exc.within(f"{where}[{index}]") from None
-        if frame is not None:
-            frames.append(frame)
-    return tuple(frames)
+    raise AssertionError("unreachable: a frame failed once and not again")
 
 
 def _turn(raw: Any, index: int) -> Turn:

@@ -9,7 +9,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from crsim.data.population import PopulationConfig
 from crsim.errors import ConfigError
-from crsim.eval.evaluate import default_metrics
 from crsim.llm.config import LLMSettings
 from crsim.model.run_folder.manifest import DEFAULT_DOMAIN
 from crsim.registry import ComponentSpec
@@ -18,6 +17,14 @@ from crsim.yaml_files import read_yaml_mapping
 
 def _default_crss() -> list[ComponentSpec]:
     return [ComponentSpec(name="popular"), ComponentSpec(name="retrieval")]
+
+
+def _default_metrics() -> list[ComponentSpec]:
+    """The evaluation's default metrics, imported when a config leaves `metrics` out: importing the
+    evaluation (numpy, the metrics) up front made `crsim run --help` pay for it (bench/startup.py)."""
+    from crsim.eval.evaluate import default_metrics
+
+    return default_metrics()
 
 
 class ExperimentConfig(BaseModel):
@@ -44,7 +51,7 @@ class ExperimentConfig(BaseModel):
     crss: list[ComponentSpec] = Field(
         default_factory=_default_crss, min_length=1, description="CRSs to evaluate."
     )
-    metrics: list[ComponentSpec] = Field(default_factory=default_metrics, description="Metrics to compute.")
+    metrics: list[ComponentSpec] = Field(default_factory=_default_metrics, description="Metrics to compute.")
     trials: int = Field(
         1,
         ge=1,

@@ -17,11 +17,19 @@ How generation parameters travel:
 - `grammar` (GBNF) -> the non-standard body field `grammar`, which llama.cpp server and vLLM accept;
   OpenAI itself rejects it (HTTP 400 -> `LLMBadRequest`).
 - `config.options` -> extra body fields (e.g. vLLM `top_k`, llama.cpp `min_p`).
+
+Concurrent calls are spread over several SDK clients, each with its own connection pool, at most
+`CALLS_PER_CLIENT` calls in flight on one: the SDK's httpx pool re-scans every connection it holds
+(and, for each, counts the idle ones) whenever a request arrives or leaves, so one pool serving 64
+concurrent calls spent milliseconds of CPU per call on that alone (bench/llm_overhead.py). The
+clients share one TLS context (building one costs ~40 ms of CPU) and behave alike in every other way.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
+import ssl
 from typing import TYPE_CHECKING, Any
 
 from crsim.errors import ConfigError
@@ -51,6 +59,9 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 #: Sent to servers given by `base_url` when the key variable is unset; the SDK insists on some key.
 PLACEHOLDER_KEY = "no-key"
 
+#: Calls in flight on one SDK client (one connection pool) before the next call opens another client.
+CALLS_PER_CLIENT = 4
+
 #: Request fields the provider sets itself; `options` may not override them.
 _RESERVED = frozenset(
     {"model", "messages", "temperature", "max_tokens", "stop", "seed", "response_format", "grammar", "stream"}
@@ -58,7 +69,7 @@ _RESERVED = frozenset(
 
 
 class OpenAIProvider:
-    """One OpenAI-compatible endpoint and model; the SDK client is built on the first call."""
+    """One OpenAI-compatible endpoint and model; SDK clients are built as concurrent calls need them."""
 
     name = "openai"
 
@@ -66,7 +77,9 @@ class OpenAIProvider:
         self.config, self.model = config, model
         self.key_env = config.api_key_env or DEFAULT_KEY_ENV
         self._key = secret_from_env(self.key_env)
-        self._client: AsyncOpenAI | None = None
+        self._clients: list[AsyncOpenAI] = []
+        self._in_flight: list[int] = []  #: calls under way on each client, by index
+        self._tls: ssl.SSLContext | None = None
 
     def identity(self) -> str:
         return f"openai:{self.config.base_url or 'api.openai.com'}:{self.model}"
@@ -74,7 +87,7 @@ class OpenAIProvider:
     async def complete(self, messages: list[Message], generation: ResolvedGeneration) -> Completion:
         from openai import OpenAIError
 
-        client = self._sdk_client()
+        index = self._client_index()
         parameters = self._parameters(generation)
         body = {
             "model": self.model,
@@ -82,12 +95,13 @@ class OpenAIProvider:
             **parameters.pop("extra_body", {}),
             **parameters,
         }
+        self._in_flight[index] += 1
         try:
             # The SDK's low-level `post`: same endpoint, auth, errors and connection pool as
             # `chat.completions.create`, without re-validating the request through its TypedDict
             # transform and the answer through its pydantic models, which cost several ms of CPU per
             # call (bench/llm_overhead.py); crsim validates the answer's fields below.
-            response = await client.post("/chat/completions", cast_to=object, body=body)
+            response = await self._clients[index].post("/chat/completions", cast_to=object, body=body)
         except OpenAIError as exc:
             raise self._translate(exc) from exc
         except RedirectRefused as exc:  # raised by the client's request hook; the SDK passes it on
@@ -95,16 +109,26 @@ class OpenAIProvider:
         except (RecursionError, ValueError) as exc:  # the SDK parses the body with json.loads
             reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
             raise LLMError(f"{self._where()} answered with JSON that cannot be read ({reason})") from None
+        finally:
+            self._in_flight[index] -= 1
         return self._completion(response)
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        clients, self._clients, self._in_flight = self._clients, [], []
+        for client in clients:
+            await client.close()
+
+    def _client_index(self) -> int:
+        """The SDK client with the fewest calls in flight, or a new one when each has `CALLS_PER_CLIENT`."""
+        if self._in_flight:
+            index = min(range(len(self._in_flight)), key=self._in_flight.__getitem__)
+            if self._in_flight[index] < CALLS_PER_CLIENT:
+                return index
+        self._clients.append(self._sdk_client())
+        self._in_flight.append(0)
+        return len(self._clients) - 1
 
     def _sdk_client(self) -> AsyncOpenAI:
-        if self._client is not None:
-            return self._client
         key = self._key
         if key is None:
             if self.config.base_url is None:
@@ -115,20 +139,24 @@ class OpenAIProvider:
             key = PLACEHOLDER_KEY
         from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
+        if self._tls is None:
+            self._tls = default_tls_context(DefaultAsyncHttpxClient)
+
         # base_url is always explicit, so OPENAI_BASE_URL in the environment cannot redirect calls
         # away from what the config (and the cache identity) says; nor can a redirect from the server.
         base_url = self.config.base_url or OPENAI_BASE_URL
         http_client = DefaultAsyncHttpxClient(
-            event_hooks={"request": [same_origin_hook(base_url)]}, max_redirects=MAX_REDIRECTS
+            event_hooks={"request": [same_origin_hook(base_url)]},
+            max_redirects=MAX_REDIRECTS,
+            verify=self._tls,
         )
-        self._client = AsyncOpenAI(
+        return AsyncOpenAI(
             api_key=key,
             base_url=base_url,
             timeout=self.config.timeout,
             max_retries=0,
             http_client=http_client,
         )
-        return self._client
 
     def _parameters(self, generation: ResolvedGeneration) -> dict[str, Any]:
         """The optional create() arguments; parameters left unset are not sent at all."""
@@ -206,6 +234,14 @@ class OpenAIProvider:
         if status >= 500:
             return LLMServerError(detail)
         return LLMBadRequest(detail)
+
+
+def default_tls_context(client_class: type) -> ssl.SSLContext:
+    """The TLS context `client_class` builds by default, from the library it is built on (httpx, or
+    httpx2 in newer SDKs): the same verification, built once instead of once per client."""
+    library = importlib.import_module(client_class.__mro__[1].__module__.partition(".")[0])
+    context: ssl.SSLContext = library.create_ssl_context()
+    return context
 
 
 def server_message(body: object, fallback: str) -> str:

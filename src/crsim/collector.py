@@ -1,0 +1,36 @@
+"""Garbage-collector settings for bulk work that builds many long-lived, acyclic objects.
+
+Parsing and scoring thousands of dialogues allocates millions of small objects that stay alive
+(the parsed corpus, the score records) or die by reference counting. With the default thresholds
+the cyclic collector runs every 700 allocations and its older generations re-scan everything alive
+so far (modules, domains, lexicons, the corpus being built): at 1,000 GCDF1 dialogues that scanning
+cost as much as the parsing, at 100,000 evaluated dialogues more than it.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+#: Allocations between young collections while bulk work runs (the default is 700).
+BULK_THRESHOLD = 20_000
+
+
+@contextmanager
+def long_lived_objects_frozen() -> Iterator[None]:
+    """Leave what exists now out of every collection and let young collections run less often.
+
+    Objects alive on entry are moved to the permanent generation (`gc.freeze`), so collections
+    triggered by the work do not re-scan them; cycles the work creates are still collected. Both
+    settings are restored on exit (the frozen objects join the oldest generation again).
+    """
+    thresholds = gc.get_threshold()
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(max(thresholds[0], BULK_THRESHOLD), *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()

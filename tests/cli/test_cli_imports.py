@@ -1,0 +1,61 @@
+"""No command pays at startup for libraries it does not use (issue 21, bench/startup.py).
+
+Each probe is a fresh interpreter running `crsim ARGS` and listing the modules it imported. Showing a
+command's help needs typer/rich (and pydantic where options come from a config model), never the
+numeric, plotting or client libraries a command's work may load later; `crsim gcdf1 score` needs
+none of them at all (it reads JSON and YAML and scores in pure Python).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crsim.cli import COMMANDS
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "gcdf1"
+_PROBE = """
+import json, sys
+from crsim.cli import main
+sys.argv = ["crsim", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+#: Libraries that cost tens to hundreds of ms to import and that no command's help needs.
+HEAVY = {"numpy", "scipy", "sklearn", "pandas", "matplotlib", "openai", "httpx", "jinja2", "torch", "ray"}
+
+
+def _libraries_after(*args: str) -> set[str]:
+    """The top-level packages a fresh interpreter has imported after `crsim ARGS`."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, timeout=120, check=True
+    )
+    return {name.split(".")[0] for name in json.loads(done.stderr.strip().splitlines()[-1])}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_a_commands_help_imports_no_heavy_library(name: str) -> None:
+    loaded = _libraries_after(name, "--help") & HEAVY
+    assert not loaded, f"crsim {name} --help imported {sorted(loaded)}"
+
+
+@pytest.mark.slow
+def test_gcdf1_score_imports_no_numeric_or_client_library() -> None:
+    loaded = _libraries_after(
+        "gcdf1",
+        "score",
+        str(FIXTURES / "dialogues_001.json.gz"),
+        "--canonical-map",
+        str(FIXTURES / "multiwoz21_canonical_map.json.gz"),
+        "--config",
+        str(FIXTURES / "multiwoz_user_evaluator.yaml"),
+    )
+    assert not loaded & HEAVY, f"crsim gcdf1 score imported {sorted(loaded & HEAVY)}"
