@@ -101,6 +101,7 @@ class ExperimentConfig(BaseModel):
 
             self.users.source = default_source(domain_named(self.domain))
         return self
+
     def manifest_config(self) -> dict[str, Any]:
         """The config as the manifest records it: `out` left out, and `limit` unless one is set (so
         manifests of unlimited runs are as before the field existed)."""
