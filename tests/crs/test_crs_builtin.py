@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from crsim.crs.base import CRSReply, CRSSession
 from crsim.crs.popular import PopularCRS
 from crsim.crs.retrieval import RetrievalCRS
-from crsim.data.movies import MOVIE_INFORMABLE_SLOTS, MOVIE_REQUESTABLE_SLOTS, movie_domain
+from crsim.data.movies import movie_domain
 from crsim.errors import ConfigError
 from crsim.model.acts import format_acts
 from crsim.model.domain import Domain
@@ -206,12 +208,8 @@ def tiny_domain() -> Domain:
         ),
         Item(id="b", title="Bare Film", genres=["drama"], extra={"num_ratings": 50}),
     ]
-    return Domain(
-        name="tiny",
-        items=ItemCollection(items, name="tiny"),
-        informable_slots=dict(MOVIE_INFORMABLE_SLOTS),
-        requestable_slots=dict(MOVIE_REQUESTABLE_SLOTS),
-    )
+    # the movie domain's slots and phrasings (its vocabulary is data) over two items of our own
+    return dataclasses.replace(movie_domain(), name="tiny", items=ItemCollection(items, name="tiny"))
 
 
 async def test_retrieval_is_honest_about_missing_metadata() -> None:
@@ -235,8 +233,8 @@ def test_registered_with_validated_params(domain: Domain) -> None:
     assert isinstance(params, RetrievalCRS.Params) and params.k == 2 and params.max_questions == 3
     with pytest.raises(ConfigError):
         crs_registry.params("retrieval", {"k": 11})
-    with pytest.raises(ConfigError):
-        crs_registry.params("retrieval", {"elicitation_order": ["genre", "mood"]})
+    with pytest.raises(ConfigError, match="mood"):  # a slot the domain lacks, asked for explicitly
+        retrieval(domain, elicitation_order=["genre", "mood"])
     with pytest.raises(ConfigError):
         crs_registry.params("popular", {"max_questions": 1, "weights": {}})
 

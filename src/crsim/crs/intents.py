@@ -13,6 +13,7 @@ from crsim.model.acts import DialogueAct, Intent
 from crsim.model.items import ItemCollection
 
 if TYPE_CHECKING:
+    from crsim.crs.lexicon import Lexicon
     from crsim.crs.understanding import Context, Period, Understanding
 
 
@@ -38,8 +39,11 @@ class ParsedText(Protocol):
 class IntentReader:
     """Intent detection over the normalised text, resolved against the context; then the acts."""
 
-    def __init__(self, parsed: ParsedText, out: Understanding, ctx: Context, items: ItemCollection) -> None:
-        self.p, self.out, self.ctx, self.items = parsed, out, ctx, items
+    def __init__(
+        self, parsed: ParsedText, out: Understanding, ctx: Context, items: ItemCollection, lex: Lexicon
+    ) -> None:
+        self.p, self.out, self.ctx, self.items, self.lex = parsed, out, ctx, items, lex
+        self.cues = lex.cues
 
     def apply(self) -> None:
         """Fill the intents, inquiries, feedback and no-preference fields of `out`, then its acts."""
@@ -47,7 +51,7 @@ class IntentReader:
         found = {
             Intent.GREETING: cues.GREETING.search(norm),
             Intent.GOODBYE: cues.GOODBYE.search(norm),
-            Intent.REQUEST_RECOMMENDATION: cues.REQUEST.search(norm),
+            Intent.REQUEST_RECOMMENDATION: self.cues.request.search(norm),
             Intent.AFFIRM: cues.AFFIRM.search(norm),
             Intent.DENY: cues.DENY.search(norm)
             or (words[:1] in cues.LEADING_NO and (len(words) == 1 or self.p.clause[1] > 0)),
@@ -60,16 +64,18 @@ class IntentReader:
         out.acts = self._acts()
 
     def _inquiries(self) -> None:
-        out, p = self.out, self.p
-        for slot, pattern in cues.INQUIRY.items():
-            if any(pattern.search(s) for s in p.sentences) and not (
-                slot == "director" and "director" in out.likes
-            ):
+        """Questions about the item by the slot asked for; a question that states a value of the slot
+        ("is the director Nolan? I like Nolan") states it rather than asks. "Is it a comedy?" asks."""
+        out, p, unless = self.out, self.p, self.cues.inquiry_unless_stated
+        for slot, pattern in self.cues.inquiries.items():
+            stated = slot in out.likes and (unless is None or slot in unless)
+            if any(pattern.search(s) for s in p.sentences) and not stated:
                 out.inquiries.append(slot)
         is_it = "?" in p.text and cues.IS_IT.match(p.norm)
-        if is_it and "genre" in out.likes and "genre" not in out.inquiries:
-            out.inquiries.append("genre")
-            del out.likes["genre"]
+        for slot in self.lex.value_slots if is_it else ():
+            if slot in out.likes and slot not in out.inquiries and slot in self.cues.inquiries:
+                out.inquiries.append(slot)
+                del out.likes[slot]
         if out.inquiries:
             out.intents.add(Intent.INQUIRE)
             out.free_words.clear()
@@ -78,11 +84,11 @@ class IntentReader:
         """Accept / reject / seen about the mentioned items, else about the item under discussion."""
         out, ctx, norm = self.out, self.ctx, self.p.norm
         target = list(out.mentioned_items) or ([ctx.recommended] if ctx.recommended else [])
-        seen = bool(cues.SEEN.search(norm)) and not cues.NOT_SEEN.search(norm)
+        seen = bool(self.cues.seen.search(norm)) and not self.cues.not_seen.search(norm)
         rejection = cues.REJECT.search(norm)
         # after a yes/no question a bare "no" answers the question, it does not reject the item
         reject = not seen and rejection is not None and not (ctx.yes_no and rejection.group() in cues.BARE_NO)
-        accept = not seen and not reject and bool(cues.ACCEPT.search(norm))
+        accept = not seen and not reject and bool(self.cues.accept.search(norm))
         plain = not (seen or reject or accept or out.inquiries or out.gives_preferences)
         if ctx.recommended and not ctx.yes_no and plain:  # "yes" / "no" right after a recommendation
             accept, reject = Intent.AFFIRM in out.intents, Intent.DENY in out.intents
@@ -111,7 +117,7 @@ class IntentReader:
         if not (denied or cues.NO_PREFERENCE.search(self.p.norm)):
             return
         words = set(self.p.words)
-        named = [slot for slot, names in cues.SLOT_WORDS.items() if names & words]
+        named = [slot for slot, names in self.cues.slot_words.items() if names & words]
         out.no_preference.extend(named or [ctx.elicited or "any"])
         out.free_words.clear()
 
@@ -124,9 +130,10 @@ class IntentReader:
 
         acts = [act(i) for i in (Intent.GREETING, Intent.REQUEST_RECOMMENDATION) if i in out.intents]
         acts += [act(Intent.DISCLOSE, slot, v) for slot, values in out.likes.items() for v in values]
-        acts += [act(Intent.DISCLOSE, "decade", _decade_label(p)) for p in out.periods]
+        period = self.lex.period_slot or "period"
+        acts += [act(Intent.DISCLOSE, period, _decade_label(p)) for p in out.periods]
         if out.newer or out.older:
-            acts.append(act(Intent.DISCLOSE, "decade", "more recent" if out.newer else "older"))
+            acts.append(act(Intent.DISCLOSE, period, "more recent" if out.newer else "older"))
         acts += [act(Intent.DISCLOSE, slot) for slot in out.no_preference if slot != "any"]
         acts += [act(Intent.REJECT, slot, v) for slot, values in out.dislikes.items() for v in values]
         acts += [act(Intent.INQUIRE, slot) for slot in out.inquiries]

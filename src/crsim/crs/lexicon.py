@@ -1,64 +1,34 @@
-"""Domain vocabularies for rule-based understanding: genres, people and keywords as n-gram tables.
+"""Domain vocabularies for rule-based understanding, as n-gram tables built from the domain's data.
 
-They come from the domain's item collection, so any movie-shaped collection works; `lexicon_for`
-builds the lexicon once per collection and every dialogue shares it read-only.
+Three mechanisms read slot values, each set up by the domain (its slots, value synonyms and the
+`understanding` section of its phrasings, see `cues.UnderstandingSpec`):
+
+* value phrases: every informable slot's values (with plural forms) and synonyms ("inexpensive" ->
+  pricerange cheap, "scary" -> genre horror), matched longest-first;
+* people: slots whose values are person names (full names, single-word names, unique surnames),
+  with words before a name that tell the slots apart ("directed by", "starring");
+* periods and topics: a slot of release periods read from years and decade words, and a slot of
+  topics (multi-word values, phrases after "about").
+
+`lexicon_for` builds the lexicon once per domain and every dialogue shares it read-only.
 """
 
 from __future__ import annotations
 
 import re
 import weakref
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from crsim.model.domain import Domain
+from crsim.crs.cues import Cues, UnderstandingSpec, domain_cues
+from crsim.model.domain import Domain, SlotKind
 from crsim.model.items import ItemCollection
 from crsim.model.text import STOPWORDS, normalize
 
-#: Everyday words -> genres of the collection ("a+b: ..." maps to both; kept only for known genres).
-_GENRE_SYNONYMS = """
-comedy: funny, comedic, hilarious, humor, humour, laugh, laughs, funnier, feel good, feelgood, lighthearted,
-    light hearted, cheerful, uplifting
-horror: scary, spooky, creepy, frightening, terrifying, slasher, scarier, gory, gore, haunted, ghost story
-sci-fi: sci fi, scifi, science fiction, space opera
-romance: romantic, love story, romances
-romance+comedy: romcom, rom com, romantic comedy, romantic comedies
-animation: animated, cartoon, cartoons, anime
-children+family: kids, kid, children s, childrens, family friendly
-thriller: thrilling, suspense, suspenseful, thrillers, tense
-action: action packed, explosions, actions
-drama: dramatic, dramas, sad, depressing, tearjerker
-documentary: documentaries, doc, docs
-biography: biopic, biopics, biographical, true story
-history: historical, period piece
-sport: sports, sporty
-mystery: whodunit, whodunnit, detective, mysteries
-crime: gangster, gangsters, mafia, mob, heist
-action+crime+war: violent, violence
-thriller+crime+horror: dark
-western: cowboy, cowboys, westerns
-fantasy: magical, fairy tale, fairytale
-film-noir: noir
-musical: musicals
-adventure: adventures, adventurous
-war: war movie, war film, war movies, war films
-"""
-
-
-def _synonyms(table: str) -> dict[str, tuple[str, ...]]:
-    """Parse the 'genre+genre: phrase, phrase' table (indented lines continue the previous one)."""
-    entries: dict[str, tuple[str, ...]] = {}
-    for line in re.sub(r"\n\s+", " ", table).strip().splitlines():
-        genres, phrases = line.split(":")
-        entries.update(dict.fromkeys((p.strip() for p in phrases.split(",")), tuple(genres.split("+"))))
-    return entries
-
-
-GENRE_SYNONYMS = _synonyms(_GENRE_SYNONYMS)
-#: Genre labels too ambiguous to match as bare words, with the phrase that names them instead.
-_AMBIGUOUS_GENRES = {"short": "short film", "news": "news film", "imax": "imax"}
-
 V = TypeVar("V")
+#: What a value phrase means: one or more (slot, canonical value) pairs.
+Meaning = tuple[tuple[str, str], ...]
 
 
 class NGrams(Generic[V]):
@@ -82,76 +52,134 @@ class NGrams(Generic[V]):
 
 @dataclass(frozen=True)
 class Person:
-    """A name in the collection with how many items list it as actor and as director."""
+    """A name in the collection with how many items list it under each people slot
+    (`counts`, in the order of `Lexicon.people_slots`)."""
 
     name: str
-    actor: int
-    director: int
+    counts: tuple[int, ...]
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts)
 
 
 class Lexicon:
-    """Domain vocabularies (genres, people, keywords) as n-gram tables. Read-only; see `lexicon_for`."""
+    """Domain vocabularies as n-gram tables plus the domain's cue words. Read-only; see `lexicon_for`."""
 
     def __init__(self, domain: Domain) -> None:
-        items, slots = domain.items, domain.informable_slots
-        genres = _genres(items, slots)
-        self.genres = NGrams(genres)
-        self.genre_words = frozenset(w for key in genres for w in key)
+        items = domain.items
+        self.cues: Cues = domain_cues(domain)
+        spec = self.cues.spec
+        self.people_slots = tuple(s for s in spec.people.slots if s in domain.informable_slots)
+        self.period_slot = spec.period.slot if spec.period.slot in domain.informable_slots else None
+        self.topic_slot = spec.topics.slot if spec.topics.slot in domain.informable_slots else None
+        special = {*self.people_slots, self.period_slot, self.topic_slot}
+        self.value_slots = tuple(
+            s.name
+            for s in domain.informable
+            if s.name not in special and s.kind is not SlotKind.TEXT and s.kind is not SlotKind.NUMERIC
+        )
+        self.numeric_slots = tuple(
+            s.name for s in domain.informable if s.kind is SlotKind.NUMERIC and s.name not in special
+        )
+        values = _value_phrases(domain, self.value_slots, spec)
+        self.values = NGrams(values)
+        self.value_words = frozenset(w for key in values for w in key)
         self.common = _lowercase_words(items)
-        people = _people(items, slots)
+        people = _people(items, [domain.informable_slots[s] for s in self.people_slots])
         self.people = NGrams({k: p for k, p in people.items() if len(k) > 1})
         self.single_names = {k[0]: p for k, p in people.items() if len(k) == 1}
         self.surnames = _surnames(people)
-        self.keywords = NGrams(_keywords(items, slots, set(people) | set(genres)))
+        topic_attribute = domain.informable_slots[self.topic_slot] if self.topic_slot else None
+        self.keywords = NGrams(_keywords(items, topic_attribute, set(people) | set(values)))
         years = [i.year for i in items if i.year]
         self.min_year, self.max_year = (min(years), max(years)) if years else (1900, 2030)
 
 
-def _genres(items: ItemCollection, slots: dict[str, str]) -> dict[tuple[str, ...], tuple[str, ...]]:
-    """Genre phrases (the label, its plural, everyday synonyms) -> the collection's genres."""
-    known = set(items.vocabulary(slots["genre"])) if "genre" in slots else set()
-    genres: dict[tuple[str, ...], tuple[str, ...]] = {}
-    for genre in known:
-        forms = [_AMBIGUOUS_GENRES[genre]] if genre in _AMBIGUOUS_GENRES else [genre, genre + "s"]
-        forms += [genre[:-1] + "ies"] if genre.endswith("y") else []
-        genres.update((tuple(normalize(form).split()), (genre,)) for form in forms)
-    for phrase, targets in GENRE_SYNONYMS.items():
-        kept = tuple(g for g in targets if g in known)
-        if kept:
-            genres.setdefault(tuple(phrase.split()), kept)
-    return genres
+def _value_phrases(
+    domain: Domain, slots: Iterable[str], spec: UnderstandingSpec
+) -> dict[tuple[str, ...], Meaning]:
+    """Value phrases (the value, its plural, the domain's synonyms) -> the (slot, value) pairs named.
+
+    Values come from the items (and an ordinal slot's order); synonyms count only for known values.
+    `spec.only_forms` lists values too ambiguous to match as bare words, with the phrases that name
+    them instead; values that are function words or answers ("no", "yes": parking, internet) are
+    named only by their synonyms ("free parking"). Labels win over synonyms that spell the same phrase."""
+    phrases: dict[tuple[str, ...], Meaning] = {}
+    for slot_name in slots:
+        slot = domain.slot(slot_name)
+        known = set(domain.items.vocabulary(slot.attribute)) | {v.lower() for v in slot.order}
+        only = spec.only_forms.get(slot_name, {})
+        for value in sorted(known):
+            if value in STOPWORDS or value in _ANSWER_WORDS:
+                continue
+            forms = list(only[value]) if value in only else [value, value + "s"]
+            forms += [value[:-1] + "ies"] if value.endswith("y") and value not in only else []
+            for form in forms:
+                key = tuple(normalize(form).split())
+                if key:
+                    phrases[key] = _joined(phrases.get(key), (slot_name, value))
+    synonyms: dict[tuple[str, ...], Meaning] = {}
+    for slot_name in slots:
+        slot = domain.slot(slot_name)
+        known = set(domain.items.vocabulary(slot.attribute)) | {v.lower() for v in slot.order}
+        for value, alternatives in slot.synonyms.items():
+            if value.lower() not in known:
+                continue
+            for phrase in alternatives:
+                key = tuple(normalize(phrase).split())
+                if key:
+                    synonyms[key] = _joined(synonyms.get(key), (slot_name, value.lower()))
+    for key, meaning in synonyms.items():
+        phrases.setdefault(key, meaning)
+    return phrases
+
+
+#: Values that say yes or no rather than name something ("parking: yes").
+_ANSWER_WORDS = frozenset({"yes", "no", "none", "true", "false", "y", "n"})
+
+
+def _joined(meaning: Meaning | None, pair: tuple[str, str]) -> Meaning:
+    return (pair,) if not meaning else (meaning if pair in meaning else (*meaning, pair))
+
+
+def synonym_table(domain: Domain, slot_name: str) -> dict[str, tuple[str, ...]]:
+    """Everyday phrase -> canonical values of one slot (all values, known to the items or not)."""
+    table: dict[str, tuple[str, ...]] = {}
+    for value, alternatives in domain.slot(slot_name).synonyms.items():
+        for phrase in alternatives:
+            table[phrase] = (*table.get(phrase, ()), value.lower())
+    return table
 
 
 def _keywords(
-    items: ItemCollection, slots: dict[str, str], taken: set[tuple[str, ...]]
+    items: ItemCollection, attribute: str | None, taken: set[tuple[str, ...]]
 ) -> dict[tuple[str, ...], str]:
-    """Multi-word keywords (2 to 4 words) that are not also a person's name or a genre phrase."""
+    """Multi-word topics (2 to 4 words) that are not also a person's name or a value phrase."""
     keywords = {}
-    for keyword in items.vocabulary(slots["keyword"]) if "keyword" in slots else []:
+    for keyword in items.vocabulary(attribute) if attribute else []:
         key = tuple(normalize(keyword).split())
         if 2 <= len(key) <= 4 and key not in taken:
             keywords[key] = keyword
     return keywords
 
 
-def _people(items: ItemCollection, slots: dict[str, str]) -> dict[tuple[str, ...], Person]:
-    """Actors and directors by name tokens; one-word names that are stopwords or short are left out."""
-    counts = {
-        role: items.value_counts(slots[role]) if role in slots else {} for role in ("actor", "director")
-    }
+def _people(items: ItemCollection, attributes: list[str]) -> dict[tuple[str, ...], Person]:
+    """People by name tokens; one-word names that are stopwords or short are left out."""
+    counts = [items.value_counts(attribute) for attribute in attributes]
     people: dict[tuple[str, ...], Person] = {}
-    for name in set(counts["actor"]) | set(counts["director"]):
+    for name in set().union(*counts) if counts else set():
         key = tuple(normalize(name).split())
         if key and not (len(key) == 1 and (key[0] in STOPWORDS or len(key[0]) < 4)):
-            people[key] = Person(name, counts["actor"].get(name, 0), counts["director"].get(name, 0))
+            people[key] = Person(name, tuple(c.get(name, 0) for c in counts))
     return people
 
 
-def _surnames(people: dict[tuple[str, ...], Person]) -> dict[str, Person]:
+def _surnames(people: Mapping[tuple[str, ...], Person]) -> dict[str, Person]:
     """Last names that identify exactly one person ("Spielberg"), among people with 2+ items."""
     seen: dict[str, list[Person]] = {}
     for key, person in people.items():
-        if len(key) >= 2 and len(key[-1]) >= 4 and person.actor + person.director >= 2:
+        if len(key) >= 2 and len(key[-1]) >= 4 and person.total >= 2:
             seen.setdefault(key[-1], []).append(person)
     return {last: found[0] for last, found in seen.items() if len(found) == 1 and last not in STOPWORDS}
 
@@ -164,15 +192,15 @@ def _lowercase_words(items: ItemCollection) -> frozenset[str]:
     return frozenset(words)
 
 
-_LEXICONS: weakref.WeakKeyDictionary[ItemCollection, tuple[dict[str, str], Lexicon]] = (
+_LEXICONS: weakref.WeakKeyDictionary[ItemCollection, tuple[weakref.ref[Domain], Lexicon]] = (
     weakref.WeakKeyDictionary()
 )
 
 
 def lexicon_for(domain: Domain) -> Lexicon:
-    """The lexicon of a domain, built once per item collection (and slot mapping) and then shared."""
+    """The lexicon of a domain, built once per domain (keyed by its item collection) and then shared."""
     cached = _LEXICONS.get(domain.items)
-    if cached is None or cached[0] != domain.informable_slots:
-        cached = (dict(domain.informable_slots), Lexicon(domain))
+    if cached is None or cached[0]() is not domain:
+        cached = (weakref.ref(domain), Lexicon(domain))
         _LEXICONS[domain.items] = cached
     return cached[1]

@@ -156,7 +156,7 @@ class LLMCRS(BaseCRS):
         self.llm = llms.role(params.role)
         self.system_template = load_template(_PROMPTS, params.prompt)
         self.turn_template = load_template(_PROMPTS, params.turn_prompt)
-        self.retriever = candidate_retriever(domain.items, params.retriever)
+        self.retriever = candidate_retriever(domain, params.retriever)
         _ = domain.items.linker  # build the shared linker now, not in the first reply
 
     async def start(self, session: CRSSession) -> CRSReply | None:

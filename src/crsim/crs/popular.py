@@ -17,8 +17,8 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import Field
 
-from crsim.crs import nlg
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
+from crsim.crs.nlg import sentences_for
 from crsim.crs.understanding import Context, Period, Understanding, lexicon_for, understand
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain
@@ -41,8 +41,9 @@ class ItemIndex:
         self.popularity = np.log1p(ratings) / max(math.log1p(float(ratings.max(initial=0.0))), 1.0)
         self.years = np.array([item.year or 0 for item in items], dtype=np.float64)
         self.values: dict[str, dict[str, npt.NDArray[np.intp]]] = {}
+        period = lexicon_for(domain).period_slot
         for slot, attribute in domain.informable_slots.items():
-            if slot == "decade":
+            if slot == period:
                 continue
             found: dict[str, list[int]] = {}
             for k, item in enumerate(items):
@@ -93,6 +94,10 @@ class DialogueState:
     older_than: int | None = None
     #: Per-dialogue caches of derived values (e.g. text-similarity scores), owned by the CRS.
     memo: dict[str, Any] = field(default_factory=dict)
+    #: The domain's period slot (filled by periods, not values) and the slots whose newly stated value
+    #: replaces the earlier one once recommendations started (the user steers away from what was shown).
+    period_slot: str | None = None
+    replaceable: tuple[str, ...] = ()
 
     def context(self) -> Context:
         elicited = self.pending if self.pending not in (None, "more") else None
@@ -101,14 +106,15 @@ class DialogueState:
     def filled(self, slot: str) -> bool:
         if slot in self.no_preference or "any" in self.no_preference:
             return True
-        return bool(self.periods) if slot == "decade" else bool(self.likes.get(slot))
+        return bool(self.periods) if slot == self.period_slot else bool(self.likes.get(slot))
 
     def absorb(self, u: Understanding, year_of_last: int | None) -> None:
-        """Merge what the user said. After recommendations started, a newly stated genre or period
-        replaces the earlier one: the user is steering away from what was shown."""
+        """Merge what the user said. After recommendations started, a newly stated value of a
+        replaceable slot (a genre, a cuisine) or period replaces the earlier one: the user is steering
+        away from what was shown."""
         steering = bool(self.recommended)
         for slot, values in u.likes.items():
-            current = [] if steering and slot == "genre" else self.likes.get(slot, [])
+            current = [] if steering and slot in self.replaceable else self.likes.get(slot, [])
             self.likes[slot] = current + [v for v in values if v not in current]
             self.dislikes[slot] = [v for v in self.dislikes.get(slot, []) if v not in values]
         for slot, values in u.dislikes.items():
@@ -148,12 +154,18 @@ class PopularCRS(BaseCRS):
     def __init__(self, params: Params, domain: Domain) -> None:
         self.params, self.domain = params, domain
         self.index = item_index(domain)
-        lexicon_for(domain)  # build the shared understanding resources now, not in the first reply
+        self.lexicon = lexicon_for(
+            domain
+        )  # build the shared understanding resources now, not in the first reply
+        self.say = sentences_for(domain)
         _ = domain.items.linker
 
+    def _new_state(self) -> DialogueState:
+        return DialogueState(period_slot=self.lexicon.period_slot, replaceable=self.lexicon.value_slots)
+
     async def start(self, session: CRSSession) -> CRSReply:
-        session.state = DialogueState()
-        greeting = nlg.greeting(session.rng)
+        session.state = self._new_state()
+        greeting = self.say.greeting(session.rng)
         return CRSReply(text=greeting, acts=[_act(Intent.GREETING), _act(Intent.ELICIT)], items_listed=True)
 
     async def respond(self, session: CRSSession, text: str) -> CRSReply:
@@ -164,18 +176,18 @@ class PopularCRS(BaseCRS):
 
     def _respond(self, session: CRSSession, text: str) -> CRSReply:
         if not isinstance(session.state, DialogueState):
-            session.state = DialogueState()
+            session.state = self._new_state()
         state: DialogueState = session.state
         u = understand(text, self.domain, state.context())
         last = self.domain.items.get(state.last) if state.last else None
         state.absorb(u, last.year if last else None)
         if self._closing(state, u):
             state.pending = None
-            text = nlg.closing(session.rng, accepted=bool(state.accepted))
+            text = self.say.closing(session.rng, accepted=bool(state.accepted))
             return CRSReply(text=text, acts=[_act(Intent.GOODBYE)], end=True)
         if u.accepted_items:
             state.pending = "more"
-            text = f"{nlg.acknowledge('accept', session.rng)} {nlg.anything_else(session.rng)}"
+            text = f"{self.say.acknowledge('accept', session.rng)} {self.say.anything_else(session.rng)}"
             return CRSReply(text=text, acts=[_act(Intent.ASK)])
         return self._reply(session.rng, state, u)
 
@@ -203,16 +215,16 @@ class PopularCRS(BaseCRS):
         acts: list[DialogueAct] = []
         if not u.understood and state.recommended and state.pending != "more":
             state.pending = "more"
-            text = f"{nlg.acknowledge('not_understood', rng)} {nlg.offer_more(rng)}"
+            text = f"{self.say.acknowledge('not_understood', rng)} {self.say.offer_more(rng)}"
             return CRSReply(text=text, acts=[_act(Intent.ASK)])
         if u.inquiries:
             answer_text, answer_acts = self._answers(rng, state, u.inquiries)
             parts.append(answer_text)
             acts += answer_acts
         if u.seen_items or u.rejected_items:
-            parts.append(nlg.acknowledge("seen" if u.seen_items else "reject", rng))
+            parts.append(self.say.acknowledge("seen" if u.seen_items else "reject", rng))
         elif u.gives_preferences and state.recommended and not u.inquiries:
-            parts.append(nlg.acknowledge("noted", rng))
+            parts.append(self.say.acknowledge("noted", rng))
         only_asked = bool(u.inquiries) and not (u.gives_preferences or u.rejected_items or u.seen_items)
         if only_asked and not u.has(Intent.REQUEST_RECOMMENDATION) and state.last:
             state.pending = None
@@ -221,8 +233,8 @@ class PopularCRS(BaseCRS):
         if self._should_recommend(state, u, slot) or slot is None:
             return self._recommend(rng, state, parts, acts)
         if not u.understood:
-            parts.append(nlg.acknowledge("not_understood", rng))
-        parts.append(nlg.question(slot, rng, repeat=slot in state.asked))
+            parts.append(self.say.acknowledge("not_understood", rng))
+        parts.append(self.say.question(slot, rng, repeat=slot in state.asked))
         state.asked.append(slot)
         state.pending = slot
         return CRSReply(text=" ".join(parts), acts=[*acts, _act(Intent.ELICIT, slot)])
@@ -249,12 +261,12 @@ class PopularCRS(BaseCRS):
         chosen = self._top(state)
         if not chosen:
             state.pending = "more"
-            return CRSReply(text=" ".join([*parts, nlg.exhausted()]), acts=[*acts, _act(Intent.ASK)])
+            return CRSReply(text=" ".join([*parts, self.say.exhausted()]), acts=[*acts, _act(Intent.ASK)])
         items = [self.domain.items[i] for i in chosen]
         state.recommended += chosen
         state.excluded.update(chosen)
         state.last, state.pending = chosen[0], None
-        parts.append(nlg.recommendation([item.display_title for item in items], rng))
+        parts.append(self.say.recommendation([item.display_title for item in items], rng))
         reason = self._explain(state, chosen[0])
         parts += [reason] if reason else []
         acts += [_act(Intent.RECOMMEND, "title", item.display_title) for item in items]
@@ -276,14 +288,14 @@ class PopularCRS(BaseCRS):
     # --- hooks ---------------------------------------------------------------------------------
 
     def _slot_order(self) -> tuple[str, ...]:
-        """Slots this CRS asks about, in order."""
-        return ("genre",)
+        """Slots this CRS asks about, in order: the domain's first informable slot."""
+        return tuple(self.domain.informable_slots)[:1]
 
     def _scores(self, state: DialogueState) -> Scores:
         """Number of stated preferences an item matches (dislikes count against), then popularity."""
-        index = self.index
+        index, lex = self.index, self.lexicon
         scores: Scores = index.popularity * 0.99
-        for slot in ("genre", "actor", "director"):
+        for slot in (*lex.value_slots, *lex.numeric_slots, *lex.people_slots):
             for value in state.likes.get(slot, []):
                 scores[index.positions(slot, value)] += 1.0
             for value in state.dislikes.get(slot, []):
@@ -301,9 +313,9 @@ class PopularCRS(BaseCRS):
     ) -> tuple[str, list[DialogueAct]]:
         """Popularity only: a generic line, whatever was asked."""
         if state.last is None:
-            return nlg.acknowledge("no_item", rng), [_act(Intent.OTHER)]
+            return self.say.acknowledge("no_item", rng), [_act(Intent.OTHER)]
         title = self.domain.items[state.last].display_title
-        return nlg.generic_answer(title), [_act(Intent.OTHER)]
+        return self.say.generic_answer(title), [_act(Intent.OTHER)]
 
     def _explain(self, state: DialogueState, item_id: str) -> str:
         """Why the item was chosen; the baseline does not say."""

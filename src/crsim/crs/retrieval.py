@@ -12,21 +12,20 @@ import math
 import random
 import weakref
 from collections import Counter
-from typing import Literal
 
 import numpy as np
 from pydantic import Field
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from crsim.crs import nlg
+from crsim.crs.lexicon import lexicon_for
+from crsim.crs.phrasings import phrasing
 from crsim.crs.popular import DialogueState, PopularCRS, Scores, _act
+from crsim.errors import ConfigError
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain
 from crsim.model.items import Item, ItemCollection
 from crsim.registry import Params as RegistryParams
 from crsim.registry import crs
-
-Slot = Literal["genre", "actor", "director", "decade", "keyword"]
 
 
 class TextIndex:
@@ -40,10 +39,7 @@ class TextIndex:
     ITEM_TERMS = 25
 
     def __init__(self, domain: Domain) -> None:
-        docs = [
-            " ".join([item.title, item.plot or "", " ".join(item.keywords), " ".join(item.genres)])
-            for item in domain.items
-        ]
+        docs = [" ".join(_item_words(domain, item)) for item in domain.items]
         vectorizer = TfidfVectorizer(stop_words="english", sublinear_tf=True, ngram_range=(1, 2), min_df=1)
         matrix = vectorizer.fit_transform(docs)
         self.size = matrix.shape[0]
@@ -81,6 +77,21 @@ class TextIndex:
         return scores
 
 
+def _item_words(domain: Domain, item: Item) -> list[str]:
+    """The text an item is matched on: title, plot, topics, the values of the value slots (a genre,
+    a cuisine), then other text attributes (a description)."""
+    lex = lexicon_for(domain)
+    topics = [domain.informable_slots[lex.topic_slot]] if lex.topic_slot else []
+    values = [domain.informable_slots[s] for s in lex.value_slots]
+    texts = [s.attribute for s in domain.slots.values() if s.kind == "text" and s.attribute not in _OWN]
+    parts = [item.title, item.plot or ""]
+    parts += [" ".join(item.values(a)) for a in dict.fromkeys([*topics, *values, *texts])]
+    return parts
+
+
+#: Item fields `_item_words` reads itself.
+_OWN = frozenset({"title", "plot", "year", "decade"})
+
 _TEXT_INDEXES: weakref.WeakKeyDictionary[ItemCollection, TextIndex] = weakref.WeakKeyDictionary()
 
 
@@ -92,10 +103,18 @@ def text_index(domain: Domain) -> TextIndex:
     return index
 
 
+#: Slots with their own weight field (the movie domain's); any other slot's values weigh `genre`.
+_SLOT_WEIGHTS = frozenset({"genre", "actor", "director", "keyword"})
+
+
 class Weights(RegistryParams):
     """How much each kind of evidence adds to an item's score."""
 
-    genre: float = Field(1.0, ge=0, description="Per stated genre the item has.")
+    genre: float = Field(
+        1.0,
+        ge=0,
+        description="Per stated genre the item has (and per stated value of any slot without a weight).",
+    )
     actor: float = Field(1.5, ge=0, description="Per stated actor in the cast.")
     director: float = Field(1.5, ge=0, description="Per stated director.")
     decade: float = Field(
@@ -109,16 +128,19 @@ class Weights(RegistryParams):
 
 @crs("retrieval")
 class RetrievalCRS(PopularCRS):
-    """Elicits genre, actor, period, director and topic; ranks by weighted attribute matches plus
-    TF-IDF similarity with the user's words; answers plot/year/director/cast questions from metadata."""
+    """Elicits the domain's informable slots (movies: genre, actor, period, director and topic); ranks by
+    weighted attribute matches plus TF-IDF similarity with the user's words; answers questions about
+    the requestable slots (movies: plot, year, director, cast) from the item's metadata."""
 
     class Params(PopularCRS.Params):
         max_questions: int = Field(
             3, ge=0, le=5, description="Preference questions (after the greeting) before recommending."
         )
-        elicitation_order: tuple[Slot, ...] = Field(
+        elicitation_order: tuple[str, ...] = Field(
             ("genre", "actor", "decade", "director", "keyword"),
-            description="Slots asked about, in order; slots the user already filled are skipped.",
+            description="Slots asked about, in order; slots the user already filled are skipped. Left "
+            "unset: the domain's order (its phrasings' `crs.elicitation_order`, else its informable "
+            "slots in file order; the default shown is the movie domain's).",
         )
         weights: Weights = Field(default_factory=Weights, description="Scoring weights.")
         explain: bool = Field(True, description="Say which stated preferences a recommendation matches.")
@@ -126,16 +148,34 @@ class RetrievalCRS(PopularCRS):
     def __init__(self, params: Params, domain: Domain) -> None:
         super().__init__(params, domain)
         self.settings = params
+        unknown = [s for s in params.elicitation_order if s not in domain.informable_slots]
+        if "elicitation_order" in params.model_fields_set and unknown:
+            raise ConfigError(
+                f"crs retrieval: elicitation_order names {', '.join(map(repr, unknown))}, not informable "
+                f"slots of the domain {domain.name!r}; expected some of {', '.join(domain.informable_slots)}"
+            )
         self.text = text_index(domain)
 
     def _slot_order(self) -> tuple[str, ...]:
-        return tuple(self.settings.elicitation_order)
+        """The order given in the config; left unset, the domain's (`crs.elicitation_order` of its
+        phrasings, else its informable slots in file order)."""
+        known = self.domain.informable_slots
+        if "elicitation_order" in self.settings.model_fields_set:
+            return tuple(s for s in self.settings.elicitation_order if s in known)
+        own = phrasing(self.domain, "crs").get("elicitation_order")
+        return tuple(s for s in own if s in known) if own else tuple(known)
+
+    def _weight(self, slot: str) -> float:
+        """The weight of a stated value of `slot`: its own field, else the value weight (`genre`)."""
+        w = self.settings.weights
+        return float(getattr(w, slot)) if slot in _SLOT_WEIGHTS else w.genre
 
     def _scores(self, state: DialogueState) -> Scores:
-        w, index = self.settings.weights, self.index
+        w, index, lex = self.settings.weights, self.index, self.lexicon
         scores: Scores = index.popularity * w.popularity
-        slots = (("genre", w.genre), ("actor", w.actor), ("director", w.director), ("keyword", w.keyword))
-        for slot, weight in slots:
+        topic = (lex.topic_slot,) if lex.topic_slot else ()
+        for slot in (*lex.value_slots, *lex.numeric_slots, *lex.people_slots, *topic):
+            weight = self._weight(slot)
             for value in state.likes.get(slot, []):
                 scores[index.positions(slot, value)] += weight
             for value in state.dislikes.get(slot, []):
@@ -170,15 +210,16 @@ class RetrievalCRS(PopularCRS):
     def _answers(
         self, rng: random.Random, state: DialogueState, slots: list[str]
     ) -> tuple[str, list[DialogueAct]]:
-        """Plot, year, director, cast or genre of the item under discussion, from its metadata."""
+        """The asked slots of the item under discussion (movies: plot, year, director, cast or genre),
+        from its metadata."""
         if state.last is None:
-            return nlg.acknowledge("no_item", rng), [_act(Intent.OTHER)]
+            return self.say.acknowledge("no_item", rng), [_act(Intent.OTHER)]
         item = self.domain.items[state.last]
         texts: list[str] = []
         acts: list[DialogueAct] = []
         for slot in slots:
             values = self._values(item, slot)
-            texts.append(nlg.answer(slot, values))
+            texts.append(self.say.answer(slot, values))
             acts += [_act(Intent.INFORM, slot, v) for v in values] or [_act(Intent.OTHER)]
         return " ".join(texts), acts
 
@@ -190,9 +231,25 @@ class RetrievalCRS(PopularCRS):
         if not self.settings.explain:
             return ""
         item = self.domain.items[item_id]
-        genres = [g for g in item.genres if g.lower() in state.likes.get("genre", [])]
-        wanted = set(state.likes.get("actor", [])) | set(state.likes.get("director", []))
-        people = [p for p in (*item.directors, *item.actors) if p.lower() in wanted]
+        spec = self.say.table["explanation"]
+        if not isinstance(spec, dict):
+            return self.say.matches(self._matched(state, item))
+        kinds = self._liked_values(state, item, [spec["kind_slot"]])
+        people = self._liked_values(state, item, spec["people_slots"])
         in_period = item.year and any(p.contains(item.year) for p in state.periods)
         period = f"the {item.year // 10 * 10}s" if in_period and item.year else None
-        return nlg.explanation(genres, list(dict.fromkeys(people)), period)
+        return self.say.described(kinds, list(dict.fromkeys(people)), period)
+
+    def _liked_values(self, state: DialogueState, item: Item, slots: list[str]) -> list[str]:
+        """The item's values (catalogue casing) of `slots` that the user stated a liking for."""
+        wanted = {v for slot in slots for v in state.likes.get(slot, [])}
+        attributes = [self.domain.informable_slots.get(slot, slot) for slot in slots]
+        return [v for attribute in attributes for v in item.values(attribute) if v.lower() in wanted]
+
+    def _matched(self, state: DialogueState, item: Item) -> list[tuple[str, str]]:
+        """(slot, value) pairs of stated likes the item has, in the domain's slot order."""
+        matched = []
+        for slot, attribute in self.domain.informable_slots.items():
+            have = {v.lower() for v in item.values(attribute)}
+            matched += [(slot, v) for v in state.likes.get(slot, []) if v.lower() in have]
+        return matched

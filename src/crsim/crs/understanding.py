@@ -1,10 +1,10 @@
 """Rule-based understanding of user utterances, shared by the built-in CRSs (and usable by HTTP ones).
 
 `understand(text, domain, context)` maps free text onto the conversation contract: dialogue acts
-plus typed preferences (liked/disliked genres, people, periods and topics), item feedback and
-inquiries. The vocabularies live in `lexicon` (built once per item collection), the fixed cue
-words in `cues`, and intent and feedback rules in `intents`; this module holds the result types
-and the parser that reads slot values.
+plus typed preferences (liked/disliked slot values, people, periods and topics), item feedback and
+inquiries, for any domain. The vocabularies live in `lexicon` (built once per domain from its
+items, slots and phrasings), the cue words in `cues`, and intent and feedback rules in `intents`;
+this module holds the result types and the parser that reads slot values.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 from crsim.crs import cues
 from crsim.crs.intents import IntentReader
-from crsim.crs.lexicon import GENRE_SYNONYMS, Lexicon, Person, lexicon_for
+from crsim.crs.lexicon import Lexicon, Person, lexicon_for
 from crsim.model.acts import DialogueAct
 from crsim.model.domain import Domain
 from crsim.model.text import STOPWORDS, normalize, tokenize
 
-__all__ = ["GENRE_SYNONYMS", "Context", "Lexicon", "Period", "Understanding", "lexicon_for", "understand"]
+__all__ = ["Context", "Lexicon", "Period", "Understanding", "lexicon_for", "understand"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +93,7 @@ def understand(text: str, domain: Domain, context: Context | None = None) -> Und
 
 
 class _Parser:
-    """One pass over one utterance: items and people first, then genres, periods and topics."""
+    """One pass over one utterance: items and people first, then slot values, periods and topics."""
 
     def __init__(self, text: str, domain: Domain, context: Context) -> None:
         self.domain, self.lex, self.ctx, self.text = domain, lexicon_for(domain), context, text
@@ -112,7 +112,7 @@ class _Parser:
             if not self.used[k]:
                 self._slot_values_at(k)
         self._topics()
-        IntentReader(self, self.out, self.ctx, self.domain.items).apply()
+        IntentReader(self, self.out, self.ctx, self.domain.items, self.lex).apply()
         return self.out
 
     def _structure(self) -> tuple[list[int], list[str]]:
@@ -175,7 +175,7 @@ class _Parser:
             quoted = mention.start > 0 and self.text[mention.start - 1] in "\"'“‘"
             marked = "(" in mention.surface or quoted or self._capitalised(i)
             words = self.words[i:j]
-            if marked or not (words[0] in cues.TOPIC_CUES or any(w in self.lex.genre_words for w in words)):
+            if marked or not (words[0] in cues.TOPIC_CUES or any(w in self.lex.value_words for w in words)):
                 found.append((mention.item_id, i, j))
         return found
 
@@ -203,7 +203,7 @@ class _Parser:
     def _single_name(self, k: int) -> tuple[Person, int] | None:
         """A one-word name ("Madonna") or a unique surname ("Spielberg"); common words need capitals."""
         word, lex = self.words[k], self.lex
-        if word in cues.FILLER or word in STOPWORDS or word in lex.genre_words:
+        if word in lex.cues.filler or word in STOPWORDS or word in lex.value_words:
             return None
         person = lex.single_names.get(word) or lex.surnames.get(word)
         if person is None:
@@ -215,50 +215,71 @@ class _Parser:
         return person, 1
 
     def _role(self, person: Person, i: int, j: int) -> str:
-        if not person.director or not person.actor:
-            return "director" if person.director else "actor"
+        """Which people slot a name fills: the only one listing it, the one cued by the words before
+        it ("directed by"), the one asked for, else the one listing it most (ties: the first)."""
+        slots = self.lex.people_slots
+        present = [slot for slot, count in zip(slots, person.counts, strict=True) if count]
+        if len(present) == 1:
+            return present[0]
         before = set(self.words[max(0, i - 4) : i])
-        if before & cues.DIRECTOR_CUES:
-            return "director"
-        if before & cues.ACTOR_CUES or self.words[j : j + 1] == ["in"]:
-            return "actor"
-        if self.ctx.elicited in ("actor", "director"):
+        for slot, words in self.lex.cues.people_cues.items():
+            if before & words:
+                return slot
+        after = self.lex.cues.spec.people.title_after
+        if after is not None and self.words[j : j + 1] == [after[0]]:
+            return after[1]
+        if self.ctx.elicited in slots:
             return self.ctx.elicited
-        return "director" if person.director > person.actor else "actor"
+        return slots[max(range(len(slots)), key=lambda n: (person.counts[n], -n))]
 
     def _title_after_person(self, person: Person, j: int) -> None:
-        """'tom hanks in big': a lower-case title right after an actor counts when that actor is in it."""
-        if j + 1 >= len(self.words) or self.words[j] != "in":
+        """'tom hanks in big': a lower-case title right after a person counts when the person is in it."""
+        after = self.lex.cues.spec.people.title_after
+        if after is None or j + 1 >= len(self.words) or self.words[j] != after[0]:
             return
         end = j + 1
         while end < len(self.words) and end - j <= 5 and self.clause[end] == self.clause[j]:
             end += 1
         mention = self.domain.items.linker.match_title(" ".join(self.words[j + 1 : end]))
         item = self.domain.items.get(mention.item_id) if mention and mention.score >= 100 else None
-        if item is not None and person.name in (a.lower() for a in item.actors):
+        attribute = self.domain.informable_slots.get(after[1], after[1])
+        if item is not None and person.name in (a.lower() for a in item.values(attribute)):
             self.out.mentioned_items.append(item.id)
             self.used[j:end] = [True] * (end - j)
 
-    # --- genres, periods, keywords, topics -----------------------------------------------------
+    # --- slot values, periods, keywords, topics ------------------------------------------------
 
     def _slot_values_at(self, k: int) -> None:
-        genres = self.lex.genres.match(self.words, self.used, k)
-        if genres is not None:
-            for genre in genres[0]:
-                self._add("genre", genre, k, k + genres[1])
+        values = self.lex.values.match(self.words, self.used, k)
+        if values is not None:
+            for slot, value in values[0]:
+                self._add(slot, value, k, k + values[1])
             return
         keyword = self.lex.keywords.match(self.words, self.used, k)
         if keyword is not None:
             self._topic(keyword[0], k, k + keyword[1], self._negated(k, k + keyword[1]))
             return
         word = self.words[k]
-        period = self._period_at(k) if word[:1].isdigit() or word in cues.PERIOD_WORDS else None
-        if period is not None:
-            self._add_period(period[0], k, k + period[1])
+        if self.lex.period_slot is not None:
+            period = self._period_at(k) if word[:1].isdigit() or word in self.lex.cues.period_words else None
+            if period is not None:
+                self._add_period(period[0], k, k + period[1])
+                return
+        if self.lex.numeric_slots and word.isdigit():
+            self._number_at(k)
+
+    def _number_at(self, k: int) -> None:
+        """'4 stars', 'stars: 4': a number next to a word naming a numeric slot states that slot."""
+        near = set(self.words[max(0, k - 2) : k + 3])
+        for slot in self.lex.numeric_slots:
+            if near & self.lex.cues.slot_words.get(slot, frozenset()):
+                self._add(slot, self.words[k], k, k + 1)
+                return
 
     def _add_period(self, period: Period, i: int, j: int) -> None:
         prev = self.words[i - 1] if i else ""
-        relative = self.words[i] in cues.RELATIVE_PERIOD or prev in cues.RELATIVE_DEGREE
+        spec = self.lex.cues.spec.period
+        relative = self.words[i] in spec.relative or prev in spec.degree
         if self.ctx.recommended and relative and period.label in ("recent", "classic"):
             newer = (period.label == "recent") != self._negated(i, j)
             self.out.newer, self.out.older = self.out.newer or newer, self.out.older or not newer
@@ -269,7 +290,7 @@ class _Parser:
         self.used[i:j] = [True] * (j - i)
 
     def _period_at(self, k: int) -> tuple[Period, int] | None:
-        word, lex = self.words[k], self.lex
+        word, lex, spec = self.words[k], self.lex, self.lex.cues.spec.period
         nxt, prev = self.words[k + 1] if k + 1 < len(self.words) else "", self.words[k - 1] if k else ""
         decade = cues.DECADE.fullmatch(word)
         if decade and (decade.group(3) or nxt == "s"):
@@ -278,20 +299,20 @@ class _Parser:
                 int(century) * 100 + digit * 10 if century else (2000 if digit <= 1 else 1900) + digit * 10
             )
             return Period(f"{start}s", start, start + 9), 1 if decade.group(3) else 2
-        if word in cues.DECADE_WORDS:
-            start = cues.DECADE_WORDS[word]
+        if word in spec.decade_words:
+            start = spec.decade_words[word]
             return Period(f"{start}s", start, start + 9), 1
         if cues.YEAR.fullmatch(word):
             year = int(word)
-            if prev in cues.BEFORE_YEAR:
+            if prev in spec.before:
                 return Period(f"before {year}", lex.min_year, year - 1), 1
-            if prev in cues.SINCE_YEAR:
+            if prev in spec.since:
                 return Period(f"since {year}", year, lex.max_year), 1
             return Period(word, year, year), 1
-        if word in cues.RECENT or (word == "new" and nxt in cues.NEW_RELEASE_NOUNS):
-            return Period("recent", lex.max_year - 8, lex.max_year), 1
-        if word in cues.CLASSIC and prev not in ("year", "years"):
-            return Period("classic", lex.min_year, 1979), 1
+        if word in spec.recent or (word == "new" and nxt in spec.new_before):
+            return Period("recent", lex.max_year - spec.recent_years, lex.max_year), 1
+        if word in spec.classic and prev not in ("year", "years"):
+            return Period("classic", lex.min_year, spec.classic_until), 1
         return None
 
     def _topics(self) -> None:
@@ -315,7 +336,7 @@ class _Parser:
                 phrase.pop(0)
             while phrase and phrase[-1] in STOPWORDS:
                 phrase.pop()
-            if not [w for w in phrase if w not in cues.FILLER and w not in STOPWORDS]:
+            if not [w for w in phrase if w not in self.lex.cues.filler and w not in STOPWORDS]:
                 continue
             if word != "with" or not {words[k + 1], phrase[0]} & cues.WITH_SKIP:
                 self._topic(" ".join(phrase), k, end, word == "without" or self._negated(k, end))
@@ -325,12 +346,15 @@ class _Parser:
             if not self.used[k]
             and 2 < len(w) <= 30
             and w not in STOPWORDS
-            and w not in cues.FILLER
+            and w not in self.lex.cues.filler
             and not w.isdigit()
         )
 
     def _topic(self, phrase: str, i: int, j: int, negated: bool) -> None:
-        (self.out.dislikes if negated else self.out.likes).setdefault("keyword", []).append(phrase)
+        if self.lex.topic_slot is not None:
+            (self.out.dislikes if negated else self.out.likes).setdefault(self.lex.topic_slot, []).append(
+                phrase
+            )
         words = [w for w in normalize(phrase).split() if w not in STOPWORDS]
         (self.out.disliked_topic_words if negated else self.out.topic_words).extend(words)
         self.used[i:j] = [True] * (j - i)

@@ -146,20 +146,29 @@ def sentiment(norm: str) -> float:
     return score
 
 
+#: Cues that depend on the domain's words, with the words of the movie dialogues the evaluators are
+#: fitted on (requests for "another movie", "I'll watch it", "seen it").
+_SEEN, _NOT_SEEN = cues.seen_patterns(("seen", "watched", "saw"))
+_REQUEST = cues.request_pattern(
+    ("movie", "film", "movies", "films"), ("movie", "film"), ("what should i watch",)
+)
+_ACCEPT = cues.accept_pattern(("watch",))
+
+
 def utterance_cues(utterance: Utterance) -> frozenset[str]:
     """The user cues (`USER_CUES`) an utterance shows, read from its text and, if any, its acts."""
     norm = normalize(utterance.text)
-    seen = bool(cues.SEEN.search(norm)) and not cues.NOT_SEEN.search(norm)
+    seen = bool(_SEEN.search(norm)) and not _NOT_SEEN.search(norm)
     found = {
         "reject": not seen and bool(cues.REJECT.search(norm) or cues.HATE.search(norm)),
         "seen": seen,
         "thanks": bool(cues.THANKS.search(norm)),
         "goodbye": bool(cues.GOODBYE.search(norm)),
-        "request": bool(cues.REQUEST.search(norm)),
+        "request": bool(_REQUEST.search(norm)),
         "complaint": bool(COMPLAINT.search(norm)),
         "question": "?" in utterance.text,
     }
-    found["accept"] = not found["reject"] and not seen and bool(cues.ACCEPT.search(norm))
+    found["accept"] = not found["reject"] and not seen and bool(_ACCEPT.search(norm))
     polarity = sentiment(norm)
     found["positive"], found["negative"] = polarity > 0, polarity < 0
     names = {name for name, hit in found.items() if hit}

@@ -21,9 +21,10 @@ import yaml
 
 from crsim.errors import DataError
 from crsim.model.acts import DialogueAct, Intent
+from crsim.model.domain import Domain
 from crsim.yaml_files import describe_yaml_error, load_yaml
 
-_PLACEHOLDERS = frozenset({"value", "a_value", "ref", "Ref"})
+_PLACEHOLDERS = frozenset({"value", "a_value", "ref", "Ref", "noun", "nouns", "label"})
 _PRONOUNS = ("it", "that one")
 _ITEM_INTENTS = frozenset({Intent.ACCEPT, Intent.REJECT, Intent.SEEN, Intent.INQUIRE})
 
@@ -123,11 +124,25 @@ def _parse(raw: Any, source: str) -> Templates:
     return Templates(source, phrases, display)
 
 
+@dataclass(frozen=True)
+class DomainWords:
+    """The domain's words the templates may use: the item noun and each slot's name in words."""
+
+    noun: str = "item"
+    nouns: str = "items"
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, domain: Domain) -> DomainWords:
+        labels = {s.name: s.cues[0] if s.cues else s.name.replace("_", " ") for s in domain.slots.values()}
+        return cls(domain.item_noun, domain.item_noun_plural, labels)
+
+
 class TemplateNLG:
     """One sentence per act from the YAML templates, chosen with a seeded generator."""
 
-    def __init__(self, templates: Templates, rng: random.Random) -> None:
-        self.templates, self.rng = templates, rng
+    def __init__(self, templates: Templates, rng: random.Random, words: DomainWords | None = None) -> None:
+        self.templates, self.rng, self.words = templates, rng, words or DomainWords()
 
     def generate(self, acts: list[DialogueAct], context: NLGContext) -> str:
         sentences = []
@@ -180,6 +195,9 @@ class TemplateNLG:
             elif act.intent != Intent.INQUIRE:
                 ref = self.rng.choice(_PRONOUNS)
         fill["ref"], fill["Ref"] = ref, ref[:1].upper() + ref[1:]
+        fill["noun"], fill["nouns"] = self.words.noun, self.words.nouns
+        slot = act.slots[0][0] if act.slots else ""
+        fill["label"] = self.words.labels.get(slot, slot.replace("_", " ")) or "details"
         return fill
 
     def _render(self, intent: str, key: str, variant: str, fill: dict[str, str]) -> str:

@@ -7,17 +7,21 @@ The simulator is a black-box user, so it understands the CRS only from its text.
   are all in `items_hint`), the title is the item in focus (`items_hint[-1]`: "I don't have
   details about X"), or it lies inside a plot description. Mentions whose surface is a
   function word or a single character without a year ("It", "S") are ignored.
-* `elicit(slot)`: a question (or "tell me ...") with cue words: genre/kind/type/sort or a genre
-  name -> genre; actor/actress/star/cast -> actor; director/directed -> director;
-  decade/era/period/old/recent/year -> decade; topic/theme/plot/story/"be about" -> keyword.
-  A preference question without cue ("What are you looking for?") is `elicit()` without slot,
-  dropped when the same reply also elicits a particular slot.
+* `elicit(slot)`: a question (or "tell me ...") with one of the slot's cue words (the domain's
+  slot cues, plural forms included: movies "genre"/"kind" -> genre, "actor"/"cast" -> actor; a
+  restaurant domain "food"/"cuisine" -> food), or naming one of the values of a slot with a small
+  vocabulary ("Do you like comedies?" -> genre). A preference question without cue ("What are you
+  looking for?") is `elicit()` without slot, dropped when the same reply also elicits a slot.
 * `ask()`: other yes/no questions ("Would you like something else?"); `ask(seen)` for
-  "Have you seen it?".
-* `inform(slot="value")`: answers about an item: "directed by X", "It stars X, Y", "It came
-  out in 1995", "Here's the plot: ...". Failing a pattern, names or the year of the item in
-  focus (`items_hint[-1]`) found in a reply that recommends nothing count as an answer.
-* `greeting` and `goodbye` (including "Enjoy the movie!").
+  "Have you seen it?" (the domain's words for knowing an item).
+* `inform(slot="value")`: answers about an item: a requestable slot's cue followed by "is ..."
+  ("The phone number is ..."), the domain's own patterns (movies: "directed by X", "It stars X, Y",
+  "It came out in 1995", "Here's the plot: ..."). Failing a pattern, values of the item in focus
+  (`items_hint[-1]`) found in a reply that recommends nothing count as an answer.
+* `greeting` and `goodbye` (including "Enjoy the <item>!").
+
+Domain words come from the domain: the slots' cues and the `nlu` section of its phrasings
+(`NLUSpec`, the `nlu` section); the defaults are built from the item noun and the slots.
 
 Several acts may come out of one utterance; garbage yields an empty list, never an error.
 """
@@ -30,8 +34,12 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from crsim.crs.phrasings import phrasing
+from crsim.errors import DataError
 from crsim.model.acts import DialogueAct, Intent
-from crsim.model.domain import Domain
+from crsim.model.domain import Domain, SlotKind
 from crsim.model.items import ItemCollection
 from crsim.model.linking import Mention
 from crsim.model.text import STOPWORDS, fold, normalize
@@ -58,10 +66,10 @@ class NLU(Protocol):
 
 _SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|\n+")
 _GREETING = re.compile(r"^\W*(hi|hello|hey|hiya|howdy|greetings|good (morning|afternoon|evening)|welcome)\b")
-_GOODBYE = re.compile(
+_GOODBYE = (
     r"\b(good ?bye|bye|see you|take care|farewell|thanks for (chatting|talking|stopping by)"
     r"|have an? (nice|great|good|lovely|wonderful) (day|evening|night|time|weekend))\b"
-    r"|^\W*(enjoy (the|your) (movie|film|show|evening|night)|happy watching|have fun)\b"
+    r"|^\W*(enjoy (the|your) ({items}|evening|night)|{closings}have fun)\b"
 )
 _REQUEST_CUE = re.compile(
     r"\b(tell me|let me know|i'd (like|love) to know|i would (like|love) to know|share)\b"
@@ -69,7 +77,7 @@ _REQUEST_CUE = re.compile(
 _ANOTHER = re.compile(
     r"\b(another|something else|anything else|else|more|other (one|options?|suggestions?))\b"
 )
-_SEEN_QUESTION = re.compile(r"\b(have|had|did) you (already |ever )?(seen|watched|see|watch)\b")
+_SEEN_QUESTION = r"\b(have|had|did) you (already |ever )?({verbs})\b"
 _YES_NO_START = re.compile(
     r"^\W*(would|do|does|did|have|has|can|could|shall|should|is|are|was|were|will|want|may|need)\b"
 )
@@ -77,66 +85,113 @@ _GENERIC_ELICIT = re.compile(
     r"\b(looking for|in the mood|mood for|feel like|you (like|love|enjoy|prefer|want)|interested in"
     r"|into|your (taste|tastes|preference|preferences|favou?rites?)|what (else )?do you)\b"
 )
-_SLOT_CUES: dict[str, re.Pattern[str]] = {
-    "genre": re.compile(r"\b(genres?|kinds?|types?|sorts?|styles?|categor(y|ies))\b"),
-    "actor": re.compile(r"\b(actors?|actress(es)?|stars?|starring|cast|performers?)\b"),
-    "director": re.compile(r"\b(directors?|directed|filmmakers?|film makers?)\b"),
-    "decade": re.compile(r"\b(decades?|eras?|period|old|older|recent|years?|classics?|release date)\b"),
-    "keyword": re.compile(
-        r"\b(topics?|themes?|plot|subject|story|storyline|keywords?)\b"
-        r"|\b(be|is|movie|film|something|one|anything|stuff) about\b"
-    ),
-}
-_YEAR = r"(?P<v>1[89]\d\d|20\d\d)(?![\ds])"
-_NAMES_AFTER = r"\s*:?\s*(?P<v>[^.;!?]+)"
-_INFORM: dict[str, list[re.Pattern[str]]] = {
-    "director": [
-        re.compile(r"\b(directed|helmed|made) by" + _NAMES_AFTER, re.I),
-        re.compile(r"\bdirectors? (is|was|are|were)" + _NAMES_AFTER, re.I),
-        re.compile(r"\bdirector\s*[:\-]" + _NAMES_AFTER, re.I),
-        re.compile(r"(?P<v>[A-Z][^.;!?]*?) directed (it|this|that|the (movie|film))\b"),
-    ],
-    "actor": [
-        re.compile(r"\b(stars|starring|starred|features|featuring)" + _NAMES_AFTER, re.I),
-        re.compile(r"\bcast (includes|include|is|features|members are|:)" + _NAMES_AFTER, re.I),
-        re.compile(r"\b(actors?|stars|leads?) (are|is|include|were|was)" + _NAMES_AFTER, re.I),
-        re.compile(
-            r"(?P<v>[A-Z][^.;!?]*?) (plays?|play|stars|star|appears?) in (it|this|the (movie|film))\b"
-        ),
-    ],
-    "year": [
-        re.compile(
-            r"\b(came out|released|release date|premiered|was made|from|year)\b[^.;!?]*?\b" + _YEAR, re.I
-        ),
-        re.compile(r"\b" + _YEAR + r" (movie|film|release|picture|classic)\b", re.I),
-    ],
-}
-_PLOT_CUE = re.compile(
-    r"(here(?:'s| is) (?:the|a|its) (?:plot|story|storyline|synopsis|summary|premise)"
-    r"|(?:the )?(?:plot|story|storyline|synopsis|summary|premise)(?: is| goes)?\s*[:\-]"
-    r"|the (?:plot|story|movie|film) (?:follows|revolves around|cent(?:er|re)s on|is about|tells)"
-    r"|(?:it|the movie|the film|this one|that one)(?:'s| is| was) about"
-    r"|in (?:this|the|that) (?:movie|film),)\s*:?\s*",
-    re.I,
-)
 _NAME = re.compile(r"[A-Z][\w'.\-]*(?:\s+(?:[A-Z][\w'.\-]*|de|van|von|da|del|di|du|la|le|der))*")
 _NAME_STOP = {"It", "The", "This", "That", "He", "She", "They", "And", "A", "An", "I", "You"}
+
+
+class InformSpec(BaseModel):
+    """Patterns of answers about one slot; group `v` is the value (`names`: a list of person names)."""
+
+    model_config = ConfigDict(extra="forbid")
+    patterns: list[str]
+    names: bool = False
+
+
+class DescriptionSpec(BaseModel):
+    """Where a description of the item starts ("Here's the plot:"): the rest is the slot's value."""
+
+    model_config = ConfigDict(extra="forbid")
+    slot: str
+    cue: str
+
+
+class NLUSpec(BaseModel):
+    """The `nlu` section of a domain's phrasings: the words of abus's rule NLU, and the attributes its
+    preference model reads; every field has a generic default."""
+
+    model_config = ConfigDict(extra="forbid")
+    taste: list[str] | None = Field(
+        None,
+        description="Item attributes that carry taste in the rating prediction, in order (default: the "
+        "attributes of the informable categorical, multi and ordinal slots).",
+    )
+    text_match: dict[str, str] = Field(
+        default_factory=dict,
+        description="Slot -> text attribute: a constraint on the slot is also met by its value appearing "
+        "in that text (a topic in a plot).",
+    )
+    item_words: list[str] | None = Field(
+        None, description="Nouns for an item in 'Enjoy the ...!' (default: the noun)."
+    )
+    closings: list[str] = Field(default_factory=list, description="More closing phrases ('enjoy your meal').")
+    seen_verbs: list[str] = Field(
+        default_factory=lambda: ["been to", "been there", "tried", "visited", "stayed at"],
+        description="Verbs of 'Have you ... it?' questions.",
+    )
+    value_cued: list[str] | None = Field(
+        None,
+        description="Slots a question elicits by naming one of their values (default: small vocabularies).",
+    )
+    informs: dict[str, InformSpec] | None = Field(
+        None, description="Slot -> answer patterns (default: cues)."
+    )
+    item_informs: list[str] | None = Field(
+        None,
+        description="Slots whose values, found in a reply, answer about the item in focus "
+        "(default: the requestable ones).",
+    )
+    description: DescriptionSpec | None = None
+
+
+#: Largest vocabulary of a slot whose values, named in a question, elicit it (by default).
+SMALL_VOCABULARY = 60
+
+
+class Vocabulary:
+    """The compiled domain words of the rule NLU (one per domain, shared read-only)."""
+
+    def __init__(self, domain: Domain) -> None:
+        spec = _spec(phrasing(domain, "nlu"))
+        kinds = (SlotKind.CATEGORICAL, SlotKind.MULTI, SlotKind.ORDINAL)
+        taste = [s.attribute for s in domain.informable if s.kind in kinds]
+        self.taste = tuple(spec.taste if spec.taste is not None else dict.fromkeys(taste))
+        self.text_match = dict(spec.text_match)
+        items = spec.item_words or [domain.item_noun]
+        closings = "".join(f"{re.escape(c)}|" for c in spec.closings)
+        self.goodbye = re.compile(_GOODBYE.format(items=_alternation(items), closings=closings))
+        self.seen_question = re.compile(_SEEN_QUESTION.format(verbs=_alternation(spec.seen_verbs)))
+        self.slot_cues = {
+            slot.name: re.compile(rf"\b({_alternation(_forms(slot.cues))})\b")
+            for slot in domain.informable
+            if slot.cues
+        }
+        cued = spec.value_cued if spec.value_cued is not None else _small_slots(domain)
+        nouns = {normalize(domain.item_noun), normalize(domain.item_noun_plural)}
+        self.value_words = {slot: _value_words(domain, slot) - nouns for slot in cued if slot in domain.slots}
+        self.informs = _compile_informs(spec.informs, domain)
+        self.item_informs = [
+            domain.slot(s) for s in (spec.item_informs or list(domain.requestable_slots)) if s in domain.slots
+        ]
+        self.description = (
+            (spec.description.slot, _compile(spec.description.cue)) if spec.description else None
+        )
 
 
 class RuleNLU:
     """Cue words and patterns over sentences plus item linking over the whole text."""
 
     def __init__(self, domain: Domain) -> None:
+        self._domain = domain
         self._items = domain.items
-        self._genre_words = _genre_words(domain.items)
-        self._informable = set(domain.informable_slots) or set(_SLOT_CUES)
+        self._vocabulary = vocabulary_for(domain)
+        self._informable = set(domain.informable_slots)
 
     def parse(self, text: str, items_hint: list[str]) -> list[DialogueAct]:
         """All acts found in `text`, in the order greeting, recommend, inform, elicit, ask, goodbye."""
         if not text or not text.strip():
             return []
         mentions = [m for m in self._items.linker.link(text) if _is_title_like(m)]
-        plot_start, plot_value = _find_plot(text)
+        plot_start, plot_value = _find_description(text, self._vocabulary.description)
         sentences = _sentences(text, mentions)
         found: dict[str, list[DialogueAct]] = {
             k: [] for k in ("greet", "rec", "inform", "elicit", "ask", "bye")
@@ -149,8 +204,8 @@ class RuleNLU:
                 continue
             own = [m for m in mentions if start <= m.start < end]
             self._sentence(text[start:end], own, items_hint, found)
-        if plot_value:
-            found["inform"].append(_inform("plot", [plot_value]))
+        if plot_value and self._vocabulary.description:
+            found["inform"].append(_inform(self._vocabulary.description[0], [plot_value]))
         if not found["inform"] and not found["rec"] and items_hint:
             found["inform"] = self._informs_from_item(text, items_hint[-1], mentions)
         if any(a.slots for a in found["elicit"]):
@@ -167,9 +222,9 @@ class RuleNLU:
         folded = fold(sentence).strip()
         if _GREETING.search(folded):
             found["greet"].append(DialogueAct(intent=Intent.GREETING))
-        if _GOODBYE.search(folded):
+        if self._vocabulary.goodbye.search(folded):
             found["bye"].append(DialogueAct(intent=Intent.GOODBYE))
-        informs = _informs(_without_mentions(sentence, mentions))
+        informs = _informs(_without_mentions(sentence, mentions), self._vocabulary.informs)
         found["inform"].extend(informs)
         about_known = bool(informs) and all(m.item_id in hint for m in mentions)
         focus = hint[-1] if hint else None
@@ -181,7 +236,7 @@ class RuleNLU:
                 )
         if not _is_question(sentence, folded):
             return
-        if _SEEN_QUESTION.search(folded):
+        if self._vocabulary.seen_question.search(folded):
             found["ask"].append(DialogueAct(intent=Intent.ASK, slots=[("seen", None)]))
         elif not mentions:
             for act in self._question(folded):
@@ -190,9 +245,10 @@ class RuleNLU:
     def _question(self, folded: str) -> list[DialogueAct]:
         """Elicitations (with the cued slots, or none) or a yes/no `ask()` for one question."""
         another = _ANOTHER.search(folded) is not None
-        slots = [s for s, cue in _SLOT_CUES.items() if s in self._informable and cue.search(folded)]
-        if not slots and not another and self._mentions_genre(folded):
-            slots = ["genre"]
+        cues = self._vocabulary.slot_cues
+        slots = [s for s, cue in cues.items() if s in self._informable and cue.search(folded)]
+        if not slots and not another:
+            slots = self._mentioned_value_slots(folded)
         if slots:
             return [DialogueAct(intent=Intent.ELICIT, slots=[(s, None)]) for s in slots]
         yes_no = _YES_NO_START.search(folded) is not None
@@ -200,40 +256,115 @@ class RuleNLU:
             return [DialogueAct(intent=Intent.ELICIT)]
         return [DialogueAct(intent=Intent.ASK)] if yes_no or another else []
 
-    def _mentions_genre(self, folded: str) -> bool:
+    def _mentioned_value_slots(self, folded: str) -> list[str]:
+        """Slots one of whose values (or their plurals) the question names ("any comedies?")."""
         words = normalize(folded).split()
         pairs = {f"{a} {b}" for a, b in itertools.pairwise(words)}
-        return any(w in self._genre_words for w in words) or any(p in self._genre_words for p in pairs)
+        return [
+            slot
+            for slot, known in self._vocabulary.value_words.items()
+            if slot in self._informable and (any(w in known for w in words) or any(p in known for p in pairs))
+        ]
 
     def _informs_from_item(self, text: str, item_id: str, mentions: list[Mention]) -> list[DialogueAct]:
-        """Answers recognised by the focus item's own attribute values appearing in the text."""
+        """Answers recognised by the focus item's own attribute values appearing in the text: names
+        and words (longer than 3 characters), numbers as whole words, long texts by their start."""
         item = self._items.get(item_id)
         if item is None:
             return []
         folded = fold(_without_mentions(text, mentions))
         acts = []
-        for slot, names in (("director", item.directors), ("actor", item.actors)):
-            hits = [n for n in names if len(n) > 3 and fold(n) in folded]
+        for slot in self._vocabulary.item_informs:
+            values = item.values(slot.attribute)
+            hits = [v for v in values if _appears(v, folded, long_text=slot.kind is SlotKind.TEXT)]
             if hits:
-                acts.append(_inform(slot, hits))
-        if item.year and re.search(rf"\b{item.year}\b", folded):
-            acts.append(_inform("year", [str(item.year)]))
-        if item.plot and len(item.plot) > 30 and fold(item.plot[:30]) in folded:
-            acts.append(_inform("plot", [item.plot]))
+                acts.append(_inform(slot.name, hits))
         return acts
 
 
-_GENRE_WORDS: weakref.WeakKeyDictionary[ItemCollection, frozenset[str]] = weakref.WeakKeyDictionary()
+def _appears(value: str, folded: str, long_text: bool = False) -> bool:
+    """Whether an item's value appears in folded text: long texts (over 30 characters) by their start."""
+    if long_text and len(value) > 30:
+        return fold(value[:30]) in folded
+    if value.isdigit():
+        return re.search(rf"\b{value}\b", folded) is not None
+    return len(value) > 3 and fold(value) in folded
 
 
-def _genre_words(items: ItemCollection) -> frozenset[str]:
-    """Genre names and their plurals in normalised form, computed once per item collection."""
-    words = _GENRE_WORDS.get(items)
-    if words is None:
-        genres = set(items.vocabulary("genres"))
-        plurals = {g + "s" for g in genres} | {g[:-1] + "ies" for g in genres if g.endswith("y")}
-        words = _GENRE_WORDS[items] = frozenset({normalize(g) for g in genres | plurals} - STOPWORDS)
-    return words
+_VOCABULARIES: weakref.WeakKeyDictionary[ItemCollection, tuple[weakref.ref[Domain], Vocabulary]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def vocabulary_for(domain: Domain) -> Vocabulary:
+    """The rule NLU's vocabulary of a domain, compiled once per domain (keyed by its item collection)."""
+    cached = _VOCABULARIES.get(domain.items)
+    if cached is None or cached[0]() is not domain:
+        cached = _VOCABULARIES[domain.items] = (weakref.ref(domain), Vocabulary(domain))
+    return cached[1]
+
+
+def _spec(raw: Any) -> NLUSpec:
+    try:
+        return NLUSpec.model_validate(dict(raw or {}))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise DataError(err["msg"], path="phrasings.nlu", field=field) from None
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise DataError(f"not a regular expression ({exc}): {pattern!r}", field="phrasings.nlu") from None
+
+
+def _alternation(phrases: list[str]) -> str:
+    return "|".join(re.escape(p) for p in phrases)
+
+
+def _forms(cues: tuple[str, ...]) -> list[str]:
+    """Cue phrases and their plurals ("genre" -> "genres", "category" -> "categories")."""
+    forms: list[str] = []
+    for cue in cues:
+        forms += [cue, cue + "s", cue + "es"] + ([cue[:-1] + "ies"] if cue.endswith("y") else [])
+    return list(dict.fromkeys(fold(f) for f in forms))
+
+
+def _small_slots(domain: Domain) -> list[str]:
+    """Informable value slots with a small vocabulary: naming a value asks about the slot."""
+    kinds = (SlotKind.CATEGORICAL, SlotKind.MULTI, SlotKind.ORDINAL)
+    return [
+        s.name
+        for s in domain.informable
+        if s.kind in kinds and 0 < len(domain.values(s.name)) <= SMALL_VOCABULARY
+    ]
+
+
+def _value_words(domain: Domain, slot: str) -> frozenset[str]:
+    """A slot's values and their plurals in normalised form (stopwords left out)."""
+    values = set(domain.values(slot))
+    plurals = {v + "s" for v in values} | {v[:-1] + "ies" for v in values if v.endswith("y")}
+    return frozenset({normalize(v) for v in values | plurals} - STOPWORDS)
+
+
+def _compile_informs(
+    informs: dict[str, InformSpec] | None, domain: Domain
+) -> list[tuple[str, list[re.Pattern[str]], bool]]:
+    """(slot, patterns, names) per slot: the domain's patterns, else "<cue> ... is <value>"."""
+    if informs is not None:
+        return [(slot, [_compile(p) for p in spec.patterns], spec.names) for slot, spec in informs.items()]
+    found = []
+    for slot in domain.requestable:
+        if slot.cues:
+            cue = _alternation(_forms(slot.cues))
+            pattern = (
+                rf"(?i)\b({cue})\b[^.;!?]{{0,30}}?(\b(is|are|was|were)\b|:)\s*:?\s*"
+                r"(?P<v>[^;!?]+?)(?=\.(\s|$)|[;!?]|$)"
+            )
+            found.append((slot.name, [re.compile(pattern)], False))
+    return found
 
 
 def _is_title_like(mention: Mention) -> bool:
@@ -263,9 +394,13 @@ def _is_question(sentence: str, folded: str) -> bool:
     return sentence.rstrip().endswith("?") or bool(_REQUEST_CUE.search(folded))
 
 
-def _find_plot(text: str) -> tuple[int | None, str | None]:
-    """Where a plot description starts and its text (up to a closing question)."""
-    match = _PLOT_CUE.search(text)
+def _find_description(
+    text: str, description: tuple[str, re.Pattern[str]] | None
+) -> tuple[int | None, str | None]:
+    """Where a description of the item (a plot) starts and its text (up to a closing question)."""
+    if description is None:
+        return None, None
+    match = description[1].search(text)
     if match is None:
         return None, None
     rest = text[match.end() :]
@@ -284,15 +419,15 @@ def _without_mentions(text: str, mentions: list[Mention]) -> str:
     return text
 
 
-def _informs(sentence: str) -> list[DialogueAct]:
+def _informs(sentence: str, informs: list[tuple[str, list[re.Pattern[str]], bool]]) -> list[DialogueAct]:
     acts = []
-    for slot, patterns in _INFORM.items():
+    for slot, patterns, names in informs:
         for pattern in patterns:
             match = pattern.search(sentence)
             if match is None:
                 continue
             raw = match.group("v")
-            values = [raw] if slot == "year" else _names(raw)
+            values = _names(raw) if names else [raw.strip()]
             if values:
                 acts.append(_inform(slot, values))
                 break

@@ -257,16 +257,18 @@ class InteractionModel:
 
     def _generic_disclosure(self) -> DialogueAct | None:
         """Answer to "What are you looking for?": the next pending constraint, one said before,
-        or a favourite genre; None when there is nothing to say."""
+        or a favourite value of the domain's first informable slot (movies: a genre); None when there
+        is nothing to say."""
         pending = self.agenda.pop_intent(Intent.DISCLOSE)
         if pending is not None:
             self._mark_disclosed(pending)
             return pending
         if self.disclosed:
             return next(iter(self.disclosed.values()))
-        if "genre" in self.domain.informable_slots:
-            favourite = self._disclose("genre")
-            return favourite if favourite.value("genre") is not None else None
+        first = next(iter(self.domain.informable_slots), None)
+        if first is not None:
+            favourite = self._disclose(first)
+            return favourite if favourite.value(first) is not None else None
         return None
 
     def _next_disclosure_or_request(self) -> list[DialogueAct]:

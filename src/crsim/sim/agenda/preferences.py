@@ -5,8 +5,10 @@ Decision order (the "feedback" case of the interaction model):
 1. a target item of the information need is always accepted;
 2. an item in `profile.item_ratings` is "seen" (liked or not, from its rating) and not accepted;
 3. any other item gets a content-based predicted rating: the user's mean rating plus, for each
-   attribute group (genres, directors, actors, decade), the shrunk mean deviation from that
-   mean of the rated items sharing the item's values, `sum(r - mean) / (count + shrinkage)`;
+   attribute that carries taste (the domain's `nlu.taste` phrasing; movies: genres, directors,
+   actors, decade; by default the attributes of its categorical, multi and ordinal slots), the
+   shrunk mean deviation from that mean of the rated items sharing the item's values,
+   `sum(r - mean) / (count + shrinkage)`;
    liked/disliked slot values in `profile.preferences` add +0.5/-1.0. It is accepted when it
    satisfies every constraint of the need and the prediction reaches `accept_threshold`.
 
@@ -22,9 +24,8 @@ from enum import StrEnum
 from crsim.model.domain import Domain
 from crsim.model.items import Item
 from crsim.model.user import InformationNeed, UserProfile
+from crsim.sim.agenda.nlu import vocabulary_for
 
-#: Item attribute groups that carry taste in the content-based prediction.
-FEATURE_GROUPS = ("genres", "directors", "actors", "decade")
 #: Prediction for a user without ratings (middle of the 0.5-5 scale, slightly positive).
 DEFAULT_MEAN = 3.5
 LIKE_BONUS, DISLIKE_PENALTY = 0.5, -1.0
@@ -71,6 +72,8 @@ class PreferenceModel:
         self._deviation: dict[tuple[str, str], tuple[float, int]] = {}
         self._liked: list[Item] | None = None
         self._fitting: frozenset[str] | None = None
+        vocabulary = vocabulary_for(domain)
+        self.taste, self.text_match = vocabulary.taste, vocabulary.text_match
 
     def judge(self, item_id: str) -> Judgement:
         """Accept, reject or "seen" for one item id (unknown ids are rejected)."""
@@ -90,7 +93,7 @@ class PreferenceModel:
     def predict(self, item: Item) -> float:
         """Content-based rating prediction on the 0.5-5 scale."""
         score = self.mean
-        for group in FEATURE_GROUPS:
+        for group in self.taste:
             total, count = 0.0, 0
             for value in item.values(group):
                 dev_sum, n = self._feature(group, value)
@@ -106,8 +109,8 @@ class PreferenceModel:
             wanted = {v.lower() for v in self.need.constraint_values(slot)}
             attribute = self.domain.informable_slots.get(slot, slot)
             have = {v.lower() for v in item.values(attribute)}
-            if slot == "keyword" and item.plot:
-                have |= {w for w in wanted if w in item.plot.lower()}
+            text = " ".join(item.values(self.text_match[slot])).lower() if slot in self.text_match else ""
+            have |= {w for w in wanted if text and w in text}
             if wanted and not wanted & have:
                 return slot
         return None
@@ -121,7 +124,7 @@ class PreferenceModel:
         the user's mean wins. None when no value stands out. Names keep their catalogue casing.
         """
         attribute = self.domain.informable_slots.get(slot, slot)
-        if attribute not in FEATURE_GROUPS:
+        if attribute not in self.taste:
             return None
         liked = [item for item in self._liked_items() if item.values(attribute)]
         fitting = [item for item in liked if item.id in self._satisfying()]
@@ -161,11 +164,15 @@ class PreferenceModel:
                 matching: set[str] = set()
                 for value in values:
                     matching |= self.domain.items.with_value(attribute, value) & fitting
-                if slot == "keyword":
-                    matching |= {i.id for i in liked if i.plot and any(v in i.plot.lower() for v in values)}
+                if slot in self.text_match:
+                    matching |= {i.id for i in liked if self._text_has(i, slot, values)}
                 fitting &= matching
             self._fitting = fitting
         return self._fitting
+
+    def _text_has(self, item: Item, slot: str, values: list[str]) -> bool:
+        text = " ".join(item.values(self.text_match[slot])).lower()
+        return bool(text) and any(v in text for v in values)
 
     def _feature(self, group: str, value: str) -> tuple[float, int]:
         """Sum of (rating - mean) and count over the rated items with `value` in `group`."""

@@ -26,7 +26,7 @@ from crsim.registry import simulator
 from crsim.seeding import derive_seed
 from crsim.sim.agenda.llm_nlg import LLMNLG
 from crsim.sim.agenda.llm_nlu import LLMNLU
-from crsim.sim.agenda.nlg import NLG, NLGContext, TemplateNLG, load_templates
+from crsim.sim.agenda.nlg import NLG, DomainWords, NLGContext, TemplateNLG, load_templates
 from crsim.sim.agenda.nlu import NLU, NLUResult, RuleNLU
 from crsim.sim.agenda.policy import InteractionModel, PolicyTurn
 from crsim.sim.agenda.preferences import PreferenceModel
@@ -68,7 +68,10 @@ class AgendaBasedSimulator:
             "templates", description="Generation of user text: YAML templates, or a language model."
         )
         templates: str = Field(
-            "movies", description="Packaged template set name, or a path to a YAML template file."
+            "movies",
+            description="Packaged template set name (movies, generic), or a path to a YAML template file. "
+            "Left unset: the domain's own set (its `phrasings.nlg`), else `generic` (naming the item "
+            "noun and the slots).",
         )
         role: str = Field("user", description="LLM role used by `nlu: llm` and `nlg: llm`.")
         constrain: bool = Field(
@@ -131,9 +134,18 @@ class AgendaBasedSimulator:
     def _nlg(self, llms: LLMHub | None) -> NLG:
         p = self.params
         if p.nlg == "templates":
-            return TemplateNLG(load_templates(p.templates), random.Random(derive_seed(self.seed, "nlg")))
+            templates = load_templates(self._template_set())
+            rng = random.Random(derive_seed(self.seed, "nlg"))
+            return TemplateNLG(templates, rng, DomainWords.of(self.domain))
         llm = self._hub(llms, "nlg").role(p.role)
         return LLMNLG(llm, self.seed, style=p.style, examples=p.nlg_examples, prompt=p.nlg_prompt)
+
+    def _template_set(self) -> str:
+        """The template set asked for; when left unset, the domain's own, else the generic one."""
+        if "templates" in self.params.model_fields_set:
+            return self.params.templates
+        own = self.domain.phrasings.get("nlg")
+        return own if isinstance(own, str) else "generic"
 
     async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
         """Open the dialogue (or answer the CRS's opening)."""

@@ -213,11 +213,12 @@ class RuleKeyPoints:
         merged: list[str] = []
         k = 0
         while k < len(words):
-            hit = lexicon.genres.match(words, unused, k)
+            hit = lexicon.values.match(words, unused, k)
             if hit is None:
                 k += 1
                 continue
-            genres = [g for g in hit[0] if g in values and all(g not in m.split("+") for m in merged)]
+            named = [value for slot, value in hit[0] if slot == "genre"]
+            genres = [g for g in named if g in values and all(g not in m.split("+") for m in merged)]
             if len(genres) > 1:
                 merged.append("+".join(genres))
             k += hit[1]
