@@ -298,7 +298,7 @@ def _judge_row(
         axes.scatter(
             values,
             [row + o for o in offsets],
-            s=20,
+            s=32,
             color=colour,
             edgecolors="white",
             linewidths=0.6,
