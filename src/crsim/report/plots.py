@@ -96,23 +96,32 @@ def draw(figure: Figure) -> Drawn:
     return Drawn(uri, json.dumps(boxes, separators=(",", ":")))
 
 
+def _pairing_label(name: str, counts: Mapping[str, int] | None) -> str:
+    """A pairing's name with its n, on two lines at most for names up to about 60 characters."""
+    n = f"\u00a0· n\u00a0=\u00a0{counts[name]}" if counts and name in counts else ""  # kept on one line
+    return wrap(name + n, 34)
+
+
 def _pairing_axis(panels: Sequence[Axes], names: Sequence[str], counts: Mapping[str, int] | None) -> None:
     """Pairings top to bottom on the shared vertical axis, each named in full (with its n), once per
     row of panels; called after drawing, which may have set ticks of its own."""
-    texts = [wrap(n) + (f"\nn = {counts[n]}" if counts and n in counts else "") for n in names]
+    texts = [_pairing_label(n, counts) for n in names]
     for axes in panels:
         axes.grid(axis="x", alpha=0.3)
-        axes.tick_params(axis="y", labelsize=8.5)
+        axes.tick_params(axis="y", labelsize=8)
     if panels:
-        panels[0].set_yticks(range(len(names)), texts, fontsize=8.5)
+        panels[0].set_yticks(range(len(names)), texts, fontsize=8)
         panels[0].set_ylim(len(names) - 0.5, -0.5)
 
 
-def _grid(count: int, columns: int, names: int, width: float = 3.6) -> tuple[Figure, list[Axes]]:
-    """`count` panels sharing one vertical axis of `names` pairings, `columns` to a row."""
+def _grid(count: int, columns: int, names: Sequence[str], width: float = 3.6) -> tuple[Figure, list[Axes]]:
+    """`count` panels sharing one vertical axis of the pairings `names`, `columns` to a row; rows of
+    pairings are taller when a name (with its n) takes two lines."""
     columns = max(1, min(columns, count))
     rows = (count + columns - 1) // columns
-    figure = Figure(figsize=(width * columns + 2.2, (0.36 * names + 1.0) * rows + 0.3), layout="constrained")
+    row_height = 0.4 if any(len(n) > 24 for n in names) else 0.32
+    height = (row_height * len(names) + 1.0) * rows + 0.3
+    figure = Figure(figsize=(width * columns + 2.4, height), layout="constrained")
     grid = figure.subplots(rows, columns, sharey=True, squeeze=False)
     axes = [a for row in grid for a in row]
     for extra in axes[count:]:
@@ -160,7 +169,7 @@ def proportions(per_metric: Mapping[str, Mapping[str, tuple[int, int]]], palette
     and k/n beside it."""
     labels = list(per_metric)
     names = list(dict.fromkeys(n for groups in per_metric.values() for n in groups))
-    figure, panels = _grid(len(labels), 3, len(names))
+    figure, panels = _grid(len(labels), 3, names)
     for axes, label in zip(panels, labels, strict=True):
         for row, name in enumerate(names):
             if name not in per_metric[label]:
@@ -194,10 +203,14 @@ def _boxes(axes: Axes, names: Sequence[str], groups: Mapping[str, Sequence[float
         patch_artist=True,
         showmeans=True,
         widths=0.6,
+        # black median and white-filled mean, so neither takes a pairing's colour
+        medianprops={"color": "#222222", "linewidth": 1.5},
+        meanprops={"marker": "^", "markerfacecolor": "white", "markeredgecolor": "#222222", "markersize": 6},
+        flierprops={"marker": "o", "markersize": 3, "markeredgecolor": "#555555", "alpha": 0.6},
     )
     for box, i in zip(drawn["boxes"], present, strict=True):
         box.set_facecolor(palette.colour(names[i]))
-        box.set_alpha(0.6)
+        box.set_alpha(0.7)
 
 
 def distributions(
@@ -208,7 +221,7 @@ def distributions(
     labels = list(per_metric)
     names = list(dict.fromkeys(n for groups in per_metric.values() for n in groups))
     counts = {n: max(len(g.get(n, [])) for g in per_metric.values()) for n in names}
-    figure, panels = _grid(len(labels), columns, len(names))
+    figure, panels = _grid(len(labels), columns, names)
     for axes, label in zip(panels, labels, strict=True):
         _boxes(axes, names, per_metric[label], palette)
         axes.set_title(label, fontsize=10)
@@ -233,15 +246,29 @@ def means_grid(
     per_metric: Mapping[str, Mapping[str, Interval]], palette: Palette, columns: int = 4
 ) -> Figure:
     """Many metrics at once (PEPPER's coverage and recall at several K): small multiples of each
-    pairing's mean with its 95% interval, pairings named once per row of panels with their n."""
+    pairing's mean with its 95% interval, pairings named once per row of panels with their n (a
+    metric scored on fewer of the pairing's dialogues says its own n beside the point)."""
     labels = list(per_metric)
     names = list(dict.fromkeys(n for groups in per_metric.values() for n in groups))
     counts = {n: max(c[3] for g in per_metric.values() for m, c in g.items() if m == n) for n in names}
-    figure, panels = _grid(len(labels), columns, len(names), width=2.6)
+    figure, panels = _grid(len(labels), columns, names, width=2.6)
     for axes, label in zip(panels, labels, strict=True):
         for row, name in enumerate(names):
-            if name in per_metric[label]:
-                _interval_row(axes, row, name, per_metric[label][name], palette)
+            cell = per_metric[label].get(name)
+            if cell is None:
+                continue
+            _interval_row(axes, row, name, cell, palette)
+            if cell[3] != counts[name] or cell[1] is None:  # fewer values than the pairing's n
+                note = f"n = {cell[3]}" + (", no CI" if cell[1] is None else "")
+                axes.annotate(
+                    note,
+                    (cell[0] or 0.0, row),
+                    xytext=(0, -9),
+                    textcoords="offset points",
+                    ha="center",
+                    va="top",
+                    fontsize=7,
+                )
         axes.set_title(label, fontsize=9)
         axes.tick_params(axis="x", labelsize=7.5)
         axes.xaxis.set_major_locator(MaxNLocator(4))
@@ -271,7 +298,7 @@ def _judge_row(
         axes.scatter(
             values,
             [row + o for o in offsets],
-            s=20,
+            s=32,
             color=colour,
             edgecolors="white",
             linewidths=0.6,
@@ -304,7 +331,7 @@ def judge_scores(
     interval from n = 10 values up, below that every value as a point with the mean as a bar."""
     labels = list(per_metric)
     names = list(dict.fromkeys(n for groups in per_metric.values() for n in groups))
-    figure, panels = _grid(len(labels), 2, len(names), width=4.2)
+    figure, panels = _grid(len(labels), 2, names, width=4.2)
     for axes, label in zip(panels, labels, strict=True):
         for row, name in enumerate(names):
             if name in per_metric[label]:
@@ -332,45 +359,55 @@ class RankCell:
     worst: int
 
 
+def _crs_points(
+    axes: Axes,
+    crs: str,
+    xs: Sequence[float],
+    found: Sequence[tuple[str, RankCell]],
+    point_colours: Mapping[tuple[str, str], str],
+) -> None:
+    """One CRS's means with their intervals, each labelled with the places it could hold."""
+    for x, (column, cell) in zip(xs, found, strict=True):
+        colour = point_colours.get((column, crs), "#555555")
+        if cell.low is not None and cell.high is not None:
+            axes.plot([x, x], [cell.low, cell.high], color=colour, linewidth=2.2)
+        axes.plot([x], [cell.mean], marker="o", color=colour, markersize=7)
+        text = rank_text(cell.best, cell.worst)
+        axes.annotate(
+            text, (x, cell.mean), xytext=(5, 0), textcoords="offset points", va="center", fontsize=8
+        )
+
+
 def disagreement(
     columns: Sequence[str],
     cells: Mapping[str, Mapping[str, RankCell]],
     crs_colours: Mapping[str, str],
     point_colours: Mapping[tuple[str, str], str],
     metric: str,
+    runs: Sequence[str] | None = None,
 ) -> Figure:
-    """Each CRS's mean (with its 95% interval) under each simulator, joined by a line per CRS and set
-    side by side so equal means do not share a dot; beside each point, the places it could hold
-    ("1–2": not significantly different from a neighbour)."""
+    """Each CRS's mean (with its 95% interval) under each simulator, joined by a line per CRS within
+    a run (`runs`: the run of each column; different runs met different users, so no line joins
+    them) and set side by side so equal means do not share a dot; beside each point, the places it
+    could hold ("1–2": not significantly different from a neighbour)."""
+    runs = list(runs) if runs is not None else [""] * len(columns)
     crss = sorted({crs for column in columns for crs in cells[column]})
     figure = Figure(figsize=(min(12.0, max(5.0, 1.7 * len(columns) + 2.6)), 4.2), layout="constrained")
     axes = figure.add_subplot(1, 1, 1)
     width = 0.5 / max(1, len(crss) - 1) if len(crss) > 1 else 0.0
     for index, crs in enumerate(crss):
         dodge = (index - (len(crss) - 1) / 2) * width
-        xs = [x + dodge for x, column in enumerate(columns) if crs in cells[column]]
-        found = [cells[column][crs] for column in columns if crs in cells[column]]
-        axes.plot(
-            xs,
-            [c.mean for c in found],
-            color=crs_colours.get(crs, "#555555"),
-            linewidth=1.6,
-            alpha=0.7,
-            label=f"{crs}",
-        )
-        for x, column, cell in zip(xs, [c for c in columns if crs in cells[c]], found, strict=True):
-            colour = point_colours.get((column, crs), "#555555")
-            if cell.low is not None and cell.high is not None:
-                axes.plot([x, x], [cell.low, cell.high], color=colour, linewidth=2.2)
-            axes.plot([x], [cell.mean], marker="o", color=colour, markersize=7)
-            axes.annotate(
-                rank_text(cell.best, cell.worst),
-                (x, cell.mean),
-                xytext=(5, 0),
-                textcoords="offset points",
-                va="center",
-                fontsize=8,
-            )
+        for run in dict.fromkeys(runs):
+            at = [x for x, column in enumerate(columns) if crs in cells[column] and runs[x] == run]
+            found = [(columns[x], cells[columns[x]][crs]) for x in at]
+            label = crs if run == next(iter(dict.fromkeys(runs))) else "_nolegend_"
+            colour = crs_colours.get(crs, "#555555")
+            xs = [x + dodge for x in at]
+            axes.plot(xs, [c.mean for _, c in found], color=colour, linewidth=1.6, alpha=0.7, label=label)
+            _crs_points(axes, crs, xs, found, point_colours)
+    for x in range(1, len(columns)):
+        if runs[x] != runs[x - 1]:
+            axes.axvline(x - 0.5, color="#999999", linestyle="--", linewidth=1)
     counts = sorted({c.n for column in columns for c in cells[column].values()})
     n_text = f"n = {counts[0]}" if len(counts) == 1 else f"n = {counts[0]}–{counts[-1]}"
     axes.set_xticks(range(len(columns)), [wrap(c, 22) for c in columns], fontsize=9)

@@ -220,7 +220,7 @@ def _continuous(context: ReportContext, labels: Sequence[str], found: list[dict[
             "Score distributions per metric",
             "Per-dialogue values of the evaluable dialogues (turn-level aspects averaged per dialogue), "
             "n per pairing on the left; the box spans the middle half, the line is the median, the "
-            "triangle the mean, the whiskers reach 1.5 box lengths.",
+            "white triangle the mean, the whiskers reach 1.5 box lengths, circles are dialogues beyond them.",
             plots.distributions(values, context.palette),
         )
         return
@@ -292,6 +292,7 @@ class Ranks:
     columns: list[str]
     cells: dict[str, dict[str, plots.RankCell]]
     colours: dict[tuple[str, str], str]
+    runs: list[str]
 
 
 def _told_apart(
@@ -319,7 +320,7 @@ def _disjoint(x: Aggregate, y: Aggregate) -> bool:
 
 def ranks(context: ReportContext, rank_by: str | None) -> Ranks:
     """Each simulator's CRSs by `rank_by` (higher is better), with the places each could hold."""
-    found = Ranks([], {}, {})
+    found = Ranks([], {}, {}, [])
     if rank_by is None:
         return found
     columns: dict[str, tuple[str, str, dict[str, Aggregate]]] = {}
@@ -336,6 +337,7 @@ def ranks(context: ReportContext, rank_by: str | None) -> Ranks:
         apart = _told_apart(context, run, simulator, rank_by, aggs)
         means = {crs: agg.mean for crs, agg in aggs.items() if agg.mean is not None}
         found.columns.append(column)
+        found.runs.append(run)
         found.cells[column] = {
             crs: plots.RankCell(means[crs], agg.ci_low, agg.ci_high, agg.n, *rank_range(crs, means, apart))
             for crs, agg in aggs.items()
@@ -356,8 +358,11 @@ def _ranks_plot(context: ReportContext, rank_by: str | None, found: list[dict[st
         "CRSs set side by side so equal means stay apart. Beside each point, the places the CRS could "
         "hold: CRSs whose paired difference is not significant (Holm, as in Comparisons; intervals "
         'that overlap where there is no paired comparison) share places, so "1–2" is a tie. Lines '
-        "that cross between tied CRSs are no disagreement.",
-        plots.disagreement(table.columns, table.cells, context.palette.crs_colours, table.colours, rank_by),
+        "that cross between tied CRSs are no disagreement. n (dialogues per point) on the vertical "
+        "axis; a dashed rule separates runs, which met different users, and no line crosses it.",
+        plots.disagreement(
+            table.columns, table.cells, context.palette.crs_colours, table.colours, rank_by, table.runs
+        ),
     )
 
 
