@@ -6,7 +6,11 @@ Each measurement is a fresh interpreter (`python -m crsim ...`, as the `crsim` s
 wall clock and by the child's CPU time (user + system, from wait4); the best of N runs is kept, since
 noise from other processes only ever adds time. In-run baselines, measured the same way: a bare
 `python -c pass` and `python -c "import crsim"`. Target (issue 18): `crsim --help` under 0.3 s of CPU.
-Prints a table and writes bench/results/startup.json. Not a unit test.
+Each command's row also names the libraries from a list of heavy ones (numpy, scipy, scikit-learn,
+pandas, pydantic, httpx, openai, jinja2, matplotlib, ...) that its start-up imported, from one more run
+that lists the modules loaded (issue 21: no command pays for libraries it does not use; the load
+average is recorded with the numbers). Prints a table and writes bench/results/startup.json. Not a
+unit test.
 """
 
 from __future__ import annotations
@@ -25,6 +29,33 @@ from crsim.cli import COMMANDS
 
 RESULTS = Path(__file__).resolve().parent / "results" / "startup.json"
 TARGET_CPU_S = 0.3
+#: Libraries whose import costs tens to hundreds of ms; a row lists those its command loaded.
+HEAVY = (
+    "numpy",
+    "scipy",
+    "sklearn",
+    "pandas",
+    "pydantic",
+    "httpx",
+    "openai",
+    "jinja2",
+    "matplotlib",
+    "yaml",
+    "sqlite3",
+    "fastapi",
+    "uvicorn",
+    "ray",
+    "torch",
+)
+_PROBE = """
+import json, runpy, sys
+sys.argv = ["crsim", *sys.argv[1:]]
+try:
+    runpy.run_module("crsim", run_name="__main__")
+except SystemExit:
+    pass
+print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})), file=sys.stderr)
+"""
 
 
 def _once(argv: list[str]) -> tuple[float, float]:
@@ -45,6 +76,15 @@ def _best(argv: list[str], repeat: int) -> dict[str, float]:
     return {"wall_s": min(wall for wall, _ in runs), "cpu_s": min(cpu for _, cpu in runs)}
 
 
+def heavy_loaded(argv: list[str]) -> list[str]:
+    """The heavy libraries (`HEAVY`) a fresh interpreter imported running `crsim ARGS` (argv[3:])."""
+    if argv[1:3] != ["-m", "crsim"]:
+        return []
+    done = subprocess.run([argv[0], "-c", _PROBE, *argv[3:]], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(done.stderr.strip().splitlines()[-1]))
+    return [name for name in HEAVY if name in loaded]
+
+
 def measure(repeat: int) -> list[dict[str, Any]]:
     """Baselines first, then `crsim --help`, then each command's own help."""
     python = sys.executable
@@ -56,7 +96,7 @@ def measure(repeat: int) -> list[dict[str, Any]]:
     cases += [(f"crsim {name} --help", [python, "-m", "crsim", name, "--help"]) for name in COMMANDS]
     rows = []
     for label, argv in cases:
-        rows.append({"command": label, **_best(argv, repeat)})
+        rows.append({"command": label, **_best(argv, repeat), "heavy_libraries": heavy_loaded(argv)})
         print(f"  {label}: {rows[-1]['cpu_s']:.3f} s CPU", file=sys.stderr)
     return rows
 
@@ -64,10 +104,16 @@ def measure(repeat: int) -> list[dict[str, Any]]:
 def table(rows: list[dict[str, Any]]) -> str:
     """A Markdown table: best wall and CPU seconds, and the ratio to the `import crsim` baseline."""
     base = rows[1]
-    lines = ["| command | wall s | CPU s | × `import crsim` (CPU) |", "|---|---:|---:|---:|"]
+    lines = [
+        "| command | wall s | CPU s | × `import crsim` (CPU) | heavy libraries loaded |",
+        "|---|---:|---:|---:|---|",
+    ]
     for row in rows:
         ratio = row["cpu_s"] / base["cpu_s"] if base["cpu_s"] else float("nan")
-        lines.append(f"| `{row['command']}` | {row['wall_s']:.3f} | {row['cpu_s']:.3f} | {ratio:.2f} |")
+        heavy = ", ".join(row["heavy_libraries"]) or "none"
+        lines.append(
+            f"| `{row['command']}` | {row['wall_s']:.3f} | {row['cpu_s']:.3f} | {ratio:.2f} | {heavy} |"
+        )
     return "\n".join(lines)
 
 
@@ -75,6 +121,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="Runs per command; the best is kept.")
     options = parser.parse_args()
+    load_before = os.getloadavg()[0]
     rows = measure(options.repeat)
     help_cpu = rows[2]["cpu_s"]
     result = {
@@ -84,13 +131,16 @@ def main() -> None:
         "cpus": os.cpu_count(),
         "target_cpu_s": TARGET_CPU_S,
         "help_within_target": help_cpu < TARGET_CPU_S,
+        "load_1min_before": round(load_before, 2),
+        "load_1min_after": round(os.getloadavg()[0], 2),
         "rows": rows,
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(table(rows))
     verdict = "within" if help_cpu < TARGET_CPU_S else "OVER"
-    print(f"\ncrsim --help: {help_cpu:.3f} s CPU, {verdict} the {TARGET_CPU_S} s target; {RESULTS}")
+    loads = f"load (1 min) before {result['load_1min_before']}, after {result['load_1min_after']}"
+    print(f"\ncrsim --help: {help_cpu:.3f} s CPU, {verdict} the {TARGET_CPU_S} s target; {loads}; {RESULTS}")
 
 
 if __name__ == "__main__":

@@ -13,8 +13,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from crsim.model.run_folder.files import PART_SUFFIX
-
 
 @contextmanager
 def atomic_output(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
@@ -22,6 +20,10 @@ def atomic_output(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
 
     A failure (or an interrupt) part-way leaves no partial file at `path` and removes the temp file.
     """
+    # Imported here: the command line imports this module to show any command's help, and the run-folder
+    # package (the data model, pydantic) costs ~0.1 s there that no help needs (bench/startup.py).
+    from crsim.model.run_folder.files import PART_SUFFIX
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=PART_SUFFIX, dir=path.parent)
     try:

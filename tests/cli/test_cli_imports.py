@@ -32,12 +32,26 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 HEAVY = {"numpy", "scipy", "sklearn", "pandas", "matplotlib", "openai", "httpx", "jinja2", "torch", "ray"}
 
 
-def _libraries_after(*args: str) -> set[str]:
-    """The top-level packages a fresh interpreter has imported after `crsim ARGS`."""
+def _modules_after(*args: str) -> set[str]:
+    """The modules a fresh interpreter has imported after `crsim ARGS`."""
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, timeout=120, check=True
     )
-    return {name.split(".")[0] for name in json.loads(done.stderr.strip().splitlines()[-1])}
+    return set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+def _libraries_after(*args: str) -> set[str]:
+    """The top-level packages a fresh interpreter has imported after `crsim ARGS`."""
+    return {name.split(".")[0] for name in _modules_after(*args)}
+
+
+@pytest.mark.slow
+def test_a_help_that_needs_no_data_model_does_not_import_it() -> None:
+    """The shared CLI support writes files atomically; that must not bring in the run-folder package
+    and the data model (pydantic models) just to show `crsim gcdf1 --help`."""
+    loaded = _modules_after("gcdf1", "--help")
+    assert "crsim.cli._support" in loaded
+    assert not {"crsim.model", "crsim.model.run_folder"} & loaded
 
 
 @pytest.mark.slow

@@ -136,6 +136,8 @@ def _frame(raw: Any, user: bool) -> Frame | None:
     if isinstance(raw, dict):
         service, actions_raw = raw.get("service"), raw.get("actions") or []
         state = raw.get("state") if user else None
+        if not actions_raw and isinstance(service, str) and (state is None or _nothing_requested(state)):
+            return None  # most frames: a service the turn says nothing about
         requested_raw = state.get("requested_slots") if isinstance(state, dict) else None
         if (
             isinstance(service, str)
@@ -151,6 +153,10 @@ def _frame(raw: Any, user: bool) -> Frame | None:
                 return None
             return Frame(service, actions, tuple(requested_raw) if requested_raw else ())
     return _checked_frame(raw, user)
+
+
+def _nothing_requested(state: Any) -> bool:
+    return isinstance(state, dict) and not state.get("requested_slots")
 
 
 def _checked_frame(raw: Any, user: bool) -> Frame | None:
