@@ -18,13 +18,14 @@ import numpy as np
 from pydantic import Field
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from crsim.components import BuildContext
 from crsim.crs import nlg
+from crsim.crs.base import crs
 from crsim.crs.popular import DialogueState, PopularCRS, Scores, _act
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain
 from crsim.model.items import Item, ItemCollection
 from crsim.registry import Params as RegistryParams
-from crsim.registry import crs
 
 Slot = Literal["genre", "actor", "director", "decade", "keyword"]
 
@@ -123,10 +124,10 @@ class RetrievalCRS(PopularCRS):
         weights: Weights = Field(default_factory=Weights, description="Scoring weights.")
         explain: bool = Field(True, description="Say which stated preferences a recommendation matches.")
 
-    def __init__(self, params: Params, domain: Domain) -> None:
-        super().__init__(params, domain)
+    def __init__(self, params: Params, ctx: BuildContext) -> None:
+        super().__init__(params, ctx)
         self.settings = params
-        self.text = text_index(domain)
+        self.text = text_index(self.domain)
 
     def _slot_order(self) -> tuple[str, ...]:
         return tuple(self.settings.elicitation_order)

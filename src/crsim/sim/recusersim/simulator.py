@@ -30,8 +30,8 @@ from typing import Any, ClassVar, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from crsim.components import BuildContext
 from crsim.crs.base import CRSReply
-from crsim.llm.client import LLMHub
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
 from crsim.llm.structured import Structured, generate_json
@@ -40,13 +40,11 @@ from crsim.llm.types import system as system_message
 from crsim.llm.types import user as user_message
 from crsim.model.annotations import RATINGS, RECUSERSIM, RECUSERSIM_PROFILE
 from crsim.model.dialogue import Role
-from crsim.model.domain import Domain
 from crsim.model.items import Item
 from crsim.model.user import SimulatedUser
 from crsim.registry import Params as BaseParams
-from crsim.registry import simulator
 from crsim.seeding import derive_seed
-from crsim.sim.base import DialogueNotes, UserTurn
+from crsim.sim.base import DialogueNotes, UserTurn, simulator
 from crsim.sim.prompt.common import (
     CRS_LABEL,
     USER_LABEL,
@@ -125,8 +123,9 @@ class RecUserSim:
     def llm_roles(cls, params: RecUserSimParams) -> list[str]:
         return [params.role, params.profile_role] if params.resolve_conflicts else [params.role]
 
-    def __init__(self, params: RecUserSimParams, domain: Domain, seed: int, *, llms: LLMHub) -> None:
-        self.settings, self.domain, self.seed = params, domain, seed
+    def __init__(self, params: RecUserSimParams, ctx: BuildContext) -> None:
+        self.settings, self.domain, self.seed = params, ctx.require_domain(type(self).__name__), ctx.seed
+        llms = ctx.require_llms(type(self).__name__)
         self.llm = llms.role(params.role)
         self.profile_llm = llms.role(params.profile_role) if params.resolve_conflicts else self.llm
         self.dictionary: ProfileDictionary = load_dictionary(params.profile)
