@@ -13,8 +13,8 @@ from crsim.model.domain import Domain
 
 @pytest.fixture(autouse=True)
 def _restore_registries() -> Iterator[None]:
-    """Components a test registers are unregistered after it (module-level ones stay: they are
-    registered once, when pytest imports the module)."""
+    """Components a test registers are unregistered after it. Test modules register theirs inside
+    tests or fixtures, never at import (tests/core/test_tests_layout.py checks it), so none leaks."""
     with registry.temporarily():
         yield
 

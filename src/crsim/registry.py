@@ -9,7 +9,7 @@ manifest so the run can be rebuilt exactly.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -45,34 +45,6 @@ class Component(Protocol):
 
 
 C = TypeVar("C")
-
-
-class UsesLanguageModels(Protocol):
-    """What a component of any kind that calls language models declares (the one place it is defined).
-
-    `needs_llm = True` makes the build layer pass `llms=` (the LLM hub) to the constructor, after
-    building the providers of the roles `llm_roles(params)` names, so bad model settings fail before
-    any dialogue. Components without `needs_llm` use no model. Read it through `llm_roles_of`.
-    """
-
-    needs_llm: ClassVar[bool]
-
-    @classmethod
-    def llm_roles(cls, params: Any) -> Iterable[str]: ...
-
-
-def llm_roles_of(cls: type, params: BaseModel, where: str) -> list[str] | None:
-    """The model roles a component class calls with these arguments; None when it uses no model.
-
-    A class that sets `needs_llm` but has no `llm_roles(params)` breaks the contract: a ConfigError
-    naming the config field `where`.
-    """
-    if not getattr(cls, "needs_llm", False):
-        return None
-    roles = getattr(cls, "llm_roles", None)
-    if not callable(roles):
-        raise ConfigError(f"{where}: {cls.__qualname__} sets `needs_llm` but defines no `llm_roles(params)`")
-    return [str(role) for role in roles(params)]
 
 
 #: Every registry made, so tests can snapshot and restore them all (see `temporarily`).
@@ -199,8 +171,8 @@ class Registry(Generic[C]):
     def check_construction(self, name: str, where: str, call: str, *args: Any, **kwargs: Any) -> None:
         """Fail now, naming the config field, if `name`'s class cannot be called with these arguments.
 
-        The build layer calls this with the arguments it will pass (`call` shows them, as
-        `Class(params, domain, seed)`), so a plug-in with a wrong constructor signature is a config
+        The build layer (`crsim.components.build`) calls this with the arguments it will pass (`call`
+        shows them: `Class(params, ctx)`), so a plug-in with a wrong constructor signature is a config
         error before any dialogue instead of a TypeError in every one.
         """
         cls = self.get(name)
@@ -240,6 +212,88 @@ def all_registries() -> list[Registry[Any]]:
     return list(_ALL_REGISTRIES)
 
 
+def all_catalogues() -> list[Catalogue[Any]]:
+    """Every catalogue made so far (each exists once the module that declares it is imported)."""
+    return list(_ALL_CATALOGUES)
+
+
+T = TypeVar("T")
+
+#: Every catalogue made, so tests can snapshot and restore them all (see `temporarily`).
+_ALL_CATALOGUES: list[Catalogue[Any]] = []
+
+
+class Catalogue(Generic[T]):
+    """Name -> object for a plug-in kind that is not a decorated component class: LLM providers
+    (factories), population sources (builders), candidate retrievers, RecUserSim actions and tools.
+
+    Entries are the `crsim.<kind>` entry points of installed distributions (crsim's built-ins are
+    declared there too, in pyproject.toml): the name is the entry's name, the object is what its
+    value `module:attr` names, imported only when that name is looked up. `add` registers one in
+    code (a test, a notebook); `temporarily()` forgets those again.
+    """
+
+    def __init__(self, kind: str, what: str) -> None:
+        self.kind = kind
+        self.what = what
+        self._added: dict[str, T] = {}
+        self._loaded: dict[str, T] = {}
+        self._entry_points: dict[str, EntryPoint] | None = None
+        _ALL_CATALOGUES.append(self)
+
+    @property
+    def group(self) -> str:
+        """The entry-point group plug-ins declare their entries in."""
+        return f"crsim.{self.kind}"
+
+    def _entries(self) -> dict[str, EntryPoint]:
+        """The installed entry points of the group by name (read once, not loaded)."""
+        if self._entry_points is None:
+            self._entry_points = {entry.name: entry for entry in entry_points(group=self.group)}
+        return self._entry_points
+
+    def names(self) -> list[str]:
+        """Every name, without importing any entry."""
+        return sorted({*self._entries(), *self._added})
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.names()
+
+    def add(self, name: str, value: T) -> T:
+        """Register `value` under `name` in code; a name already taken is a ValueError."""
+        if name in self.names():
+            raise ValueError(f"{self.what} {name!r} is already registered")
+        self._added[name] = value
+        return value
+
+    def get(self, name: str) -> T:
+        """The object named `name`; an unknown name is a ConfigError listing the known ones."""
+        if name in self._added:
+            return self._added[name]
+        if name not in self._loaded:
+            entry = self._entries().get(name)
+            if entry is None:
+                known = ", ".join(self.names()) or "none"
+                hint = (
+                    ""
+                    if self._entries()
+                    else f" (no {self.group} entry points are installed: reinstall crsim)"
+                )
+                raise ConfigError(f"unknown {self.what} {name!r}; expected one of: {known}{hint}")
+            self._loaded[name] = entry.load()
+        return self._loaded[name]
+
+    def snapshot(self) -> dict[str, T]:
+        return dict(self._added)
+
+    def restore(self, snapshot: dict[str, T]) -> None:
+        self._added = dict(snapshot)
+
+
+# The registries of the three experiment kinds. Their typed views (the same objects, as
+# `Registry[CRS]`, `Registry[UserSimulator]`, `Registry[Metric | Evaluator]`) and typed decorators,
+# which mypy checks against the kind's protocol, live beside the protocols: `crsim.crs.base`,
+# `crsim.sim.base`, `crsim.eval.metrics.base`. These untyped names stay for plug-ins that import them.
 crs_registry: Registry[Any] = Registry("crs")
 simulator_registry: Registry[Any] = Registry("simulator")
 metric_registry: Registry[Any] = Registry("metric")
@@ -257,8 +311,11 @@ def temporarily() -> Iterator[None]:
     the next test.
     """
     snapshots = [(registry, registry.snapshot()) for registry in _ALL_REGISTRIES]
+    catalogues = [(catalogue, catalogue.snapshot()) for catalogue in _ALL_CATALOGUES]
     try:
         yield
     finally:
         for registry, snapshot in snapshots:
             registry.restore(snapshot)
+        for catalogue, added in catalogues:
+            catalogue.restore(added)

@@ -25,7 +25,6 @@ runner = CliRunner()
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
-@dataset("test_chat")
 class ChatReader(DatasetReader):
     """`chat.jsonl`: {"id": ..., "turns": [{"role": "user"|"crs", "text": ..., "items": [...]}]}.
 
@@ -64,6 +63,12 @@ class ChatReader(DatasetReader):
 
     def items(self, src: Path) -> ItemCollection:
         return ItemCollection([Item(id="m1", title="Heat", year=1995)], name="chat")
+
+
+@pytest.fixture(autouse=True)
+def _test_components() -> None:
+    """This module's test reader, registered for each test (the conftest fixture unregisters it)."""
+    dataset("test_chat")(ChatReader)
 
 
 def _chat(tmp_path: Path, lines: list[str]) -> Path:

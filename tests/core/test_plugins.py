@@ -11,7 +11,9 @@ metadata equals the declaration when the installed distribution points at this t
 from __future__ import annotations
 
 import ast
+import inspect
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -23,6 +25,7 @@ from typing import Any
 import pytest
 
 from crsim import registry
+from crsim.components import BuildContext, llm_roles_of
 from crsim.errors import ConfigError
 from crsim.registry import Params, Registry
 
@@ -102,11 +105,13 @@ def test_installed_metadata_matches_the_declaration_when_installed_from_this_tre
     url = json.loads(direct_url)["url"] if direct_url else ""
     if url.removeprefix("file://").rstrip("/") != str(ROOT):
         pytest.skip(f"the installed crsim comes from {url or 'a wheel'}, not this tree")
-    installed: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
+    installed: dict[str, dict[str, str]] = {}
     for entry in dist.entry_points:
         if entry.group.startswith("crsim."):
-            installed[entry.group.removeprefix("crsim.")][entry.name] = entry.value
-    assert installed == _declared(), "reinstall (`pip install -e .`): the metadata is stale"
+            installed.setdefault(entry.group, {})[entry.name] = entry.value
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["entry-points"]
+    wanted = {group: dict(entries) for group, entries in declared.items() if group.startswith("crsim.")}
+    assert installed == wanted, "reinstall (`pip install -e .`): the metadata is stale"
 
 
 def test_naming_one_component_imports_only_its_module() -> None:
@@ -187,15 +192,16 @@ def _no_dialogue_written(run_dir: Path) -> bool:
 def test_a_simulator_with_a_wrong_constructor_is_a_located_config_error(tmp_path: Path) -> None:
     from crsim.sim.agenda.simulator import AgendaBasedSimulator
 
-    @registry.simulator("plugins_test_no_seed")
-    class NoSeed(AgendaBasedSimulator):
-        def __init__(self, params: Any, domain: Any) -> None:  # the build layer also passes a seed
-            super().__init__(params, domain, 0)
+    @registry.simulator("plugins_test_old_style")
+    class OldStyle(AgendaBasedSimulator):
+        # The former simulator signature: the build layer now passes one context, not domain and seed.
+        def __init__(self, params: Any, domain: Any, seed: int) -> None:
+            super().__init__(params, BuildContext(domain, seed=seed))
 
-    code, out, run_dir = _run(tmp_path, "simulators: [{name: abus}, {name: plugins_test_no_seed}]\n")
+    code, out, run_dir = _run(tmp_path, "simulators: [{name: abus}, {name: plugins_test_old_style}]\n")
     assert code == 2, out
-    assert "simulators[1]: simulator 'plugins_test_no_seed'" in out and "NoSeed" in out, out
-    assert "cannot be constructed as Class(params, domain, seed" in out and "Traceback" not in out
+    assert "simulators[1]: simulator 'plugins_test_old_style'" in out and "OldStyle" in out, out
+    assert "cannot be constructed as Class(params, ctx)" in out and "Traceback" not in out
     assert _no_dialogue_written(run_dir)
 
 
@@ -204,8 +210,8 @@ def test_a_crs_with_a_wrong_constructor_is_a_located_config_error(tmp_path: Path
 
     @registry.crs("plugins_test_crs_kw")
     class KeywordOnly(PopularCRS):
-        def __init__(self, *, params: Any, domain: Any) -> None:
-            super().__init__(params, domain)
+        def __init__(self, *, params: Any, ctx: Any) -> None:
+            super().__init__(params, ctx)
 
     code, out, run_dir = _run(tmp_path, "crss: [{name: popular}, {name: plugins_test_crs_kw}]\n")
     assert code == 2, out
@@ -218,8 +224,8 @@ def test_a_metric_with_a_wrong_constructor_is_a_located_config_error(tmp_path: P
 
     @registry.metric("plugins_test_metric_extra")
     class NeedsDomain(Turns):
-        def __init__(self, params: Any, domain: Any) -> None:
-            super().__init__(params)
+        def __init__(self, params: Any, ctx: Any, domain: Any) -> None:
+            super().__init__(params, ctx)
 
     code, out, run_dir = _run(tmp_path, "metrics: [{name: turns}, {name: plugins_test_metric_extra}]\n")
     assert code == 2, out
@@ -227,20 +233,64 @@ def test_a_metric_with_a_wrong_constructor_is_a_located_config_error(tmp_path: P
     assert _no_dialogue_written(run_dir)
 
 
-def test_needs_llm_without_llm_roles_is_a_located_config_error(tmp_path: Path) -> None:
-    from crsim.crs.popular import PopularCRS
-
+def test_a_component_that_does_not_declare_its_model_use_is_a_located_config_error(tmp_path: Path) -> None:
     @registry.crs("plugins_test_no_roles")
-    class NoRoles(PopularCRS):
-        needs_llm = True  # but no llm_roles(params): the build cannot know which models to check
+    class NoRoles:  # follows no base class and leaves out the protocol's `needs_llm` / `llm_roles`
+        class Params(Params):
+            pass
+
+        def __init__(self, params: Any, ctx: Any) -> None:
+            self.params = params
 
     code, out, run_dir = _run(tmp_path, "crss: [{name: plugins_test_no_roles}]\n")
     assert code == 2, out
-    assert "crss[0]: " in out and "NoRoles sets `needs_llm` but defines no `llm_roles(params)`" in out, out
+    assert "crss[0]: crs 'plugins_test_no_roles'" in out and "does not declare needs_llm and llm_roles" in out
     assert _no_dialogue_written(run_dir)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+def test_a_model_role_the_settings_cannot_build_fails_before_any_dialogue(tmp_path: Path) -> None:
+    from crsim.crs.popular import PopularCRS
+
+    @registry.crs("plugins_test_model_user")
+    class ModelUser(PopularCRS):
+        needs_llm = True
+
+        @classmethod
+        def llm_roles(cls, params: Any) -> list[str]:
+            return ["crs"]
+
+    missing = tmp_path / "missing.gguf"
+    code, out, run_dir = _run(
+        tmp_path,
+        f"crss: [{{name: plugins_test_model_user}}]\n"
+        f"llm: {{default: {{provider: local, model_path: {missing}}}}}\n",
+    )
+    assert code == 2, out
+    assert "crss[0]: " in out and "Traceback" not in out, out
+    assert _no_dialogue_written(run_dir)
+
+
+def test_every_kind_is_built_the_same_way_with_the_context(domain: Any) -> None:
+    from crsim.components import build
+    from crsim.crs.base import crs_registry
+    from crsim.eval.metrics.base import metric_registry
+    from crsim.registry import ComponentSpec
+    from crsim.sim.base import simulator_registry
+
+    ctx = BuildContext(domain, seed=5)
+    crs = build(crs_registry, ComponentSpec(name="popular"), ctx, "crss[0]")
+    assert crs.domain is domain  # type: ignore[attr-defined]
+    sim = build(simulator_registry, ComponentSpec(name="abus"), ctx.for_dialogue(11), "simulators[0]")
+    assert sim.seed == 11 and sim.domain is domain  # type: ignore[attr-defined]
+    metric = build(metric_registry, ComponentSpec(name="recall", args={"k": 3}), ctx, "metrics[0]")
+    assert metric.label == "Recall@(t,3)"
+    with pytest.raises(ConfigError, match=r"crss\[0\]: crs 'llm' uses a language model; give LLM settings"):
+        build(crs_registry, ComponentSpec(name="llm"), ctx, "crss[0]")
+    with pytest.raises(ConfigError, match="needs a domain"):
+        build(crs_registry, ComponentSpec(name="popular"), BuildContext(), "crss[0]")
+
+
+@pytest.mark.parametrize("kind", [kind for kind in KINDS if kind != "dataset"])
 def test_builtins_that_use_models_name_their_roles(kind: str) -> None:
     reg = _registry(kind)
     for name in reg.names():
@@ -249,6 +299,129 @@ def test_builtins_that_use_models_name_their_roles(kind: str) -> None:
             params = cls.Params()
         except Exception:  # noqa: BLE001  (arguments without defaults: nothing to call llm_roles with)
             continue
-        roles = registry.llm_roles_of(cls, params, name)
+        assert isinstance(cls.needs_llm, bool), (kind, name)  # the protocol's declaration, no getattr
+        roles = llm_roles_of(cls, params)
         # An empty list is fine: abus declares `needs_llm` but its default (rule-based) NLU/NLG call none.
-        assert roles is None or all(isinstance(r, str) and r for r in roles), (kind, name, roles)
+        assert all(isinstance(r, str) and r for r in roles), (kind, name, roles)
+        assert cls.needs_llm or not roles, (kind, name, roles)
+
+
+# --- the catalogues: plug-in kinds that are named objects rather than decorated component classes ---
+
+#: entry-point group -> (module, catalogue attribute) of every catalogue.
+CATALOGUES = {
+    "llm_provider": ("crsim.llm.providers.base", "provider_catalogue"),
+    "population_source": ("crsim.data.population", "source_catalogue"),
+    "retriever": ("crsim.crs.candidates", "retriever_catalogue"),
+    "recusersim_action": ("crsim.sim.recusersim.actions", "action_catalogue"),
+    "recusersim_tool": ("crsim.sim.recusersim.refine", "tool_catalogue"),
+}
+
+
+def _declared_catalogue(kind: str) -> dict[str, Any]:
+    """The objects `[project.entry-points."crsim.<kind>"]` of pyproject.toml names, imported here."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    entries = project.get("entry-points", {}).get(f"crsim.{kind}", {})
+    found = {}
+    for name, target in entries.items():
+        module, _, attr = target.partition(":")
+        found[name] = getattr(import_module(module), attr)
+    return found
+
+
+def test_every_catalogue_group_is_declared_and_its_entries_are_what_the_kind_needs() -> None:
+    from crsim.crs.candidates import CandidateRetriever
+    from crsim.sim.recusersim.actions import UserAction
+    from crsim.sim.recusersim.refine import RefinementTool
+
+    providers = _declared_catalogue("llm_provider")
+    assert set(providers) == {"openai", "ollama", "local", "scripted"} and all(
+        map(callable, providers.values())
+    )
+    sources = _declared_catalogue("population_source")
+    assert set(sources) == {"movielens", "redial", "iard", "pepper", "reviews"}
+    assert all(map(callable, sources.values()))
+    retrievers = _declared_catalogue("retriever")
+    assert set(retrievers) == {"tfidf", "embeddings"}
+    assert all(issubclass(cls, CandidateRetriever) for cls in retrievers.values())
+    for name, action in _declared_catalogue("recusersim_action").items():
+        assert isinstance(action, UserAction) and action.name == name
+    for name, tool in _declared_catalogue("recusersim_tool").items():
+        assert issubclass(tool, RefinementTool) and tool.name == name
+
+
+def test_no_builtin_catalogue_entry_is_left_undeclared() -> None:
+    # What the modules define must be reachable by name through the entry points, as the built-in
+    # components are: every module-level UserAction, every named RefinementTool, every retriever.
+    from crsim.crs import candidates
+    from crsim.sim.recusersim import actions, refine
+
+    defined_actions = {v.name for v in vars(actions).values() if isinstance(v, actions.UserAction)}
+    assert defined_actions == set(_declared_catalogue("recusersim_action"))
+    defined_tools = {
+        v.name
+        for v in vars(refine).values()
+        if isinstance(v, type) and issubclass(v, refine.RefinementTool) and v is not refine.RefinementTool
+    }
+    assert defined_tools == set(_declared_catalogue("recusersim_tool"))
+    defined_retrievers = {
+        v
+        for v in vars(candidates).values()
+        if isinstance(v, type) and issubclass(v, candidates.CandidateRetriever) and not inspect.isabstract(v)
+    }
+    assert defined_retrievers == set(_declared_catalogue("retriever").values())
+    providers = {
+        p.stem for p in (ROOT / "src/crsim/llm/providers").glob("*.py") if p.stem not in ("__init__", "base")
+    }
+    assert providers == set(_declared_catalogue("llm_provider"))
+
+
+def test_an_entry_added_in_code_is_gone_after_temporarily() -> None:
+    from crsim.sim.recusersim.actions import UserAction, get_action, register_action
+
+    with registry.temporarily():
+        action = register_action(UserAction("plugins_test_wave", "wave", "Wave at the recommender."))
+        assert get_action("plugins_test_wave") is action
+    with pytest.raises(ConfigError, match="actions\\[0\\]: unknown user action 'plugins_test_wave'"):
+        get_action("plugins_test_wave", "actions[0]")
+
+
+PLUGIN_PROVIDER = """
+from crsim.llm.providers.scripted import create as scripted
+
+
+def create(config):
+    return scripted(config.model_copy(update={"provider": "scripted", "replies": ["from the plug-in"]}))
+"""
+
+
+def test_a_third_party_provider_is_found_through_its_entry_point(tmp_path: Path) -> None:
+    # A separate distribution on the path declares `crsim.llm_provider`; a config may then name it.
+    (tmp_path / "echo_provider.py").write_text(PLUGIN_PROVIDER, encoding="utf-8")
+    info = tmp_path / "echo_provider-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: echo-provider\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(
+        "[crsim.llm_provider]\necho = echo_provider:create\n", encoding="utf-8"
+    )
+    code = (
+        "import asyncio\n"
+        "from crsim.llm.config import ModelConfig\n"
+        "from crsim.llm.providers.base import create_provider\n"
+        "from crsim.llm.types import ResolvedGeneration, user\n"
+        "provider = create_provider(ModelConfig(provider='echo'))\n"
+        "print(type(provider).__name__)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(tmp_path), *sys.path])}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ScriptedProvider"
+    bad = code.replace("provider='echo'", "provider='nope'")
+    result = subprocess.run(
+        [sys.executable, "-c", bad], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
+    assert "unknown LLM provider 'nope'; expected one of:" in result.stderr and "echo" in result.stderr

@@ -7,6 +7,7 @@ name in different folders would clash, and this test names them before pytest's 
 
 from __future__ import annotations
 
+import ast
 from collections import defaultdict
 from pathlib import Path
 
@@ -51,3 +52,30 @@ def test_test_file_names_are_unique_across_folders() -> None:
             seen[path.name].append(str(path.parent.relative_to(TESTS)))
     clashes = {name: sorted(where) for name, where in seen.items() if len(where) > 1}
     assert clashes == {}, f"test file names must be unique under tests/: {clashes}"
+
+
+#: The registering decorators (crsim.registry and the kinds' typed ones in crs/sim/eval/data).
+_REGISTERING = {"crs", "simulator", "metric", "annotator", "dataset"}
+
+
+def _registers_at_import(node: ast.stmt) -> bool:
+    """A module-level class decorated with a registering decorator (`@metric("x")`, `@registry.crs(...)`)."""
+    if not isinstance(node, ast.ClassDef):
+        return False
+    for deco in node.decorator_list:
+        func = deco.func if isinstance(deco, ast.Call) else deco
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name in _REGISTERING:
+            return True
+    return False
+
+
+def test_no_test_module_registers_a_component_at_import() -> None:
+    # Registered at import, a component stays in the global registry for every later test file.
+    found = [
+        f"{path.relative_to(TESTS)}:{node.lineno}"
+        for path in sorted(TESTS.rglob("*.py"))
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if _registers_at_import(node)
+    ]
+    assert not found, f"register test components in a fixture or the test instead: {found}"

@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from crsim.components import BuildContext
 from crsim.crs.base import CRSReply, CRSSession
 from crsim.crs.popular import PopularCRS
 from crsim.crs.retrieval import RetrievalCRS
@@ -23,11 +24,11 @@ def domain() -> Domain:
 
 
 def retrieval(domain: Domain, **args: object) -> RetrievalCRS:
-    return RetrievalCRS(RetrievalCRS.Params.model_validate(args), domain)
+    return RetrievalCRS(RetrievalCRS.Params.model_validate(args), BuildContext(domain))
 
 
 def popular(domain: Domain, **args: object) -> PopularCRS:
-    return PopularCRS(PopularCRS.Params.model_validate(args), domain)
+    return PopularCRS(PopularCRS.Params.model_validate(args), BuildContext(domain))
 
 
 def intents(reply: CRSReply) -> list[str]:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from crsim.components import BuildContext
 from crsim.crs.base import CRSSession
 from crsim.crs.candidates import (
     EmbeddingRetriever,
@@ -52,7 +53,7 @@ def scripted_crs(domain: Domain, script: Any, **args: Any) -> tuple[LLMCRS, Scri
     provider = llms.role("crs").provider
     assert isinstance(provider, ScriptedProvider)
     provider.script = script
-    return LLMCRS(LLMCRS.Params.model_validate(args), domain, llms=llms), provider
+    return LLMCRS(LLMCRS.Params.model_validate(args), BuildContext(domain, llms)), provider
 
 
 def answer(numbers: list[int], message: str = "Here is something for you.") -> str:
@@ -211,7 +212,7 @@ async def test_dialogue_with_abus(domain: Domain) -> None:
     crs, _ = scripted_crs(domain, lambda _m, _g: answer([1], "This one should suit you."))
     need = InformationNeed(constraints={"genre": "animation"}, requests=["director"])
     user = SimulatedUser(id="u1", profile=UserProfile(item_ratings={TOY_STORY: 5.0}), need=need)
-    simulator = AgendaBasedSimulator(AgendaBasedSimulator.Params(), domain, 3)
+    simulator = AgendaBasedSimulator(AgendaBasedSimulator.Params(), BuildContext(domain, seed=3))
     dialogue = await run_dialogue(
         simulator, crs, user, dialogue_id="d1", session=CRSSession("d1", 3), max_turns=8, items=domain.items
     )
@@ -309,7 +310,7 @@ async def test_local_model_reply_recommends_only_collection_items(domain: Domain
     # a short prompt keeps this to seconds; a short message lets the answer fit in 64 tokens even
     # when the model spreads the JSON over lines (measured: 100 characters sometimes did not)
     params = LLMCRS.Params(candidates=3, max_recommendations=2, plot_chars=0, max_message_chars=60)
-    crs = LLMCRS(params, domain, llms=llms)
+    crs = LLMCRS(params, BuildContext(domain, llms))
     try:
         reply = await crs.respond(CRSSession("d1", 5), "I want a funny animated movie about toys.")
     finally:

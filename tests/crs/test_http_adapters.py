@@ -14,6 +14,7 @@ import pytest
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse, RedirectResponse
 
+from crsim.components import BuildContext
 from crsim.crs.base import CRSSession
 from crsim.crs.http import CRSArenaCRS, CRSRedirectError, CRSResponseTooLarge, MovieBotCRS
 from crsim.crs.http.crs_arena import CRSArenaParams
@@ -83,7 +84,7 @@ async def _talk(crs: Any, dialogue_id: str, max_turns: int = 4) -> Any:
 async def test_crs_arena_cookie_sessions_context_and_single_sends(domain: Domain) -> None:
     seen: list[dict[str, Any]] = []
     with running_server(arena_app(seen)) as url:
-        crs = CRSArenaCRS(CRSArenaParams(base_url=url, health_check=True), domain)
+        crs = CRSArenaCRS(CRSArenaParams(base_url=url, health_check=True), BuildContext(domain))
         a, b = await asyncio.gather(_talk(crs, "a"), _talk(crs, "b"))
     for dialogue in (a, b):
         assert dialogue.termination.reason == "max_turns", dialogue.termination
@@ -101,7 +102,9 @@ async def test_crs_arena_cookie_sessions_context_and_single_sends(domain: Domain
 async def test_moviebot_start_stop_intent_and_exit(domain: Domain) -> None:
     seen: list[tuple[str, str]] = []
     with running_server(moviebot_app(seen)) as url:
-        dialogue = await _talk(MovieBotCRS(MovieBotParams(base_url=url), domain), "mb-1", max_turns=10)
+        dialogue = await _talk(
+            MovieBotCRS(MovieBotParams(base_url=url), BuildContext(domain)), "mb-1", max_turns=10
+        )
     assert dialogue.utterances[0].text == "Hi there. I am IAI MovieBot."
     assert dialogue.termination.reason == "crs_ended"
     assert dialogue.utterances[-1].annotations["intent"] == "END"
@@ -122,7 +125,7 @@ async def test_redirects_only_within_the_same_host(domain: Domain) -> None:
             return RedirectResponse("/", status_code=307)
 
         with running_server(app) as url:
-            crs = CRSArenaCRS(CRSArenaParams(base_url=url, path="/moved"), domain)
+            crs = CRSArenaCRS(CRSArenaParams(base_url=url, path="/moved"), BuildContext(domain))
             session = CRSSession("r", 1)
             await crs.start(session)
             with pytest.raises(CRSRedirectError, match="another host"):
@@ -138,7 +141,7 @@ async def test_response_size_is_capped(domain: Domain) -> None:
         return {"response": "x" * 5000}
 
     with running_server(app) as url:
-        crs = CRSArenaCRS(CRSArenaParams(base_url=url, max_response_bytes=1000), domain)
+        crs = CRSArenaCRS(CRSArenaParams(base_url=url, max_response_bytes=1000), BuildContext(domain))
         session = CRSSession("s", 1)
         await crs.start(session)
         with pytest.raises(CRSResponseTooLarge, match="1000-byte limit"):
@@ -157,7 +160,7 @@ async def test_concurrency_limit_holds(domain: Domain) -> None:
         return {"response": "Fine."}
 
     with running_server(app) as url:
-        crs = CRSArenaCRS(CRSArenaParams(base_url=url, max_concurrency=2), domain)
+        crs = CRSArenaCRS(CRSArenaParams(base_url=url, max_concurrency=2), BuildContext(domain))
         await asyncio.gather(*(_talk(crs, f"d{i}", max_turns=2) for i in range(8)))
     assert state["max"] == 2
 
@@ -194,7 +197,7 @@ async def test_a_title_repeated_by_an_http_crs_is_recommended_once(domain: Domai
     """CRS Arena returns text only; the server names Heat in every reply. Only the first names it
     for the first time, so only the first opens a recommendation round."""
     with running_server(arena_app([])) as url:
-        crs = CRSArenaCRS(CRSArenaParams(base_url=url), domain)
+        crs = CRSArenaCRS(CRSArenaParams(base_url=url), BuildContext(domain))
         dialogue = await run_dialogue(
             ScriptedUser(),
             crs,

@@ -12,6 +12,7 @@ import pytest
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import PlainTextResponse
 
+from crsim.components import BuildContext
 from crsim.crs.base import CRSSession
 from crsim.crs.http import CRSArenaCRS, CRSInvalidResponse, CRSStatusError, GenericHTTPCRS
 from crsim.crs.http.crs_arena import CRSArenaParams
@@ -65,7 +66,7 @@ def _generic(replies: list[Response | dict[str, Any]]) -> tuple[FastAPI, list[in
 async def test_health_check_accepts_a_plain_text_body(domain: Domain) -> None:
     seen: list[str] = []
     with running_server(_arena(seen)) as url:
-        crs = CRSArenaCRS(CRSArenaParams(base_url=url, health_check=True), domain)
+        crs = CRSArenaCRS(CRSArenaParams(base_url=url, health_check=True), BuildContext(domain))
         dialogue = await run_dialogue(
             ScriptedUser(),
             crs,
@@ -86,7 +87,7 @@ async def test_a_key_with_a_stray_line_end_is_trimmed_and_never_recorded(
     monkeypatch.setenv("CRSIM_TEST_KEY", f"{SENTINEL}\r\n")  # a key file written on Windows
     seen: list[str] = []
     with running_server(_arena(seen)) as url:
-        crs = CRSArenaCRS(CRSArenaParams(base_url=url, api_key_env="CRSIM_TEST_KEY"), domain)
+        crs = CRSArenaCRS(CRSArenaParams(base_url=url, api_key_env="CRSIM_TEST_KEY"), BuildContext(domain))
         dialogue = await run_dialogue(
             ScriptedUser(),
             crs,
@@ -105,7 +106,9 @@ def test_a_key_that_cannot_be_a_header_fails_the_config_without_quoting_it(
 ) -> None:
     monkeypatch.setenv("CRSIM_TEST_KEY", f"{SENTINEL}\nsecond-line")
     with pytest.raises(ConfigError, match="cannot go into an HTTP header") as caught:
-        CRSArenaCRS(CRSArenaParams(base_url="http://127.0.0.1:1", api_key_env="CRSIM_TEST_KEY"), domain)
+        CRSArenaCRS(
+            CRSArenaParams(base_url="http://127.0.0.1:1", api_key_env="CRSIM_TEST_KEY"), BuildContext(domain)
+        )
     assert SENTINEL not in str(caught.value)
 
 
@@ -113,7 +116,7 @@ async def test_an_undecodable_body_is_an_invalid_response(domain: Domain) -> Non
     broken = Response(b"not gzip at all", media_type="application/json", headers={"content-encoding": "gzip"})
     app, _ = _generic([broken])
     with running_server(app) as url:
-        crs = GenericHTTPCRS(GenericParams(base_url=url), domain)
+        crs = GenericHTTPCRS(GenericParams(base_url=url), BuildContext(domain))
         session = CRSSession("d", 1)
         await crs.start(session)
         with pytest.raises(CRSInvalidResponse, match="could not be decoded"):
@@ -125,7 +128,9 @@ async def test_a_server_cannot_hide_that_a_message_was_resent(domain: Domain) ->
     hiding = {"text": "Fine.", "annotations": {"http": {"retries": [], "message_possibly_resent": False}}}
     app, calls = _generic([Response("oops", status_code=503), hiding])
     with running_server(app) as url:
-        crs = GenericHTTPCRS(GenericParams(base_url=url, retry_backoff_s=0, link_titles=False), domain)
+        crs = GenericHTTPCRS(
+            GenericParams(base_url=url, retry_backoff_s=0, link_titles=False), BuildContext(domain)
+        )
         session = CRSSession("d", 1)
         await crs.start(session)
         reply = await crs.respond(session, "hello")
@@ -139,7 +144,7 @@ async def test_a_failure_after_resends_says_the_message_may_have_been_processed_
     app, calls = _generic([Response("oops", status_code=500)])
     with running_server(app) as url:
         params = GenericParams(base_url=url, retry_backoff_s=0, max_retries=1)
-        crs = GenericHTTPCRS(params, domain)
+        crs = GenericHTTPCRS(params, BuildContext(domain))
         session = CRSSession("d", 1)
         await crs.start(session)
         with pytest.raises(CRSStatusError, match="after 2 attempts; the server may have processed"):
@@ -161,7 +166,7 @@ async def test_linking_a_long_reply_leaves_the_event_loop_free(domain: Domain) -
             last = now
 
     with running_server(_arena([], reply="some film (1999) " * 1500)) as url:
-        crs = CRSArenaCRS(CRSArenaParams(base_url=url), domain)
+        crs = CRSArenaCRS(CRSArenaParams(base_url=url), BuildContext(domain))
         session = CRSSession("long", 1)
         await crs.start(session)
         stop = asyncio.Event()

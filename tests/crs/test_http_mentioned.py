@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 
+from crsim.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.crs.http import GenericHTTPCRS
 from crsim.crs.http.base import CRSInvalidResponse
@@ -50,7 +51,7 @@ class AnsweringCRS(BaseCRS):
 
 
 async def _talk(url: str, domain: Domain) -> Dialogue:
-    remote = GenericHTTPCRS(GenericParams(base_url=url), domain)
+    remote = GenericHTTPCRS(GenericParams(base_url=url), BuildContext(domain))
     return await run_dialogue(
         ScriptedUser(),
         remote,
@@ -101,7 +102,7 @@ async def test_an_external_server_may_send_mentioned_items_or_leave_them_out(dom
         {"text": "Bye.", "mentioned_items": [], "end": True},
     ]
     with running_server(_external(replies)) as url:
-        remote = GenericHTTPCRS(GenericParams(base_url=url), domain)
+        remote = GenericHTTPCRS(GenericParams(base_url=url), BuildContext(domain))
         dialogue = await run_dialogue(
             ScriptedUser(), remote, SimulatedUser(id="u"), dialogue_id="d", session=CRSSession("d", 1)
         )
@@ -118,7 +119,7 @@ async def test_an_external_server_may_send_mentioned_items_or_leave_them_out(dom
 @pytest.mark.parametrize("bad", ["Fargo", [1, 2], {"a": "b"}])
 async def test_mentioned_items_of_the_wrong_type_are_an_invalid_response(domain: Domain, bad: Any) -> None:
     with running_server(_external([{"text": "Hi.", "mentioned_items": bad}])) as url:
-        remote = GenericHTTPCRS(GenericParams(base_url=url), domain)
+        remote = GenericHTTPCRS(GenericParams(base_url=url), BuildContext(domain))
         session = CRSSession("d", 1)
         await remote.start(session)
         with pytest.raises(CRSInvalidResponse, match="'mentioned_items' must be a list of item id strings"):

@@ -10,6 +10,7 @@ import httpx
 import pytest
 from fastapi import HTTPException
 
+from crsim.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.crs.http import CRSArenaCRS, GenericHTTPCRS
 from crsim.crs.http.crs_arena import CRSArenaParams
@@ -48,7 +49,7 @@ class CountingCRS(BaseCRS):
 async def test_generic_protocol_keeps_one_state_per_conversation(domain: Domain) -> None:
     crs = CountingCRS()
     with running_server(create_app(crs)) as url:
-        remote = GenericHTTPCRS(GenericParams(base_url=url, link_titles=False), domain)
+        remote = GenericHTTPCRS(GenericParams(base_url=url, link_titles=False), BuildContext(domain))
         runs = [
             run_dialogue(
                 ScriptedUser(),
@@ -88,7 +89,7 @@ async def test_a_resent_turn_is_answered_again_not_reprocessed() -> None:
 async def test_crs_arena_protocol_over_serve_uses_cookie_sessions(domain: Domain) -> None:
     crs = CountingCRS()
     with running_server(create_app(crs)) as url:
-        remote = CRSArenaCRS(CRSArenaParams(base_url=url, link_titles=False), domain)
+        remote = CRSArenaCRS(CRSArenaParams(base_url=url, link_titles=False), BuildContext(domain))
         runs = [
             run_dialogue(
                 ScriptedUser(),
@@ -117,7 +118,7 @@ async def test_round_trip_through_serve_equals_in_process(tmp_path: Path) -> Non
     local = ExperimentConfig.model_validate({**base, "crss": [{"name": "retrieval"}]})
     await run_batch(build_experiment(local), tmp_path / "local")
     cls = crs_registry.get("retrieval")
-    served = cls(crs_registry.params("retrieval", {}), build_domain(local))
+    served = cls(crs_registry.params("retrieval", {}), BuildContext(build_domain(local)))
     with running_server(create_app(served)) as url:
         spec = {"name": "generic_http", "id": "retrieval", "args": {"base_url": url, "link_titles": False}}
         remote = ExperimentConfig.model_validate({**base, "crss": [spec]})

@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from crsim.cli.data import data_app
+from crsim.components import BuildContext
 from crsim.data.augment.base import build_annotator
 from crsim.data.augment.evaluate import evaluate_annotator
 from crsim.data.augment.llm import ACTS_ERROR, EXAMPLES, LLMAnnotator, vocabulary
@@ -65,7 +66,7 @@ def by_speaker(user_answer: str, crs_answer: str) -> Script:
 
 def llm_annotator(domain: Domain, hub: LLMHub, **args: object) -> LLMAnnotator:
     params = LLMAnnotator.Params.model_validate(args)
-    return LLMAnnotator(params, domain, llms=hub)
+    return LLMAnnotator(params, BuildContext(domain, hub))
 
 
 def chat() -> Dialogue:
@@ -230,7 +231,7 @@ NEED_ANSWER = {
 
 async def test_need_from_the_whole_dialogue(domain: Domain) -> None:
     hub, provider = scripted(None, lambda _m, _g: json.dumps(NEED_ANSWER))
-    extractor = LLMNeedExtractor(None, domain, llms=hub)
+    extractor = LLMNeedExtractor(None, BuildContext(domain, hub))
     report = LLMNeedReport()
     done = await extractor.annotate(chat(), report=report)
     conjuring = domain.items.linker.match_title("The Conjuring (2013)")
@@ -258,7 +259,7 @@ async def test_need_from_the_whole_dialogue(domain: Domain) -> None:
 async def test_unreadable_need_is_recorded_not_defaulted(domain: Domain) -> None:
     bad = {**NEED_ANSWER, "constraints": [{"slot": "colour", "value": "red"}]}
     hub, provider = scripted(None, lambda _m, _g: json.dumps(bad))
-    extractor = LLMNeedExtractor(None, domain, llms=hub)
+    extractor = LLMNeedExtractor(None, BuildContext(domain, hub))
     report = LLMNeedReport()
     done = await extractor.annotate(chat(), report=report)
     assert done.information_need is None and NEED_SOURCE not in done.metadata
@@ -278,7 +279,7 @@ async def test_need_evaluation_counts_failures_as_empty_needs(domain: Domain) ->
     )
     answers = iter([json.dumps(NEED_ANSWER), "no JSON here", "still none"])
     hub, _ = scripted(None, lambda _m, _g: next(answers))
-    extractor = LLMNeedExtractor(None, domain, llms=hub)
+    extractor = LLMNeedExtractor(None, BuildContext(domain, hub))
     result = await evaluate_llm_needs(extractor, [gold, gold.model_copy(update={"id": "sim2"})])
     assert result.dialogues == 2 and result.failed == 1
     constraints, requests = result.scores["constraints"], result.scores["requests"]

@@ -48,7 +48,6 @@ for module in pkgutil.iter_modules(crsim.data.datasets.__path__):
     import_module(f"crsim.data.datasets.{module.name}")
 
 
-@dataset("test_keyed")
 class KeyedReader(DatasetReader):
     """A small reader defined here: a JSON object of id -> list of [role, text] pairs."""
 
@@ -75,6 +74,12 @@ class KeyedReader(DatasetReader):
                 raise record.error(f"unknown role {turn[0]!r}", f"turns[{n}][0]")
             utterances.append(Utterance(role=turn[0], text=turn[1]))
         return Dialogue(id=f"keyed/{record.get('id', str)}", utterances=utterances)
+
+
+@pytest.fixture(autouse=True)
+def _test_components() -> None:
+    """This module's test reader, registered for each test (the conftest fixture unregisters it)."""
+    dataset("test_keyed")(KeyedReader)
 
 
 _KEYED_DATA = {"a": [["user", "hi"], ["crs", "Heat (1995)?"]], "b": [["user", "thanks, bye"]]}

@@ -12,13 +12,13 @@ from typer.testing import CliRunner
 
 from crsim.cli import app
 from crsim.cli.evaluate import parse_metric_specs
+from crsim.components import BuildContext
 from crsim.errors import ConfigError, CrsimError, DataError
 from crsim.eval import read_scores, summarize
 from crsim.eval.evaluate import ScoreRecord
 from crsim.eval.metrics import SuccessRate
 from crsim.eval.metrics.base import NO_ACTS, Evaluator, NotApplicable, Value
 from crsim.eval.pipeline import score_all
-from crsim.llm.client import LLMHub
 from crsim.llm.types import user as user_message
 from crsim.model import Dialogue, Role, Utterance
 from crsim.registry import ComponentSpec, Params, metric
@@ -27,7 +27,6 @@ from crsim.run.evaluation import EvaluateOptions, JudgeConfig, evaluate_path, lo
 runner = CliRunner()
 
 
-@metric("test_turns")
 class TurnScores(Evaluator):
     """Per CRS turn: the number of words; per dialogue: an error value when the dialogue id says so."""
 
@@ -54,15 +53,15 @@ class TurnScores(Evaluator):
         return values
 
 
-@metric("test_llm_echo")
 class EchoJudge(Evaluator):
     """Asks the `judge` role for a number and returns it."""
 
     needs_llm: ClassVar[bool] = True
 
-    def __init__(self, params: Params | None = None, *, llms: LLMHub) -> None:
-        super().__init__(params)
-        self.llm = llms.role("judge")
+    def __init__(self, params: Params | None = None, ctx: BuildContext | None = None) -> None:
+        super().__init__(params, ctx)
+        assert ctx is not None
+        self.llm = ctx.require_llms("test evaluator").role("judge")
 
     @classmethod
     def llm_roles(cls, params: Params) -> list[str]:
@@ -74,6 +73,13 @@ class EchoJudge(Evaluator):
     async def evaluate(self, dialogue: Dialogue) -> list[Value]:
         answer = await self.llm.generate([user_message(f"score {dialogue.id}")])
         return [Value(None, float(answer.text))]
+
+
+@pytest.fixture(autouse=True)
+def _test_components() -> None:
+    """This module's test components, registered for each test (the conftest fixture unregisters them)."""
+    metric("test_turns")(TurnScores)
+    metric("test_llm_echo")(EchoJudge)
 
 
 def dialogue(id: str, *texts: str, sim: str = "llm_single") -> Dialogue:

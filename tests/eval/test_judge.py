@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from crsim.components import BuildContext
 from crsim.errors import ConfigError
 from crsim.eval.evaluate import build_metrics
 from crsim.eval.judge.evaluator import JudgeEvaluator
@@ -39,7 +40,9 @@ def evaluator(
     script: Script, cache: Path | None = None, **args: Any
 ) -> tuple[JudgeEvaluator, ScriptedProvider]:
     provider = ScriptedProvider(script)
-    return JudgeEvaluator(JudgeEvaluator.Params(**args), llms=ScriptedHub(provider, cache)), provider
+    return JudgeEvaluator(
+        JudgeEvaluator.Params(**args), BuildContext(llms=ScriptedHub(provider, cache))
+    ), provider
 
 
 def aspect_of(messages: list[Message]) -> str:
@@ -222,7 +225,9 @@ async def test_an_unreachable_endpoint_gives_error_values_per_dialogue() -> None
     )
     hub = LLMHub(settings)
     try:
-        (judge,) = build_metrics([ComponentSpec(name="judge", args={"rubric": "quality5"})], llms=hub)
+        (judge,) = build_metrics(
+            [ComponentSpec(name="judge", args={"rubric": "quality5"})], BuildContext(llms=hub)
+        )
         assert isinstance(judge, JudgeEvaluator)
         for dialogue_id in ("popular/llm_single/u1", "popular/llm_single/u2"):
             records = await evaluate_dialogue(movie_dialogue(dialogue_id), judge)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from crsim.components import BuildContext
 from crsim.eval.judge.evaluator import JudgeEvaluator
 from crsim.llm.client import LLMHub
 from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
@@ -37,7 +38,7 @@ async def test_the_local_model_grades_every_quality5_aspect_with_a_level_or_an_e
             JudgeEvaluator.Params(
                 rubric="quality5", temperature=0.0, max_tokens=48, max_justification_chars=80
             ),
-            llms=hub,
+            BuildContext(llms=hub),
         )
         values = await judge.evaluate(dialogue)
     finally:

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from crsim.components import BuildContext
 from crsim.crs.base import CRSReply
 from crsim.crs.http.generic import GenericHTTPCRS, GenericParams
 from crsim.llm.client import LLMHub
@@ -65,7 +66,7 @@ def http_experiment(
         config=config,
         domain=domain,
         users=users,
-        crss={"remote": GenericHTTPCRS(params, domain)},
+        crss={"remote": GenericHTTPCRS(params, BuildContext(domain))},
         simulator_factories={"scripted": lambda _seed: ScriptedUser()},  # type: ignore[dict-item]
         tasks=tasks,
         components=components,

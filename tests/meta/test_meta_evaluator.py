@@ -14,10 +14,10 @@ from scipy import stats
 from typer.testing import CliRunner
 
 from crsim.cli.meta_eval import meta_app
+from crsim.components import BuildContext
 from crsim.eval.metrics import Turns
 from crsim.eval.metrics.base import Evaluator, Value
 from crsim.llm.cache import cache_stats
-from crsim.llm.client import LLMHub
 from crsim.llm.types import user as user_message
 from crsim.meta import GoldSet, load_gold, meta_evaluate, predict_with
 from crsim.model import Dialogue, Role
@@ -28,7 +28,6 @@ FAILING = "kbrd_redial_dfc62638-0660-4413-81d4-75bef5ca0745"
 runner = CliRunner()
 
 
-@metric("meta_test_counts")
 class CountingEvaluator(Evaluator):
     """Deterministic scores from the dialogue's shape: relevance of turn t = t, task completion =
     number of turns, understanding per turn = reply length (averaged), overall = words of the CRS."""
@@ -61,15 +60,15 @@ class CountingEvaluator(Evaluator):
         return values
 
 
-@metric("meta_test_llm")
 class AskingEvaluator(Evaluator):
     """Asks the `judge` role for the overall score; an answer that is not a number is an error value."""
 
     needs_llm: ClassVar[bool] = True
 
-    def __init__(self, params: Params | None = None, *, llms: LLMHub) -> None:
-        super().__init__(params)
-        self.llm = llms.role("judge")
+    def __init__(self, params: Params | None = None, ctx: BuildContext | None = None) -> None:
+        super().__init__(params, ctx)
+        assert ctx is not None
+        self.llm = ctx.require_llms("test evaluator").role("judge")
 
     @classmethod
     def llm_roles(cls, params: Params) -> list[str]:
@@ -84,6 +83,13 @@ class AskingEvaluator(Evaluator):
             return [Value("overall", float(answer.text))]
         except ValueError:
             return [Value("overall", None, error="LLMOutputError: not a number", raw=answer.text)]
+
+
+@pytest.fixture(autouse=True)
+def _test_components() -> None:
+    """This module's test components, registered for each test (the conftest fixture unregisters them)."""
+    metric("meta_test_counts")(CountingEvaluator)
+    metric("meta_test_llm")(AskingEvaluator)
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from crsim.components import BuildContext
 from crsim.crs.base import CRSReply, CRSSession
 from crsim.crs.cues import prompt_words
 from crsim.crs.popular import PopularCRS
@@ -109,7 +110,9 @@ def make_user(
 def make_sim(domain: Domain, llm: LLM, seed: int = 0, **params: Any) -> AgendaBasedSimulator:
     params.setdefault("opening_disclosure_prob", 0.0)
     params.setdefault("nlu", "llm")
-    return AgendaBasedSimulator(AgendaBasedSimulator.Params(**params), domain, seed, llms=OneModelHub(llm))
+    return AgendaBasedSimulator(
+        AgendaBasedSimulator.Params(**params), BuildContext(domain, OneModelHub(llm), seed)
+    )
 
 
 def prompt_of(provider: ScriptedProvider, index: int = 0) -> str:
@@ -355,8 +358,10 @@ def test_llm_roles_and_params() -> None:
 def test_an_llm_part_without_models_is_a_config_error(domain: Domain) -> None:
     for part in ("nlu", "nlg"):
         with pytest.raises(ConfigError, match=f"{part}: llm"):
-            AgendaBasedSimulator(AgendaBasedSimulator.Params(**{part: "llm"}), domain, 0)
-    AgendaBasedSimulator(AgendaBasedSimulator.Params(), domain, 0)  # rules and templates need none
+            AgendaBasedSimulator(AgendaBasedSimulator.Params(**{part: "llm"}), BuildContext(domain, seed=0))
+    AgendaBasedSimulator(
+        AgendaBasedSimulator.Params(), BuildContext(domain, seed=0)
+    )  # rules and templates need none
 
 
 def fake_model(domain: Domain) -> Script:
@@ -407,7 +412,7 @@ def fake_model(domain: Domain) -> Script:
 async def test_whole_dialogue_with_llm_nlu_and_nlg_against_the_popular_crs(domain: Domain) -> None:
     llm, provider = scripted(fake_model(domain))
     sim = make_sim(domain, llm, seed=3, nlg="llm")
-    crs = PopularCRS(PopularCRS.Params(), domain)
+    crs = PopularCRS(PopularCRS.Params(), BuildContext(domain))
     user = make_user({"genre": "sci-fi"})
     dialogue = await run_dialogue(
         sim, crs, user, dialogue_id="d1", session=CRSSession("d1", 3), items=domain.items
@@ -431,7 +436,7 @@ async def test_whole_dialogue_with_llm_nlu_and_nlg_against_the_popular_crs(domai
 async def test_unreadable_acts_end_the_dialogue_with_an_error_keeping_the_raw_answer(domain: Domain) -> None:
     llm, _ = scripted(["the recommender greets the user"])
     sim = make_sim(domain, llm)
-    crs = PopularCRS(PopularCRS.Params(), domain)
+    crs = PopularCRS(PopularCRS.Params(), BuildContext(domain))
     dialogue = await run_dialogue(sim, crs, make_user(), dialogue_id="d2", session=CRSSession("d2", 1))
     assert dialogue.termination is not None
     assert dialogue.termination.reason == TerminationReason.USER_ERROR
@@ -450,7 +455,7 @@ async def test_one_turn_with_the_local_model_under_the_grammar(domain: Domain) -
     )
     try:
         params = AgendaBasedSimulator.Params(nlu="llm", nlu_examples=4, opening_disclosure_prob=0.0)
-        sim = AgendaBasedSimulator(params, domain, 5, llms=hub)
+        sim = AgendaBasedSimulator(params, BuildContext(domain, hub, 5))
         await sim.start(make_user({"genre": "sci-fi"}))
         turn = await sim.respond(CRSReply("Which genre do you enjoy?"))
     finally:

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from crsim.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.data.movies import movie_domain
 from crsim.model.acts import Intent
@@ -48,7 +49,9 @@ def make_user(
 
 def make_sim(seed: int = 0, **params: Any) -> AgendaBasedSimulator:
     params.setdefault("opening_disclosure_prob", 0.0)
-    return AgendaBasedSimulator(AgendaBasedSimulator.Params(**params), movie_domain(), seed)
+    return AgendaBasedSimulator(
+        AgendaBasedSimulator.Params(**params), BuildContext(movie_domain(), seed=seed)
+    )
 
 
 def intents(turn: UserTurn) -> list[str]:

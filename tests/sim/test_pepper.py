@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from crsim.cli import app
+from crsim.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.data.movies import movie_domain
 from crsim.data.population import PopulationConfig
@@ -84,7 +85,7 @@ def simulate(
     name: str, user: SimulatedUser, crs: BaseCRS, provider: ScriptedProvider, turns: int = 3, **args: Any
 ) -> Dialogue:
     params = simulator_registry.params(name, args)
-    sim = simulator_registry.get(name)(params, DOMAIN, 7, llms=ScriptedHub(provider))
+    sim = simulator_registry.get(name)(params, BuildContext(DOMAIN, ScriptedHub(provider), 7))
     return asyncio.run(
         run_dialogue(sim, crs, user, dialogue_id="d1", session=CRSSession("d1", 1), max_turns=turns)
     )

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from crsim.components import BuildContext
 from crsim.crs.base import CRSReply, CRSSession
 from crsim.crs.popular import PopularCRS
 from crsim.errors import ConfigError
@@ -48,12 +49,12 @@ def replies(*answers: str) -> ScriptedProvider:
 
 def single(provider: ScriptedProvider, domain: Domain, seed: int = 11, **args: Any) -> SinglePromptSimulator:
     params = simulator_registry.params("llm_single", args)
-    return SinglePromptSimulator(params, domain, seed, llms=ScriptedHub(provider))  # type: ignore[arg-type]
+    return SinglePromptSimulator(params, BuildContext(domain, ScriptedHub(provider), seed))  # type: ignore[arg-type]
 
 
 def dual(provider: ScriptedProvider, domain: Domain, seed: int = 11, **args: Any) -> DualPromptSimulator:
     params = simulator_registry.params("llm_dual", args)
-    return DualPromptSimulator(params, domain, seed, llms=ScriptedHub(provider))  # type: ignore[arg-type]
+    return DualPromptSimulator(params, BuildContext(domain, ScriptedHub(provider), seed))  # type: ignore[arg-type]
 
 
 def movie_fan(**persona: Any) -> SimulatedUser:
@@ -415,7 +416,7 @@ async def test_the_stopping_prompt_cuts_history_only_beyond_its_budget(domain: D
 
 
 async def _talk_to_popular(domain: Domain, sim: Any) -> Any:
-    crs = PopularCRS(PopularCRS.Params(), domain)
+    crs = PopularCRS(PopularCRS.Params(), BuildContext(domain))
     return await run_dialogue(
         sim, crs, movie_fan(), dialogue_id="d1", session=CRSSession("d1", 3), max_turns=6, items=domain.items
     )
@@ -471,7 +472,7 @@ async def test_one_turn_with_the_real_local_model(domain: Domain) -> None:
     )
     try:
         params = SinglePromptSimulator.Params(include_preferences=False)  # a shorter prompt
-        sim = SinglePromptSimulator(params, domain, 1, llms=hub)
+        sim = SinglePromptSimulator(params, BuildContext(domain, hub, 1))
         turn = await sim.start(movie_fan(), CRSReply("Hi! What kind of movie would you like to watch?"))
     finally:
         await hub.aclose()

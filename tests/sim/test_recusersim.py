@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from scipy import stats
 
+from crsim.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.crs.retrieval import RetrievalCRS
 from crsim.errors import ConfigError
@@ -99,7 +100,7 @@ def simulator(
 ) -> tuple[RecUserSim, ScriptedProvider]:
     provider = ScriptedProvider(answers)
     params = simulator_registry.params("recusersim", args)
-    return RecUserSim(params, domain, 3, llms=ScriptedHub(provider)), provider  # type: ignore[arg-type]
+    return RecUserSim(params, BuildContext(domain, ScriptedHub(provider), 3)), provider  # type: ignore[arg-type]
 
 
 def fan() -> SimulatedUser:
@@ -273,7 +274,7 @@ def _profile_seed(user_id: str) -> int:
 
 async def _dialogue(sim: RecUserSim, user: SimulatedUser, *, max_turns: int, crs: Any = None) -> Dialogue:
     domain = sim.domain
-    crs = crs or RetrievalCRS(RetrievalCRS.Params(), domain)
+    crs = crs or RetrievalCRS(RetrievalCRS.Params(), BuildContext(domain))
     return await run_dialogue(
         sim, crs, user, dialogue_id="d", session=CRSSession("d", 1), max_turns=max_turns, items=domain.items
     )
@@ -400,7 +401,7 @@ async def test_rating_and_excitation_calls_run_concurrently(domain: Domain) -> N
     answers = Answers(Excitation={"reasoning": "r", "agreeable": False, "new_preference": ""})
     provider = Slow(answers)
     params = simulator_registry.params("recusersim", {"refinements": []})
-    sim = RecUserSim(params, domain, 3, llms=ScriptedHub(provider))  # type: ignore[arg-type]
+    sim = RecUserSim(params, BuildContext(domain, ScriptedHub(provider), 3))  # type: ignore[arg-type]
     await sim.start(fan(), CRSReply("Hi!"))
     assert sim.memory is not None
     sim.memory.profile.preferences.clear()
@@ -698,7 +699,9 @@ async def test_refinement_judges_look_at_the_draft_at_once_unless_switched_off(
         "concurrent_judges": concurrent,
         "resolve_conflicts": False,
     }
-    sim = RecUserSim(simulator_registry.params("recusersim", args), domain, 3, llms=ScriptedHub(provider))  # type: ignore[arg-type]
+    sim = RecUserSim(
+        simulator_registry.params("recusersim", args), BuildContext(domain, ScriptedHub(provider), 3)
+    )  # type: ignore[arg-type]
     await sim.start(fan(), CRSReply("Hi!"))
     profile_of(sim, formality="neutral", information_richness="low")
     provider.peak = 0

@@ -3,36 +3,24 @@ of two judge configurations' scores."""
 
 from __future__ import annotations
 
-import asyncio
-import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from crsim.cli._support import atomic_output, user_errors
-from crsim.errors import ConfigError, CrsimError
-from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, SCORES
-from crsim.studies.language.measures import DialogueMeasures, Thresholds
-
-if TYPE_CHECKING:
-    from crsim.studies.language.measuring import Measurer
+from crsim.cli._support import user_errors
+from crsim.model.run_folder.files import LLM_CACHE, SCORES
+from crsim.studies.language.runs import Measured, MeasureOptions, Method, measure_runs, write_utterances
+from crsim.studies.language.runs import thresholds as make_thresholds
 
 analyze_app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False, help=__doc__
 )
 console = Console(soft_wrap=True)
-
-
-class Method(StrEnum):
-    RULES = "rules"
-    LLM = "llm"
 
 
 class UnitChoice(StrEnum):
@@ -74,115 +62,6 @@ LowOption = Annotated[int, typer.Option(min=0, help="Most key points of a low-ri
 ConcurrencyOption = Annotated[int, typer.Option(min=1, help="Dialogues measured at the same time.")]
 
 
-@dataclass
-class Measured:
-    dialogues: list[DialogueMeasures]
-    runs: list[str]
-    thresholds: Thresholds
-
-
-@dataclass(frozen=True)
-class MeasureOptions:
-    """How to measure: the CLI options every measuring command shares."""
-
-    method: Method
-    judge: Path | None
-    cache: Path | None
-    items: Path | None
-    concurrency: int
-    thresholds: Thresholds
-
-    def check(self) -> None:
-        if self.method is Method.RULES and (self.judge is not None or self.cache is not None):
-            raise CrsimError("--judge and --cache apply to --measure llm only")
-        if self.method is Method.LLM and self.items is not None:
-            raise CrsimError("--items applies to --measure rules only")
-
-
-def _dialogue_file(run: Path) -> Path:
-
-    path = run / DIALOGUES if run.is_dir() else run
-    if not path.is_file():
-        raise CrsimError(f"{run}: expected a run folder with {DIALOGUES} or a dialogue JSONL file")
-    return path
-
-
-def _thresholds(short_max: int, medium_max: int, low_max: int) -> Thresholds:
-    try:
-        return Thresholds(short_max=short_max, medium_max=medium_max, low_richness_max=low_max)
-    except ValidationError as exc:
-        raise ConfigError(f"--medium-max: {exc.errors()[0]['msg']}") from None
-
-
-async def _measure_llm(path: Path, run: str, options: MeasureOptions) -> list[DialogueMeasures]:
-    """One run with the LLM judges; the response cache defaults to the run folder's."""
-    from crsim.llm.client import LLMHub
-    from crsim.llm.config import LLMSettings, load_llm_settings
-    from crsim.model.io import iter_dialogues
-    from crsim.studies.language.judge import LLMJudge
-    from crsim.studies.language.measuring import LLMMeasurer, measure_dialogues
-
-    settings = load_llm_settings(options.judge) if options.judge is not None else LLMSettings()
-    if options.cache is not None:
-        cache = settings.cache.model_copy(update={"path": options.cache})
-        settings = settings.model_copy(update={"cache": cache})
-    hub = LLMHub(settings, cache_path=path.parent / LLM_CACHE)
-    try:
-        hub.check(["judge"])
-        measurer: Measurer = LLMMeasurer(LLMJudge(hub))
-        dialogues = iter_dialogues(path)
-        return await measure_dialogues(
-            dialogues, measurer, options.thresholds, run=run, concurrency=options.concurrency
-        )
-    finally:
-        await hub.aclose()
-
-
-async def _measure_all(
-    paths: list[Path], names: list[str], options: MeasureOptions
-) -> list[DialogueMeasures]:
-    from crsim.model.io import iter_dialogues
-    from crsim.studies.language.measuring import RuleMeasurer, measure_dialogues
-
-    measured: list[DialogueMeasures] = []
-    rules: Measurer | None = None
-    for path, name in zip(paths, names, strict=True):
-        if options.method is Method.LLM:
-            measured += await _measure_llm(path, name, options)
-            continue
-        if rules is None:
-            from crsim.data.augment.base import annotation_domain
-
-            rules = RuleMeasurer(annotation_domain(options.items))
-        measured += await measure_dialogues(
-            iter_dialogues(path), rules, options.thresholds, run=name, concurrency=options.concurrency
-        )
-    return measured
-
-
-def _measure(runs: list[Path], options: MeasureOptions) -> Measured:
-    """Every run's user utterances; all paths are checked before the first is measured."""
-    from crsim.studies.language.measuring import name_groups
-
-    options.check()
-    paths = [_dialogue_file(run) for run in runs]
-    names = [run.name if run.is_dir() else run.stem for run in runs]
-    if len(set(names)) < len(names):
-        names = [str(run) for run in runs]
-    measured = asyncio.run(_measure_all(paths, names, options))
-    return Measured(name_groups(measured), names, options.thresholds)
-
-
-def _write_utterances(measured: Measured, path: Path) -> None:
-    with atomic_output(path) as handle:
-        for item in measured.dialogues:
-            for utterance in item.utterances:
-                record = {"group": item.group, "run": item.run, "pattern": item.pattern}
-                handle.write(
-                    json.dumps({**record, **utterance.model_dump(mode="json")}, ensure_ascii=False) + "\n"
-                )
-
-
 def _say_errors(measured: Measured) -> None:
     from crsim.studies.language.measuring import error_counts
 
@@ -218,9 +97,9 @@ def diversity_command(
     from crsim.studies.language.tables import diversity_table
 
     with user_errors():
-        thresholds = _thresholds(short_max, medium_max, low_richness_max)
+        thresholds = make_thresholds(short_max, medium_max, low_richness_max)
         options = MeasureOptions(method, judge, cache, items, concurrency, thresholds)
-        measured = _measure(runs, options)
+        measured = measure_runs(runs, options)
         report = diversity(measured.dialogues, method=method.value, thresholds=thresholds, runs=measured.runs)
         written = _outputs(measured, utterances, plots, lambda out: plot_diversity(report, out))
     if as_json:
@@ -258,9 +137,9 @@ def controllability_command(
     from crsim.studies.language.tables import controllability_tables
 
     with user_errors():
-        thresholds = _thresholds(short_max, medium_max, low_richness_max)
+        thresholds = make_thresholds(short_max, medium_max, low_richness_max)
         options = MeasureOptions(method, judge, cache, items, concurrency, thresholds)
-        measured = _measure(runs, options)
+        measured = measure_runs(runs, options)
         report = controllability(
             measured.dialogues,
             method=method.value,
@@ -316,7 +195,7 @@ def _outputs(
     """Write the per-utterance file and the plots that were asked for; returns the files written."""
     written: list[Path] = []
     if utterances is not None:
-        _write_utterances(measured, utterances)
+        write_utterances(measured, utterances)
         written.append(utterances)
     if plots is not None:
         written += plot(plots)

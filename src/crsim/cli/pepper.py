@@ -3,41 +3,20 @@ representation accuracy study (docs/pepper.md)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from crsim.cli._support import atomic_output, user_errors
-from crsim.errors import ConfigError, DataError
-from crsim.model import annotations as keys
-from crsim.model.run_folder.files import DIALOGUES
-from crsim.model.run_folder.folder import dialogues_file
-
-if TYPE_CHECKING:
-    from crsim.llm.client import LLMHub
-    from crsim.model.domain import Domain
-    from crsim.model.user import SimulatedUser
-    from crsim.run.config import ExperimentConfig
-    from crsim.sim.pepper.accuracy import AccuracyOptions, AccuracyReport
+from crsim.cli._support import user_errors
 
 pepper_app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False, help=__doc__
 )
 console = Console(soft_wrap=True)
-
-
-def _dialogues_file(run: Path) -> Path:
-    path = dialogues_file(run)
-    if not path.is_file():
-        raise DataError(
-            f"not found; expected a run folder with {DIALOGUES} or a dialogue JSONL file", path=str(path)
-        )
-    return path
 
 
 def _number(value: float | None) -> str:
@@ -59,37 +38,11 @@ def curves_command(
 ) -> None:
     """PC_t@K and Recall@(t,K) per turn for K in 5, 10, 20, 50 per CRS × simulator, a PC_t plot and
     Recall plot (PNG), and PC on the selected and residual targets with the gap Δ = PC_res − PC_sel."""
-    from crsim.model.io import iter_dialogues
-    from crsim.studies.pepper_curves import pepper_curves, plot_curves, split_table
+    from crsim.studies.pepper_curves import curves_of_run
 
     with user_errors():
-        path = _dialogues_file(run)
-        dialogues = list(iter_dialogues(path))
-        if not dialogues:
-            raise DataError("holds no dialogues", path=str(path))
-        ks = sorted({5, 10, 20, 50, k})
-        curves = pepper_curves(dialogues, ks)
-        rows = split_table(dialogues, split_k)
-        folder = out or (run if run.is_dir() else run.parent)
-        result = {
-            "curves": [c.as_record() for c in curves],
-            "split": [
-                {
-                    "crs_id": r.crs_id,
-                    "simulator_id": r.simulator_id,
-                    "n": r.n,
-                    "k": split_k,
-                    "pc_selected": r.selected,
-                    "pc_residual": r.residual,
-                    "gap": r.gap,
-                }
-                for r in rows
-            ],
-        }
-        with atomic_output(folder / "pepper_curves.json") as handle:
-            json.dump(result, handle, indent=1)
-        pc_png = plot_curves(curves, f"PC@{k}", folder / f"pc_curve_at{k}.png")
-        recall_png = plot_curves(curves, f"Recall@(t,{k})", folder / f"recall_curve_at{k}.png")
+        computed = curves_of_run(run, k, split_k, out)
+    curves, rows, ks, result = computed.curves, computed.split, computed.ks, computed.record
     if as_json:
         typer.echo(json.dumps(result, indent=1))
         return
@@ -120,7 +73,7 @@ def curves_command(
             r.crs_id, r.simulator_id, str(r.n), _number(r.selected), _number(r.residual), _number(r.gap)
         )
     console.print(split)
-    console.print(f"wrote {folder / 'pepper_curves.json'}, {pc_png}, {recall_png}", highlight=False)
+    console.print(f"wrote {computed.json_path}, {computed.pc_png}, {computed.recall_png}", highlight=False)
 
 
 @pepper_app.command("pref-accuracy")
@@ -145,35 +98,15 @@ def pref_accuracy_command(
     """Preference representation accuracy (PEPPER Table 2): for pairs of a user's targets with
     different ratings, which one the LLM picks given general preferences, raw feedback or binary
     likes/dislikes; accuracy against the true ratings."""
-    from crsim.data.population_pepper import pepper_source
-    from crsim.data.users import build_users
-    from crsim.llm.client import LLMHub
-    from crsim.run.build import build_domain
     from crsim.run.config import load_config
+    from crsim.run.pepper_accuracy import preference_accuracy_study
 
     with user_errors():
         experiment = load_config(config, {"users": users})
-        if experiment.users.source not in ("pepper", "reviews"):
-            raise ConfigError(
-                f"users.source: {experiment.users.source!r}; the study needs a PEPPER source "
-                "('pepper' or 'reviews')"
-            )
-        domain = build_domain(experiment)
-        population = build_users(experiment.users, domain, experiment.seed)
-        source = pepper_source(experiment.users, domain)
-        true = {
-            u.id: source.ratings[str(keys.user_persona(keys.SOURCE_USER_ID, u.id, u.profile.persona))]
-            for u in population
-        }
         cache_path = cache or (out.with_name(out.stem + ".llm_cache.sqlite") if out else None)
-        hub = LLMHub(experiment.llm, cache_path=cache_path)
-        hub.check(["user"])
-        options = _accuracy_options(experiment, pairs)
-        options.both_orders = both_orders
-        report = asyncio.run(_accuracy(hub, population, true, domain, options))
-        if out is not None:
-            with atomic_output(out) as handle:
-                handle.write(report.model_dump_json(indent=1))
+        report = preference_accuracy_study(
+            experiment, pairs, both_orders=both_orders, cache_path=cache_path, out=out
+        )
     if as_json:
         typer.echo(report.model_dump_json(indent=1))
         return
@@ -192,36 +125,3 @@ def pref_accuracy_command(
     console.print(table)
     if out is not None:
         console.print(f"wrote {out}", highlight=False)
-
-
-def _accuracy_options(experiment: ExperimentConfig, pairs: int) -> AccuracyOptions:
-    """The narrative settings of the config's first `pepper` simulator, so that the study judges the
-    same general preferences as the dialogues (and finds them in a shared cache)."""
-    from crsim.registry import simulator_registry
-    from crsim.sim.pepper.accuracy import AccuracyOptions
-    from crsim.sim.pepper.common import PepperParams
-
-    options = AccuracyOptions(pairs_per_user=pairs, seed=experiment.seed)
-    for i, spec in enumerate(experiment.simulators):
-        params = simulator_registry.params(spec.name, spec.args, where=f"simulators[{i}]")
-        if spec.name == "pepper" and isinstance(params, PepperParams):
-            options.narrative_items = params.narrative_items
-            options.plot_chars = params.plot_chars
-            options.narrative_max_tokens = params.narrative_max_tokens
-            break
-    return options
-
-
-async def _accuracy(
-    hub: LLMHub,
-    population: list[SimulatedUser],
-    true: dict[str, dict[str, float]],
-    domain: Domain,
-    options: AccuracyOptions,
-) -> AccuracyReport:
-    from crsim.sim.pepper.accuracy import preference_accuracy
-
-    try:
-        return await preference_accuracy(hub.role("user"), population, true, domain, options)
-    finally:
-        await hub.aclose()

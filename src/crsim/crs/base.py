@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
+from crsim.components import Buildable
 from crsim.model.acts import DialogueAct
-from crsim.registry import Params
+from crsim.registry import Params, Registry
+from crsim.registry import crs_registry as _untyped_crs_registry
 
 
 @dataclass
@@ -44,10 +47,12 @@ class CRSSession:
 
 
 @runtime_checkable
-class CRS(Protocol):
-    """A conversational recommender. One object serves many dialogues, each with its own session."""
+class CRS(Buildable, Protocol):
+    """A conversational recommender. One object serves many dialogues, each with its own session.
 
-    Params: ClassVar[type[Params]]
+    Built once per run as `Class(params, ctx)` (`crsim.components`); `needs_llm` / `llm_roles(params)`
+    declare the language models it calls through `ctx.llms`.
+    """
 
     async def start(self, session: CRSSession) -> CRSReply | None:
         """Open the dialogue: a greeting, or None to let the user speak first."""
@@ -63,9 +68,15 @@ class CRS(Protocol):
 
 
 class BaseCRS:
-    """Convenience base: no greeting unless overridden, nothing to release on close."""
+    """Convenience base: no greeting unless overridden, nothing to release on close, no model."""
 
     Params: ClassVar[type[Params]] = Params
+    needs_llm: ClassVar[bool] = False
+
+    @classmethod
+    def llm_roles(cls, params: Any) -> list[str]:
+        """The model roles the CRS calls (none unless `needs_llm`)."""
+        return []
 
     async def start(self, session: CRSSession) -> CRSReply | None:
         return None
@@ -75,3 +86,14 @@ class BaseCRS:
 
     async def close(self, session: CRSSession) -> None:
         return None
+
+
+#: The CRS registry, typed: `get` gives a CRS class (the same object as `crsim.registry.crs_registry`).
+crs_registry: Registry[CRS] = _untyped_crs_registry
+
+_CRSClass = TypeVar("_CRSClass", bound=type[CRS])
+
+
+def crs(name: str) -> Callable[[_CRSClass], _CRSClass]:
+    """Register a CRS class under `name` (`@crs("retrieval")`); mypy checks it follows the CRS protocol."""
+    return crs_registry.register(name)  # type: ignore[return-value]

@@ -29,10 +29,11 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from importlib.util import find_spec
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import AfterValidator
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
 from crsim.crs.cues import domain_cues
@@ -41,11 +42,22 @@ from crsim.llm.errors import missing_dependency
 from crsim.model.domain import Domain, SlotKind
 from crsim.model.items import Item, ItemCollection
 from crsim.model.text import STOPWORDS, normalize
+from crsim.registry import Catalogue
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-RetrieverName = Literal["tfidf", "embeddings"]
+
+def _known_retriever(name: str) -> str:
+    if name not in retriever_catalogue:
+        raise ValueError(
+            f"unknown retriever {name!r}; expected one of: {', '.join(retriever_catalogue.names())}"
+        )
+    return name
+
+
+#: A candidate retriever's name: a `crsim.retriever` entry point (built-ins: tfidf, embeddings).
+RetrieverName = Annotated[str, AfterValidator(_known_retriever)]
 Scores = npt.NDArray[np.float64]
 
 #: Weight of the popularity prior relative to similarity (which lies in [0, 1]): a tie-breaker only.
@@ -310,13 +322,11 @@ def embedding_model() -> SentenceTransformer:
     return SentenceTransformer(str(path), device="cpu")
 
 
-_RETRIEVERS: dict[RetrieverName, type[CandidateRetriever]] = {
-    "tfidf": TfidfRetriever,
-    "embeddings": EmbeddingRetriever,
-}
-_BUILT: weakref.WeakKeyDictionary[ItemCollection, dict[RetrieverName, CandidateRetriever]] = (
-    weakref.WeakKeyDictionary()
-)
+#: The candidate retrievers by name: the `crsim.retriever` entry points (built-ins `tfidf` and
+#: `embeddings` in pyproject.toml), each a `CandidateRetriever` class built over an item collection
+#: and the domain's text view.
+retriever_catalogue: Catalogue[type[CandidateRetriever]] = Catalogue("retriever", "retriever")
+_BUILT: weakref.WeakKeyDictionary[ItemCollection, dict[str, CandidateRetriever]] = weakref.WeakKeyDictionary()
 _BUILD_LOCK = threading.Lock()
 
 
@@ -325,5 +335,5 @@ def candidate_retriever(domain: Domain, name: RetrieverName = "tfidf") -> Candid
     with _BUILD_LOCK:
         built = _BUILT.setdefault(domain.items, {})
         if name not in built:
-            built[name] = _RETRIEVERS[name](domain.items, text_view(domain))
+            built[name] = retriever_catalogue.get(name)(domain.items, text_view(domain))
         return built[name]

@@ -24,20 +24,18 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from crsim.crs.base import BaseCRS, CRSReply, CRSSession
+from crsim.components import BuildContext
+from crsim.crs.base import BaseCRS, CRSReply, CRSSession, crs
 from crsim.crs.candidates import RetrieverName, candidate_retriever
 from crsim.crs.phrasings import item_details
-from crsim.llm.client import LLMHub
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, Message, assistant, system, user
 from crsim.model.acts import DialogueAct, Intent
-from crsim.model.domain import Domain
 from crsim.model.items import Item
 from crsim.model.mentions import split_linked
 from crsim.registry import Params as RegistryParams
-from crsim.registry import crs
 from crsim.seeding import derive_seed
 
 _PROMPTS = "crsim.crs.prompts"
@@ -156,9 +154,10 @@ class LLMCRS(BaseCRS):
     def llm_roles(cls, params: Params) -> list[str]:
         return [params.role]
 
-    def __init__(self, params: Params, domain: Domain, *, llms: LLMHub) -> None:
+    def __init__(self, params: Params, ctx: BuildContext) -> None:
+        domain = ctx.require_domain(type(self).__name__)
         self.params, self.domain = params, domain
-        self.llm = llms.role(params.role)
+        self.llm = ctx.require_llms(type(self).__name__).role(params.role)
         self.system_template = load_template(_PROMPTS, params.prompt)
         self.turn_template = load_template(_PROMPTS, params.turn_prompt)
         self.retriever = candidate_retriever(domain, params.retriever)

@@ -17,14 +17,14 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import Field
 
-from crsim.crs.base import BaseCRS, CRSReply, CRSSession
+from crsim.components import BuildContext
+from crsim.crs.base import BaseCRS, CRSReply, CRSSession, crs
 from crsim.crs.nlg import sentences_for
 from crsim.crs.understanding import Context, Period, Understanding, lexicon_for, understand
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain
 from crsim.model.items import ItemCollection
 from crsim.registry import Params as RegistryParams
-from crsim.registry import crs
 
 Scores = npt.NDArray[np.float64]
 _EMPTY = np.zeros(0, dtype=np.intp)
@@ -151,7 +151,8 @@ class PopularCRS(BaseCRS):
             1, ge=0, le=3, description="Preference questions (after the greeting) before recommending."
         )
 
-    def __init__(self, params: Params, domain: Domain) -> None:
+    def __init__(self, params: Params, ctx: BuildContext) -> None:
+        domain = ctx.require_domain(type(self).__name__)
         self.params, self.domain = params, domain
         self.index = item_index(domain)
         self.lexicon = lexicon_for(

@@ -17,6 +17,8 @@ import numpy as np
 from pydantic import Field
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from crsim.components import BuildContext
+from crsim.crs.base import crs
 from crsim.crs.lexicon import lexicon_for
 from crsim.crs.phrasings import phrasing
 from crsim.crs.popular import DialogueState, PopularCRS, Scores, _act
@@ -25,7 +27,6 @@ from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain
 from crsim.model.items import Item, ItemCollection
 from crsim.registry import Params as RegistryParams
-from crsim.registry import crs
 
 
 class TextIndex:
@@ -145,9 +146,10 @@ class RetrievalCRS(PopularCRS):
         weights: Weights = Field(default_factory=Weights, description="Scoring weights.")
         explain: bool = Field(True, description="Say which stated preferences a recommendation matches.")
 
-    def __init__(self, params: Params, domain: Domain) -> None:
-        super().__init__(params, domain)
+    def __init__(self, params: Params, ctx: BuildContext) -> None:
+        super().__init__(params, ctx)
         self.settings = params
+        domain = self.domain
         unknown = [s for s in params.elicitation_order if s not in domain.informable_slots]
         if "elicitation_order" in params.model_fields_set and unknown:
             raise ConfigError(

@@ -392,12 +392,15 @@ def serve(
     """
     import uvicorn
 
+    from crsim.components import BuildContext, build
+    from crsim.crs.base import crs_registry
     from crsim.data.movies import movie_domain
-    from crsim.registry import crs_registry
+    from crsim.registry import ComponentSpec
 
-    params = crs_registry.params(crs_name, args, where="serve")
+    spec = ComponentSpec(name=crs_name, args=args)
+    crs_registry.params(crs_name, args, where="serve")  # bad arguments fail before the port is taken
     with listen(host, port) as sock:  # before the (slow) build: a busy port fails at once
-        crs = crs_registry.get(crs_name)(params, movie_domain())
+        crs = build(crs_registry, spec, BuildContext(domain=movie_domain(), seed=seed), where="serve")
         log = stderr_access_log() if access_log else None
         app = create_app(crs, seed=seed, limits=limits, access_log=log)
         config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5)

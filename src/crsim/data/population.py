@@ -17,17 +17,30 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import fmean
-from typing import Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from crsim.errors import ConfigError
 from crsim.model.domain import Domain
 from crsim.model.items import ItemCollection
 from crsim.model.user import InformationNeed, SimulatedUser, SlotPreferences, UserProfile
+from crsim.registry import Catalogue
 from crsim.seeding import derive_seed
 
 Ratings = Mapping[str, Mapping[str, float]]
+
+
+#: The population sources by name: the `crsim.population_source` entry points (the built-ins
+#: movielens, redial, iard, pepper, reviews in pyproject.toml name functions of crsim.data.users).
+source_catalogue: Catalogue[Any] = Catalogue("population_source", "population source")
+
+
+def _known_source(name: str) -> str:
+    if name not in source_catalogue:
+        known = ", ".join(source_catalogue.names())
+        raise ValueError(f"unknown population source {name!r}; expected one of: {known}")
+    return name
 
 
 class PopulationConfig(BaseModel):
@@ -35,14 +48,15 @@ class PopulationConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    source: Literal["movielens", "ratings", "goals", "redial", "iard", "pepper", "reviews"] = Field(
+    source: Annotated[str, AfterValidator(_known_source)] = Field(
         "movielens",
         description="Where users come from: rating histories of the domain's ratings file ('ratings'; "
         "'movielens' is its older name, the MovieLens ratings of the movie domain), goals sampled from "
         "the items' attribute values ('goals', for domains without ratings; the default there), "
         "ReDial seekers' movie feedback, "
         "IARD seekers' accepted recommendations and feedback, or PEPPER users (all top-rated items "
-        "as targets, the rest seen) from MovieLens ('pepper') or a reviews table ('reviews').",
+        "as targets, the rest seen) from MovieLens ('pepper') or a reviews table ('reviews'); or a "
+        "source a plug-in declares (entry point group crsim.population_source).",
     )
     file: Path | None = Field(
         None,

@@ -1,16 +1,39 @@
-"""Simulated users for an experiment, from the population source its config names."""
+"""Simulated users for an experiment, from the population source its config names.
+
+A population source is a function `(config, domain, seed) -> list[SimulatedUser]` declared as a
+`crsim.population_source` entry point (the built-ins below, in pyproject.toml); `users.source` in a
+config names one, and only its module is imported. A config that names none gets the domain's
+default (`default_source`): rating histories when the domain has a ratings file, goals otherwise.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
-from crsim.data.population import PopulationConfig, build_population
+from crsim.data.population import PopulationConfig, build_population, source_catalogue
 from crsim.errors import ConfigError
 from crsim.model.domain import Domain, SlotKind
 from crsim.model.user import SimulatedUser
 
+#: What a population source is: the config's `users` section, the domain and the run seed in.
+PopulationSource = Callable[[PopulationConfig, Domain, int], list[SimulatedUser]]
+
 #: Sources whose users come from the domain itself: its ratings file, or goals from its items.
 DOMAIN_SOURCES = ("movielens", "ratings", "goals")
+
+__all__ = [
+    "DOMAIN_SOURCES",
+    "PopulationSource",
+    "build_users",
+    "default_source",
+    "goal_users",
+    "iard_users",
+    "pepper_users",
+    "rating_users",
+    "redial_users",
+    "slots_for_domain",
+]
 
 
 def default_source(domain: Domain) -> Literal["movielens", "goals"]:
@@ -20,30 +43,16 @@ def default_source(domain: Domain) -> Literal["movielens", "goals"]:
 
 
 def build_users(config: PopulationConfig, domain: Domain, seed: int) -> list[SimulatedUser]:
-    """Users of the domain's ratings file, goals sampled from its items, ReDial or IARD seekers
-    (dialogue feedback), or PEPPER users (MovieLens or a reviews table, split by rating), on `domain`."""
-    source = config.source if "source" in config.model_fields_set else default_source(domain)
-    if source in ("movielens", "ratings"):
-        return _rating_users(config, domain, seed)
-    if source == "goals":
-        from crsim.data.population_goals import build_goal_population
-
-        return build_goal_population(config, domain, seed)
-    if source in ("pepper", "reviews"):
-        from crsim.data.population_pepper import build_pepper_population
-
-        return build_pepper_population(config, domain, seed)
-    if source == "iard":
-        from crsim.data.population_iard import build_iard_population
-
-        return build_iard_population(config, domain, seed, source=config.file)
-    from crsim.data.population_redial import build_redial_population
-
-    return build_redial_population(config, domain, seed, source=config.file)
+    """The users of the source `config.source` names (the domain's rating histories, goals sampled
+    from its items, ReDial or IARD seekers' dialogue feedback, PEPPER users from MovieLens or a
+    reviews table, or a plug-in's), on `domain`."""
+    name = config.source if "source" in config.model_fields_set else default_source(domain)
+    source: PopulationSource = source_catalogue.get(name)
+    return source(config, domain, seed)
 
 
-def _rating_users(config: PopulationConfig, domain: Domain, seed: int) -> list[SimulatedUser]:
-    """Users with rating histories from the domain's ratings file."""
+def rating_users(config: PopulationConfig, domain: Domain, seed: int) -> list[SimulatedUser]:
+    """`source: movielens` or `ratings`: users with rating histories from the domain's ratings file."""
     if config.file is not None:
         raise ConfigError(
             f"users.file: not supported for source {config.source!r} (the domain's ratings file is used)"
@@ -60,6 +69,34 @@ def _rating_users(config: PopulationConfig, domain: Domain, seed: int) -> list[S
     return build_population(
         config, domain, ratings, seed, label=domain.ratings.label, source=domain.ratings.name
     )
+
+
+def goal_users(config: PopulationConfig, domain: Domain, seed: int) -> list[SimulatedUser]:
+    """`source: goals`: goals sampled from the domain's items (constraints some item satisfies)."""
+    from crsim.data.population_goals import build_goal_population
+
+    return build_goal_population(config, domain, seed)
+
+
+def pepper_users(config: PopulationConfig, domain: Domain, seed: int) -> list[SimulatedUser]:
+    """`source: pepper` or `reviews`: PEPPER users (all top-rated items as targets, the rest seen)."""
+    from crsim.data.population_pepper import build_pepper_population
+
+    return build_pepper_population(config, domain, seed)
+
+
+def iard_users(config: PopulationConfig, domain: Domain, seed: int) -> list[SimulatedUser]:
+    """`source: iard`: IARD seekers' accepted recommendations and feedback (`users.file` or shipped)."""
+    from crsim.data.population_iard import build_iard_population
+
+    return build_iard_population(config, domain, seed, source=config.file)
+
+
+def redial_users(config: PopulationConfig, domain: Domain, seed: int) -> list[SimulatedUser]:
+    """`source: redial`: ReDial seekers' movie feedback (`users.file` or shipped)."""
+    from crsim.data.population_redial import build_redial_population
+
+    return build_redial_population(config, domain, seed, source=config.file)
 
 
 def slots_for_domain(config: PopulationConfig, domain: Domain) -> PopulationConfig:

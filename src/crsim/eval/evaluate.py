@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import BaseModel
 
+from crsim.components import BuildContext, build
 from crsim.errors import ConfigError
-from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, PerTurnMetric
+from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, PerTurnMetric, metric_registry
 from crsim.eval.stats import aggregate
 from crsim.model.dialogue import Dialogue, Termination, TerminationReason
 from crsim.model.run_folder.scores import (
@@ -36,10 +37,9 @@ from crsim.model.run_folder.scores import (
 )
 from crsim.model.run_folder.summary import write_summary_file
 from crsim.model.user import source_user_id
-from crsim.registry import ComponentSpec, llm_roles_of, metric_registry
+from crsim.registry import ComponentSpec
 
 if TYPE_CHECKING:
-    from crsim.llm.client import LLMHub
     from crsim.model.run_folder.summary import FileFingerprint
 
 __all__ = [
@@ -83,28 +83,20 @@ def default_metrics() -> list[ComponentSpec]:
     ]
 
 
-def build_metrics(specs: Sequence[ComponentSpec], *, llms: LLMHub | None = None) -> list[Metric | Evaluator]:
-    """Instantiate metrics and evaluators through the registry.
+def build_metrics(
+    specs: Sequence[ComponentSpec], ctx: BuildContext | None = None
+) -> list[Metric | Evaluator]:
+    """Instantiate metrics and evaluators through the registry, each as `Class(params, ctx)`.
 
-    Unknown names, bad arguments or clashing labels are a ConfigError. Evaluators that use language
-    models get `llms` after their roles' providers are built, so bad model settings fail here, before
-    any dialogue is scored; without `llms` they are a ConfigError.
+    Unknown names, bad arguments, a wrong constructor signature or clashing labels are a ConfigError.
+    Evaluators that use language models need `ctx.llms`; their roles' providers are built here, so
+    bad model settings fail before any dialogue is scored.
     """
+    ctx = ctx if ctx is not None else BuildContext()
     built: list[Metric | Evaluator] = []
     for index, spec in enumerate(specs):
         where = f"metrics[{index}]"
-        params = metric_registry.params(spec.name, spec.args, where=where)
-        cls = metric_registry.get(spec.name)
-        roles = llm_roles_of(cls, params, where)
-        if roles is not None:
-            if llms is None:
-                raise ConfigError(f"{where}: {spec.name!r} uses a language model; give LLM settings")
-            llms.check(roles)
-            metric_registry.check_construction(spec.name, where, "Class(params, llms=...)", params, llms=llms)
-            instance = cls(params, llms=llms)
-        else:
-            metric_registry.check_construction(spec.name, where, "Class(params)", params)
-            instance = cls(params)
+        instance = build(metric_registry, spec, ctx, where)
         if not isinstance(instance, Metric | Evaluator):
             raise ConfigError(f"{where}: {spec.name!r} is neither a Metric nor an Evaluator")
         instance.id = spec.id

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from crsim.collector import long_lived_objects_frozen
+from crsim.components import BuildContext, build
 from crsim.errors import ConfigError
 from crsim.eval.evaluate import (
     GroupSummary,
@@ -46,7 +47,7 @@ from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, MANIFEST, SCORES,
 from crsim.model.run_folder.lock import run_folder_lock
 from crsim.model.run_folder.manifest import Manifest, load_manifest
 from crsim.model.run_folder.summary import evaluation_sources
-from crsim.registry import ComponentSpec, llm_roles_of
+from crsim.registry import ComponentSpec
 from crsim.yaml_files import read_yaml_mapping, validate_located
 
 __all__ = [
@@ -199,8 +200,9 @@ def _evaluate_path(
         specs = [*specs, *options.judge.judges]
     out_dir.mkdir(parents=True, exist_ok=True)
     hub = LLMHub(settings, cache_path=out_dir / LLM_CACHE)
-    metrics = build_metrics(specs, llms=hub)
-    annotator = _annotator(options, manifest, hub)
+    ctx = BuildContext(llms=hub, seed=manifest.seed, run_folder=path if path.is_dir() else None)
+    metrics = build_metrics(specs, ctx)
+    annotator = _annotator(options, manifest, ctx)
     counts = AnnotationCounts()
     builder = SummaryBuilder(seed=manifest.seed)
     kept_labels: dict[str, None] = {}
@@ -262,23 +264,17 @@ def _manifest_llm(config: dict[str, Any], path: Path) -> LLMSettings:
     return validate_located(LLMSettings, config.get("llm", {}), str(path / MANIFEST), ("config", "llm"))
 
 
-def _annotator(options: EvaluateOptions, manifest: Manifest, hub: LLMHub) -> DialogueAnnotator | None:
+def _annotator(options: EvaluateOptions, manifest: Manifest, ctx: BuildContext) -> DialogueAnnotator | None:
     """The act annotator named by the options, over the run's domain (None for 'none')."""
     if options.annotator in NO_ANNOTATOR:
         return None
-    import crsim.data.augment  # noqa: F401  (registers the built-in annotators)
     from crsim.data.augment.base import ActAnnotator, annotator_registry
     from crsim.data.domains import domain_of
 
-    cls = annotator_registry.get(options.annotator)
-    params = annotator_registry.params(options.annotator, options.annotator_args, where="annotator")
+    spec = ComponentSpec(name=options.annotator, args=options.annotator_args)
+    annotator_registry.params(spec.name, spec.args, where="annotator")  # bad arguments before the domain
     domain = domain_of(manifest)  # the run's domain, from its folder (default: movies for a file)
-    roles = llm_roles_of(cls, params, "annotator")
-    if roles is not None:
-        hub.check(roles)
-        instance = cls(params, domain, llms=hub)
-    else:
-        instance = cls(params, domain)
+    instance = build(annotator_registry, spec, replace(ctx, domain=domain), "annotator")
     if not isinstance(instance, ActAnnotator):
         raise ConfigError(f"annotator {options.annotator!r} is not an act annotator")
     return instance

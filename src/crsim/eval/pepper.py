@@ -12,11 +12,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from crsim.eval.metrics.base import CutoffParams, Metric, NotApplicable, PerTurnMetric
+from crsim.eval.metrics.base import CutoffParams, Metric, NotApplicable, PerTurnMetric, metric
 from crsim.eval.metrics.structure import RecommendationTrace, extend
 from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue
-from crsim.registry import metric
 
 NO_SPLIT = "no selected/residual target split in the record"
 EMPTY_SUBSET = "the target subset is empty"

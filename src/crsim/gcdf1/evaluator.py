@@ -15,7 +15,7 @@ from functools import cached_property
 
 from pydantic import Field
 
-from crsim.eval.metrics.base import NO_ACTS, Evaluator, NotApplicable, Value
+from crsim.eval.metrics.base import NO_ACTS, Evaluator, NotApplicable, Value, metric
 from crsim.eval.metrics.structure import require_user_acts
 from crsim.gcdf1.adapter import crsim_ontology, goal_dialogue
 from crsim.gcdf1.behaviour import DESCRIPTIONS, Behaviour, Event
@@ -24,7 +24,6 @@ from crsim.gcdf1.config import Gcdf1Config, load_config
 from crsim.gcdf1.scoring import COMBINED, PRF, Gcdf1Scorer
 from crsim.model.dialogue import Dialogue, Role
 from crsim.registry import Params as BaseParams
-from crsim.registry import metric
 
 NO_NEED = "no information need (constraints or requests) to use as the goal"
 ASPECTS = ("igcdf1", "igcdf1_precision", "igcdf1_recall", "rgcdf1", "rgcdf1_precision", "rgcdf1_recall")

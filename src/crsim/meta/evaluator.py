@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from crsim.components import BuildContext
 from crsim.eval.evaluate import ScoreRecord, build_metrics
 from crsim.eval.metrics.base import Evaluator, Metric
 from crsim.eval.pipeline import score_all
@@ -153,7 +154,7 @@ def run_evaluator(
 
     async def go() -> EvaluatorRun:
         try:
-            metric = build_metrics([spec], llms=hub)[0]
+            metric = build_metrics([spec], BuildContext(llms=hub))[0]
             predictions, records = await predict_with(
                 metric, gold, concurrency=concurrency, default_aspect=default_aspect
             )

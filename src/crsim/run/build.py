@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
+from crsim.components import BuildContext, construct, prepare
+from crsim.crs.base import CRS, crs_registry
 from crsim.data.domains import domain_named
 from crsim.data.users import build_users
 from crsim.errors import ConfigError
@@ -13,10 +18,10 @@ from crsim.eval.evaluate import build_metrics
 from crsim.llm.client import LLMHub
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
-from crsim.registry import ComponentSpec, crs_registry, llm_roles_of, simulator_registry
+from crsim.registry import ComponentSpec
 from crsim.run.config import ExperimentConfig
 from crsim.seeding import derive_seed
-from crsim.sim.base import UserSimulator
+from crsim.sim.base import UserSimulator, simulator_registry
 
 
 @dataclass(frozen=True)
@@ -37,7 +42,7 @@ class Experiment:
     config: ExperimentConfig
     domain: Domain
     users: list[SimulatedUser]
-    crss: dict[str, Any]
+    crss: dict[str, CRS]
     simulator_factories: dict[str, Callable[[int], UserSimulator]]
     tasks: list[DialogueTask]
     components: dict[str, list[dict[str, Any]]]
@@ -56,43 +61,36 @@ def build_domain(config: ExperimentConfig) -> Domain:
     return domain_named(config.domain)
 
 
-def build_experiment(config: ExperimentConfig) -> Experiment:
+def build_experiment(config: ExperimentConfig, run_folder: Path | None = None) -> Experiment:
     """Validate every component's arguments and create the CRSs, simulator factories and tasks.
 
-    Metrics are built here too, only to check them: a bad metric must fail before the dialogues
-    are held, not after. So are the LLM providers of the roles the components use (a missing
-    model file fails here); API keys and endpoints are only tried by the dialogues themselves.
+    Every component is built as `Class(params, ctx)` from one `BuildContext` (the domain, the LLM
+    hub, the run seed, the run folder); a simulator per dialogue, with the dialogue's seed. Its
+    signature is checked here, so a plug-in that cannot be built so is a config error naming the
+    field before any dialogue. Metrics are built here too, only to check them: a bad metric must
+    fail before the dialogues are held, not after. So are the LLM providers of the roles the
+    components use (a missing model file fails here); API keys and endpoints are only tried by the
+    dialogues themselves.
     """
     llms = LLMHub(config.llm)
-    build_metrics(config.metrics, llms=llms)
+    build_metrics(config.metrics, BuildContext(llms=llms, seed=config.seed, run_folder=run_folder))
     domain = build_domain(config)
+    ctx = BuildContext(domain=domain, llms=llms, seed=config.seed, run_folder=run_folder)
     users = build_users(config.users, domain, seed=config.seed)
     components: dict[str, list[dict[str, Any]]] = {"crss": [], "simulators": []}
 
-    crss: dict[str, Any] = {}
+    crss: dict[str, CRS] = {}
     for i, (spec, label) in enumerate(zip(config.crss, _labels(config.crss, "crss"), strict=True)):
-        where = f"crss[{i}]"
-        params = crs_registry.params(spec.name, spec.args, where=where)
-        cls = crs_registry.get(spec.name)
-        extra = _llm_arguments(cls, params, llms, where)
-        crs_registry.check_construction(
-            spec.name, where, _call("params, domain", extra), params, domain, **extra
-        )
-        crss[label] = cls(params, domain, **extra)
+        cls, params = prepare(crs_registry, spec, ctx, f"crss[{i}]")
+        crss[label] = construct(cls, params, ctx)
         components["crss"].append({"id": label, "name": spec.name, "args": params.model_dump(mode="json")})
 
     factories: dict[str, Callable[[int], UserSimulator]] = {}
     for i, (spec, label) in enumerate(
         zip(config.simulators, _labels(config.simulators, "simulators"), strict=True)
     ):
-        where = f"simulators[{i}]"
-        params = simulator_registry.params(spec.name, spec.args, where=where)
-        cls = simulator_registry.get(spec.name)
-        extra = _llm_arguments(cls, params, llms, where)
-        simulator_registry.check_construction(
-            spec.name, where, _call("params, domain, seed", extra), params, domain, config.seed, **extra
-        )
-        factories[label] = _simulator_factory(cls, params, domain, extra)
+        sim_cls, params = prepare(simulator_registry, spec, ctx, f"simulators[{i}]")
+        factories[label] = _simulator_factory(sim_cls, params, ctx)
         components["simulators"].append(
             {"id": label, "name": spec.name, "args": params.model_dump(mode="json")}
         )
@@ -115,28 +113,12 @@ def build_experiment(config: ExperimentConfig) -> Experiment:
     return Experiment(config, domain, users, crss, factories, tasks, components, llms)
 
 
-def _call(positional: str, extra: dict[str, Any]) -> str:
-    """How the build layer calls a component's class, for the error of a wrong signature."""
-    return f"Class({', '.join([positional, *(f'{key}=...' for key in extra)])})"
-
-
-def _llm_arguments(cls: Any, params: Any, llms: LLMHub, where: str) -> dict[str, Any]:
-    """`llms=` for components that use language models, after building the providers of their roles."""
-    roles = llm_roles_of(cls, params, where)
-    if roles is None:
-        return {}
-    try:
-        llms.check(roles)
-    except ConfigError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
-    return {"llms": llms}
-
-
 def _simulator_factory(
-    cls: Any, params: Any, domain: Domain, extra: dict[str, Any]
+    cls: type[UserSimulator], params: BaseModel, ctx: BuildContext
 ) -> Callable[[int], UserSimulator]:
+    """Builds the simulator of one dialogue: the run's context with the dialogue's seed."""
+
     def make(seed: int) -> UserSimulator:
-        simulator: UserSimulator = cls(params, domain, seed, **extra)
-        return simulator
+        return construct(cls, params, ctx.for_dialogue(seed))
 
     return make

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from crsim.components import Buildable
 from crsim.crs.base import CRSReply
 from crsim.model.acts import DialogueAct
 from crsim.model.user import SimulatedUser
-from crsim.registry import Params
+from crsim.registry import Registry
+from crsim.registry import simulator_registry as _untyped_simulator_registry
 
 
 @dataclass
@@ -34,10 +37,12 @@ class DialogueNotes:
 
 
 @runtime_checkable
-class UserSimulator(Protocol):
-    """A simulated user. Build a new one per dialogue: its state belongs to that dialogue."""
+class UserSimulator(Buildable, Protocol):
+    """A simulated user. Build a new one per dialogue: its state belongs to that dialogue.
 
-    Params: ClassVar[type[Params]]
+    Built as `Class(params, ctx)` with the dialogue's context (`ctx.seed` is the dialogue's seed;
+    `crsim.components`); `needs_llm` / `llm_roles(params)` declare the models it calls via `ctx.llms`.
+    """
 
     async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
         """First user utterance; `greeting` is the CRS's opening, if it spoke first."""
@@ -46,3 +51,14 @@ class UserSimulator(Protocol):
     async def respond(self, reply: CRSReply) -> UserTurn:
         """React to one CRS reply."""
         ...
+
+
+#: The simulator registry, typed (the same object as `crsim.registry.simulator_registry`).
+simulator_registry: Registry[UserSimulator] = _untyped_simulator_registry
+
+_SimulatorClass = TypeVar("_SimulatorClass", bound=type[UserSimulator])
+
+
+def simulator(name: str) -> Callable[[_SimulatorClass], _SimulatorClass]:
+    """Register a simulator class under `name` (`@simulator("abus")`); mypy checks the protocol."""
+    return simulator_registry.register(name)  # type: ignore[return-value]

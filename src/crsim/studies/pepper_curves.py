@@ -7,6 +7,7 @@ A study over a whole run, built on the metrics of `crsim.eval.pepper` (`target_s
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,3 +138,64 @@ def plot_curves(curves: list[GroupCurve], metric: str, path: Path, title: str = 
     figure.savefig(path)
     plt.close(figure)
     return path
+
+
+#: Cut-offs every `curves_of_run` computes, besides the one asked for.
+CURVE_KS = (5, 10, 20, 50)
+
+
+@dataclass(frozen=True)
+class RunCurves:
+    """What `curves_of_run` computed and wrote: the curves, the selected/residual table, the JSON
+    record (`pepper_curves.json`) and the two plots."""
+
+    ks: list[int]
+    curves: list[GroupCurve]
+    split: list[SplitRow]
+    record: dict[str, Any]
+    pc_png: Path
+    recall_png: Path
+    json_path: Path
+
+
+def curves_of_run(run: Path, k: int = 10, split_k: int = 50, out: Path | None = None) -> RunCurves:
+    """PC_t@K and Recall@(t,K) curves of a run folder (or dialogue file) for K in 5, 10, 20, 50 and
+    `k`, the selected/residual table at `split_k`; writes pepper_curves.json and the PC and Recall
+    plots at `k` into `out` (default: the run folder, or the file's folder). `crsim pepper curves`."""
+    from crsim.atomic_files import atomic_output
+    from crsim.errors import DataError
+    from crsim.model.io import iter_dialogues
+    from crsim.model.run_folder.files import DIALOGUES
+    from crsim.model.run_folder.folder import dialogues_file
+
+    path = dialogues_file(run)
+    if not path.is_file():
+        raise DataError(
+            f"not found; expected a run folder with {DIALOGUES} or a dialogue JSONL file", path=str(path)
+        )
+    dialogues = list(iter_dialogues(path))
+    if not dialogues:
+        raise DataError("holds no dialogues", path=str(path))
+    ks = sorted({*CURVE_KS, k})
+    curves = pepper_curves(dialogues, ks)
+    rows = split_table(dialogues, split_k)
+    folder = out or (run if run.is_dir() else run.parent)
+    record = {"curves": [c.as_record() for c in curves], "split": [_split_record(r, split_k) for r in rows]}
+    json_path = folder / "pepper_curves.json"
+    with atomic_output(json_path) as handle:
+        json.dump(record, handle, indent=1)
+    pc_png = plot_curves(curves, f"PC@{k}", folder / f"pc_curve_at{k}.png")
+    recall_png = plot_curves(curves, f"Recall@(t,{k})", folder / f"recall_curve_at{k}.png")
+    return RunCurves(ks, curves, rows, record, pc_png, recall_png, json_path)
+
+
+def _split_record(row: SplitRow, k: int) -> dict[str, Any]:
+    return {
+        "crs_id": row.crs_id,
+        "simulator_id": row.simulator_id,
+        "n": row.n,
+        "k": k,
+        "pc_selected": row.selected,
+        "pc_residual": row.residual,
+        "gap": row.gap,
+    }

@@ -19,11 +19,11 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import Field, field_validator
 
+from crsim.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.errors import ConfigError
 from crsim.model.acts import DialogueAct
 from crsim.model.annotations import HTTP, RECOMMENDED_ITEMS_SOURCE, REPLACED_CODE_POINTS
-from crsim.model.domain import Domain
 from crsim.model.text import JSONTextError, loads_clean
 from crsim.redact import secret_from_env
 from crsim.registry import Params
@@ -378,7 +378,8 @@ class HTTPCRS(BaseCRS):
 
     Params = HTTPParams
 
-    def __init__(self, params: HTTPParams, domain: Domain) -> None:
+    def __init__(self, params: HTTPParams, ctx: BuildContext) -> None:
+        domain = ctx.require_domain(type(self).__name__)
         self.params, self.domain = params, domain
         self.http = HTTPClient(params)
         if params.link_titles:

@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 import httpx
 from pydantic import Field
 
-from crsim.crs.base import CRSReply, CRSSession
+from crsim.crs.base import CRSReply, CRSSession, crs
 from crsim.crs.http.base import HTTPCRS, CRSInvalidResponse, ExchangeLog, HTTPParams, field_of
-from crsim.registry import crs
 
 
 class CRSArenaParams(HTTPParams):

@@ -16,10 +16,9 @@ from urllib.parse import quote
 import httpx
 from pydantic import ValidationError
 
-from crsim.crs.base import CRSReply, CRSSession
+from crsim.crs.base import CRSReply, CRSSession, crs
 from crsim.crs.http.base import HTTPCRS, CRSHTTPError, CRSInvalidResponse, ExchangeLog, HTTPParams, field_of
 from crsim.model.acts import DialogueAct
-from crsim.registry import crs
 
 
 class GenericParams(HTTPParams):

@@ -13,9 +13,8 @@ from typing import Any
 import httpx
 from pydantic import Field
 
-from crsim.crs.base import CRSReply, CRSSession
+from crsim.crs.base import CRSReply, CRSSession, crs
 from crsim.crs.http.base import HTTPCRS, CRSHTTPError, CRSInvalidResponse, ExchangeLog, HTTPParams, field_of
-from crsim.registry import crs
 
 
 class MovieBotParams(HTTPParams):

@@ -9,21 +9,21 @@ machine-made acts are never mistaken for a dataset's own labels.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
+from crsim.components import BuildContext, build
+from crsim.errors import ConfigError
+from crsim.llm.client import LLMHub
 from crsim.model import annotations as keys
 from crsim.model.acts import DialogueAct
 from crsim.model.dialogue import Dialogue, Utterance
 from crsim.model.domain import Domain
 from crsim.model.items import ItemCollection
+from crsim.registry import ComponentSpec, Registry
 from crsim.registry import Params as ComponentParams
-from crsim.registry import Registry
-
-annotator_registry: Registry[Any] = Registry("annotator")
-annotator = annotator_registry.register
 
 #: Annotation key naming the annotator that produced an utterance's acts.
 #: Annotation key of the annotator that wrote the acts (declared in model/annotations.py).
@@ -40,15 +40,25 @@ class AnnotationReport:
 
 
 class ActAnnotator:
-    """Base class: subclasses set `Params` and implement `utterance_acts`."""
+    """Base class: subclasses set `Params` and implement `utterance_acts`.
+
+    Built as `Class(params, ctx)` like every component (`crsim.components`), over `ctx.domain`;
+    one that calls a language model sets `needs_llm` and names its roles in `llm_roles(params)`.
+    """
 
     Params: ClassVar[type[ComponentParams]] = ComponentParams
     #: One line on how the annotator works.
     description: ClassVar[str] = ""
+    needs_llm: ClassVar[bool] = False
 
-    def __init__(self, params: ComponentParams, domain: Domain) -> None:
+    def __init__(self, params: ComponentParams, ctx: BuildContext) -> None:
         self.params = params
-        self.domain = domain
+        self.domain = ctx.require_domain(f"annotator {type(self).__name__}")
+
+    @classmethod
+    def llm_roles(cls, params: Any) -> list[str]:
+        """The model roles the annotator calls (none unless `needs_llm`)."""
+        return []
 
     @property
     def name(self) -> str:
@@ -89,15 +99,27 @@ class ActAnnotator:
             yield await self.annotate(dialogue, overwrite=overwrite, report=report)
 
 
-def build_annotator(name: str, args: dict[str, Any], domain: Domain) -> ActAnnotator:
-    """A registered annotator with validated arguments; unknown names or arguments raise ConfigError."""
-    import crsim.data.augment  # noqa: F401  (registers the built-in annotators)
+#: The act-annotator registry (entry points `crsim.annotator`).
+annotator_registry: Registry[ActAnnotator] = Registry("annotator")
 
-    cls = annotator_registry.get(name)
-    params = annotator_registry.params(name, args, where="annotator")
-    instance = cls(params, domain)
+_AnnotatorClass = TypeVar("_AnnotatorClass", bound=type[ActAnnotator])
+
+
+def annotator(name: str) -> Callable[[_AnnotatorClass], _AnnotatorClass]:
+    """Register an act annotator class under `name` (`@annotator("rules")`)."""
+    return annotator_registry.register(name)  # type: ignore[return-value]
+
+
+def build_annotator(
+    name: str, args: dict[str, Any], domain: Domain, llms: LLMHub | None = None, *, where: str = "annotator"
+) -> ActAnnotator:
+    """A registered annotator built as `Class(params, ctx)` over `domain`; an annotator that calls a
+    language model needs `llms`. Unknown names, arguments or a wrong signature raise ConfigError."""
+    instance = build(
+        annotator_registry, ComponentSpec(name=name, args=args), BuildContext(domain, llms), where
+    )
     if not isinstance(instance, ActAnnotator):
-        raise TypeError(f"annotator {name!r} does not derive from ActAnnotator")
+        raise ConfigError(f"{where}: annotator {name!r} does not derive from ActAnnotator")
     return instance
 
 

@@ -25,6 +25,7 @@ from typing import Annotated, Any, ClassVar
 import jinja2
 from pydantic import Field, field_validator
 
+from crsim.components import BuildContext
 from crsim.data.augment.base import ACTS_SOURCE, ActAnnotator, AnnotationReport, annotator
 from crsim.data.datasets.intents import INTENT_TABLES, SLOTS
 from crsim.errors import ConfigError
@@ -273,13 +274,13 @@ class LLMAnnotator(ActAnnotator):
     def llm_roles(cls, params: Params) -> list[str]:
         return [params.role]
 
-    def __init__(self, params: ComponentParams, domain: Domain, *, llms: LLMHub | None = None) -> None:
-        """`llms` default: the local model with default settings and no response cache."""
-        super().__init__(params, domain)
+    def __init__(self, params: ComponentParams, ctx: BuildContext) -> None:
+        """Calls `ctx.llms`; without one, the local model with default settings and no response cache."""
+        super().__init__(params, ctx)
         assert isinstance(params, LLMAnnotator.Params)
         self.settings = params
-        self.llm: LLM = (llms if llms is not None else LLMHub(LLMSettings())).role(params.role)
-        self.words = vocabulary(params.scheme, domain, params.slots)
+        self.llm: LLM = (ctx.llms if ctx.llms is not None else LLMHub(LLMSettings())).role(params.role)
+        self.words = vocabulary(params.scheme, self.domain, params.slots)
         self.template: jinja2.Template = load_template(PROMPTS, params.prompt)
         self.grammars = {
             role: acts_grammar(list(intents), list(self.words.slots), max_acts=params.max_acts)

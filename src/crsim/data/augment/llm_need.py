@@ -22,6 +22,7 @@ from typing import Annotated, Any, ClassVar, Literal, cast
 import jinja2
 from pydantic import BaseModel, Field, create_model
 
+from crsim.components import BuildContext
 from crsim.data.augment.evaluate import value_key
 from crsim.data.augment.llm import SLOT_MEANINGS
 from crsim.data.augment.need import NeedReport
@@ -131,11 +132,13 @@ class LLMNeedExtractor:
     def llm_roles(cls, params: Params) -> list[str]:
         return [params.role]
 
-    def __init__(self, params: Params | None, domain: Domain, *, llms: LLMHub | None = None) -> None:
-        """`params` default: the defaults above; `llms` default: the local model, no response cache."""
+    def __init__(self, params: Params | None, ctx: BuildContext) -> None:
+        """Built like a component, over `ctx.domain`; `params` default: the defaults above; the model
+        is `ctx.llms`, default the local model with no response cache."""
         self.params = params if params is not None else self.Params()
-        self.domain = domain
-        self.llm: LLM = (llms if llms is not None else LLMHub(LLMSettings())).role(self.params.role)
+        self.domain = domain = ctx.require_domain("the llm need extractor")
+        llms = ctx.llms if ctx.llms is not None else LLMHub(LLMSettings())
+        self.llm: LLM = llms.role(self.params.role)
         self.template: jinja2.Template = load_template(PROMPTS, self.params.prompt)
         self.schema = need_schema(
             domain, max_constraints=self.params.max_constraints, max_targets=self.params.max_targets

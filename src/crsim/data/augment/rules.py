@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from crsim.components import BuildContext
 from crsim.crs.understanding import Context, understand
 from crsim.data.augment.base import ActAnnotator, annotator
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.dialogue import Role, Utterance
-from crsim.model.domain import Domain
 from crsim.model.items import ItemCollection
 from crsim.model.mentions import named_items
 from crsim.registry import Params as ComponentParams
@@ -30,9 +30,9 @@ class RuleAnnotator(ActAnnotator):
     class Params(ComponentParams):
         pass
 
-    def __init__(self, params: ComponentParams, domain: Domain) -> None:
-        super().__init__(params, domain)
-        self._nlu = RuleNLU(domain)
+    def __init__(self, params: ComponentParams, ctx: BuildContext) -> None:
+        super().__init__(params, ctx)
+        self._nlu = RuleNLU(self.domain)
 
     async def utterance_acts(self, utterance: Utterance, history: Sequence[Utterance]) -> list[DialogueAct]:
         if utterance.role == Role.USER:

@@ -13,16 +13,16 @@ from typing import Annotated, ClassVar
 
 from pydantic import AfterValidator, Field, model_validator
 
+from crsim.components import BuildContext
 from crsim.errors import ConfigError
 from crsim.eval.judge.judge import DEFAULT_PROMPT, PROMPTS, RubricJudge
 from crsim.eval.judge.rubric import load_rubric
-from crsim.eval.metrics.base import Evaluator, Value
+from crsim.eval.metrics.base import Evaluator, Value, metric
 from crsim.llm.client import LLMHub
 from crsim.llm.config import LLMSettings
 from crsim.llm.prompts import template_check
 from crsim.model.dialogue import Dialogue
 from crsim.registry import Params as BaseParams
-from crsim.registry import metric
 
 
 def _rubric_check(ref: str) -> str:
@@ -93,11 +93,11 @@ class JudgeEvaluator(Evaluator):
         assert isinstance(params, cls.Params)
         return [params.role]
 
-    def __init__(self, params: Params | None = None, *, llms: LLMHub | None = None, **_: object) -> None:
-        """`llms` default: the local model with default settings and no response cache."""
-        super().__init__(params)
+    def __init__(self, params: Params | None = None, ctx: BuildContext | None = None) -> None:
+        """Calls `ctx.llms`; without one, the local model with default settings and no response cache."""
+        super().__init__(params, ctx)
         p = self.params
-        hub = llms if llms is not None else LLMHub(LLMSettings())
+        hub = ctx.llms if ctx is not None and ctx.llms is not None else LLMHub(LLMSettings())
         self.rubric = load_rubric(p.rubric)
         self.judge = RubricJudge(
             self.rubric,

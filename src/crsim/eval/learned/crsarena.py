@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from crsim.components import BuildContext
 from crsim.eval.learned.crsarena_features import dialogue_features
 from crsim.eval.learned.crsarena_model import (
     DIALOGUE_ASPECTS,
@@ -31,10 +32,9 @@ from crsim.eval.learned.crsarena_model import (
     load_model,
     predict,
 )
-from crsim.eval.metrics.base import Evaluator, NotApplicable, Value
+from crsim.eval.metrics.base import Evaluator, NotApplicable, Value, metric
 from crsim.model.dialogue import Dialogue
 from crsim.registry import Params as BaseParams
-from crsim.registry import metric
 
 #: The shipped model.
 CRSARENA_MODEL = Path(__file__).parent / "models" / "crsarena-v1.json"
@@ -70,9 +70,13 @@ class LearnedCrsarena(Evaluator):
     Params = CrsarenaParams
 
     def __init__(
-        self, params: BaseParams | None = None, *, model: CrsarenaModel | None = None, **_: object
+        self,
+        params: BaseParams | None = None,
+        ctx: BuildContext | None = None,
+        *,
+        model: CrsarenaModel | None = None,
     ) -> None:
-        super().__init__(params)
+        super().__init__(params, ctx)
         assert isinstance(self.params, CrsarenaParams)
         if model is None:  # a bad model file fails when the evaluator is built, before any dialogue
             model = cached_model(Path(self.params.model) if self.params.model else None)

@@ -21,12 +21,12 @@ from typing import ClassVar
 
 from pydantic import Field
 
+from crsim.components import BuildContext
 from crsim.eval.learned.artifact import Artifact, Head, load_artifact
 from crsim.eval.learned.features import document
-from crsim.eval.metrics.base import Metric, NotApplicable
+from crsim.eval.metrics.base import Metric, NotApplicable, metric
 from crsim.model.dialogue import Dialogue, Role
 from crsim.registry import Params as BaseParams
-from crsim.registry import metric
 
 #: The shipped artifact.
 SATISFACTION_ARTIFACT = Path(__file__).parent / "models" / "satisfaction-v1.json"
@@ -66,8 +66,8 @@ class _LearnedHeadMetric(Metric):
     Params = SatisfactionParams
     head_name: ClassVar[str]
 
-    def __init__(self, params: BaseParams | None = None) -> None:
-        super().__init__(params)
+    def __init__(self, params: BaseParams | None = None, ctx: BuildContext | None = None) -> None:
+        super().__init__(params, ctx)
         assert isinstance(self.params, SatisfactionParams)
         path = Path(self.params.artifact) if self.params.artifact else None
         self.head = cached_artifact(path).head(self.head_name)  # a bad artifact fails at build time

@@ -7,13 +7,17 @@ into None, so a missing value is counted as missing and never silently becomes 0
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from pydantic import Field
 
+from crsim.components import BuildContext
 from crsim.model.dialogue import Dialogue
 from crsim.registry import Params as BaseParams
+from crsim.registry import Registry
+from crsim.registry import metric_registry as _untyped_metric_registry
 
 #: Reasons a dialogue cannot be scored; summaries count missing values per reason.
 NO_ACTS = "user utterance without dialogue acts (annotate the dialogue first)"
@@ -41,7 +45,11 @@ class NotApplicable(Exception):
 
 
 class Metric(ABC):
-    """A per-dialogue metric. Subclasses register with `@metric(name)` and nest a `Params` model."""
+    """A per-dialogue metric. Subclasses register with `@metric(name)` and nest a `Params` model.
+
+    Built as `Class(params, ctx)` like every component (`crsim.components`); both may be left out
+    when calling it directly (default arguments, empty context). A metric calls no language model.
+    """
 
     Params: ClassVar[type[BaseParams]] = BaseParams
     registry_name: ClassVar[str]
@@ -49,8 +57,9 @@ class Metric(ABC):
     #: reports draw with a binomial interval), False when values are not restricted to 0/1, None when
     #: the metric does not say (reports then look at the values).
     binary: ClassVar[bool | None] = None
+    needs_llm: ClassVar[bool] = False
 
-    def __init__(self, params: BaseParams | None = None) -> None:
+    def __init__(self, params: BaseParams | None = None, ctx: BuildContext | None = None) -> None:
         self.params = checked_params(self, params)
         #: Set from a config's `id` to tell two instances of one metric apart in tables.
         self.id: str | None = None
@@ -67,6 +76,11 @@ class Metric(ABC):
     @abstractmethod
     def compute(self, dialogue: Dialogue) -> float:
         """The value for one dialogue; raises `NotApplicable` when it cannot be computed."""
+
+    @classmethod
+    def llm_roles(cls, params: BaseParams) -> list[str]:
+        """A metric calls no language model."""
+        return []
 
     def score(self, dialogue: Dialogue) -> float | None:
         """The value for one dialogue, or None when the metric does not apply to it."""
@@ -117,18 +131,19 @@ class Value:
 class Evaluator(ABC):
     """A per-dialogue scorer that may give several aspects and per-turn values, and may await (LLMs).
 
-    Registered with `@metric(name)` like `Metric`, with a nested `Params`. Evaluators that call
-    language models set `needs_llm = True`, list their roles in `llm_roles(params)` and take
-    `llms=` (an `LLMHub`) in the constructor. Records are labelled `"{label}/{aspect}"` (or just
-    `label` when `aspect` is None); turn-level values carry the turn number t (1-based, the CRS
-    reply to the t-th user utterance) and are averaged per dialogue before population statistics.
+    Registered with `@metric(name)` like `Metric`, with a nested `Params`, and built as
+    `Class(params, ctx)`. Evaluators that call language models set `needs_llm = True`, list their
+    roles in `llm_roles(params)` and call them through `ctx.llms` (an `LLMHub`). Records are
+    labelled `"{label}/{aspect}"` (or just `label` when `aspect` is None); turn-level values carry
+    the turn number t (1-based, the CRS reply to the t-th user utterance) and are averaged per
+    dialogue before population statistics.
     """
 
     Params: ClassVar[type[BaseParams]] = BaseParams
     registry_name: ClassVar[str]
     needs_llm: ClassVar[bool] = False
 
-    def __init__(self, params: BaseParams | None = None, **_: object) -> None:
+    def __init__(self, params: BaseParams | None = None, ctx: BuildContext | None = None) -> None:
         self.params = checked_params(self, params)
         self.id: str | None = None
 
@@ -152,3 +167,14 @@ class Evaluator(ABC):
     async def evaluate(self, dialogue: Dialogue) -> list[Value]:
         """All values for one dialogue. Raise `NotApplicable` when the dialogue lacks what is needed;
         any other exception becomes an error record for this dialogue only."""
+
+
+#: The metric registry, typed: metrics and evaluators (the same object as `crsim.registry.metric_registry`).
+metric_registry: Registry[Metric | Evaluator] = _untyped_metric_registry
+
+_MetricClass = TypeVar("_MetricClass", bound=type[Metric] | type[Evaluator])
+
+
+def metric(name: str) -> Callable[[_MetricClass], _MetricClass]:
+    """Register a metric or evaluator class under `name` (`@metric("recall")`)."""
+    return metric_registry.register(name)  # type: ignore[return-value]

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from crsim.eval.metrics.base import CutoffParams, NotApplicable, PerTurnMetric
+from crsim.eval.metrics.base import CutoffParams, NotApplicable, PerTurnMetric, metric
 from crsim.eval.metrics.structure import RecommendationTrace, extend, targets
 from crsim.model.dialogue import Dialogue
-from crsim.registry import metric
 
 
 def coverage_curve(dialogue: Dialogue, k: int) -> tuple[RecommendationTrace, list[float]]:

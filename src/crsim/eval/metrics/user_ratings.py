@@ -16,11 +16,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from crsim.eval.metrics.base import Evaluator, NotApplicable, Value
+from crsim.eval.metrics.base import Evaluator, NotApplicable, Value, metric
 from crsim.model.annotations import RATINGS, annotation
 from crsim.model.dialogue import Dialogue, Role
 from crsim.registry import Params as BaseParams
-from crsim.registry import metric
 
 #: The annotation this evaluator reads (declared in model/annotations.py).
 ANNOTATION = RATINGS.name

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from crsim.eval.metrics.base import Metric
+from crsim.eval.metrics.base import Metric, metric
 from crsim.eval.metrics.structure import (
     LABEL_PRESETS,
     LabelSets,
@@ -21,7 +21,6 @@ from crsim.eval.metrics.structure import (
 )
 from crsim.model.dialogue import Dialogue, Fault
 from crsim.registry import Params as BaseParams
-from crsim.registry import metric
 
 
 class RoundParams(BaseParams):

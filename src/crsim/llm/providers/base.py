@@ -8,13 +8,13 @@ their optional dependencies lazily, inside `create`, so `import crsim.llm` never
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from importlib import import_module
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from crsim.errors import ConfigError
 from crsim.llm.config import ModelConfig
 from crsim.llm.types import Completion, Message, ResolvedGeneration
+from crsim.registry import Catalogue
 
 
 class Provider(Protocol):
@@ -33,13 +33,10 @@ class Provider(Protocol):
 
 ProviderFactory = Callable[[ModelConfig], Provider]
 
-#: provider name -> "module:factory". Modules are imported only when a config names the provider.
-_PROVIDERS = {
-    "openai": "crsim.llm.providers.openai:create",
-    "ollama": "crsim.llm.providers.ollama:create",
-    "local": "crsim.llm.providers.local:create",
-    "scripted": "crsim.llm.providers.scripted:create",
-}
+#: The LLM providers by name: the `crsim.llm_provider` entry points (the built-ins openai, ollama,
+#: local and scripted are declared in pyproject.toml), each naming a `create(config) -> Provider`
+#: factory; a module is imported only when a config names its provider.
+provider_catalogue: Catalogue[ProviderFactory] = Catalogue("llm_provider", "LLM provider")
 
 
 #: Redirects followed within one origin before a call fails (the HTTP CRS adapters allow as many).
@@ -84,9 +81,5 @@ def check_options(config: ModelConfig, reserved: frozenset[str], label: str) -> 
 
 def create_provider(config: ModelConfig) -> Provider:
     """Build the provider a model config names; configuration problems raise `ConfigError` here."""
-    target = _PROVIDERS.get(config.provider)
-    if target is None:
-        raise ConfigError(f"unknown LLM provider {config.provider!r}; expected one of {sorted(_PROVIDERS)}")
-    module, factory = target.split(":")
-    create: ProviderFactory = getattr(import_module(module), factory)
+    create = provider_catalogue.get(config.provider)
     return create(config)

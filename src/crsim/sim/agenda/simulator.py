@@ -15,15 +15,14 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
+from crsim.components import BuildContext
 from crsim.crs.base import CRSReply
 from crsim.crs.cues import prompt_words
 from crsim.errors import ConfigError
 from crsim.llm.client import LLMHub
 from crsim.model.acts import format_acts
-from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
 from crsim.registry import Params as BaseParams
-from crsim.registry import simulator
 from crsim.seeding import derive_seed
 from crsim.sim.agenda.llm_nlg import LLMNLG
 from crsim.sim.agenda.llm_nlu import LLMNLU
@@ -31,7 +30,7 @@ from crsim.sim.agenda.nlg import NLG, DomainWords, NLGContext, TemplateNLG, load
 from crsim.sim.agenda.nlu import NLU, NLUResult, RuleNLU
 from crsim.sim.agenda.policy import InteractionModel, PolicyTurn
 from crsim.sim.agenda.preferences import PreferenceModel
-from crsim.sim.base import UserTurn
+from crsim.sim.base import UserTurn, simulator
 
 
 @simulator("abus")
@@ -97,7 +96,7 @@ class AgendaBasedSimulator:
             None, description="`nlg: llm`: speaking style or emotion, e.g. 'impatient' (none: neutral)."
         )
 
-    #: Built with `llms=`; the roles actually used are `llm_roles(params)`.
+    #: May call models (through `ctx.llms`); the roles actually used are `llm_roles(params)`.
     needs_llm: ClassVar[bool] = True
 
     @classmethod
@@ -105,17 +104,20 @@ class AgendaBasedSimulator:
         """The model role, when the NLU or the NLG is a language model; none otherwise."""
         return [params.role] if "llm" in (params.nlu, params.nlg) else []
 
-    def __init__(self, params: Params, domain: Domain, seed: int, *, llms: LLMHub | None = None) -> None:
-        self.params, self.domain, self.seed = params, domain, seed
+    def __init__(self, params: Params, ctx: BuildContext) -> None:
+        self.params, self.domain, self.seed = params, ctx.require_domain(type(self).__name__), ctx.seed
+        llms = ctx.llms
         self.nlu: NLU = self._nlu(llms)
         self.nlg: NLG = self._nlg(llms)
-        self._rng = random.Random(seed)
+        self._rng = random.Random(self.seed)
         self._model: InteractionModel | None = None
         self._persona: dict[str, Any] = {}
 
     def _hub(self, llms: LLMHub | None, part: str) -> LLMHub:
         if llms is None:
-            raise ConfigError(f"simulator abus with {part}: llm needs language models (llms=LLMHub(...))")
+            raise ConfigError(
+                f"simulator abus with {part}: llm needs language models (a build context with an LLM hub)"
+            )
         return llms
 
     def _nlu(self, llms: LLMHub | None) -> NLU:

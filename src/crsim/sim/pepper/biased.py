@@ -18,16 +18,14 @@ from typing import Any
 
 from pydantic import Field
 
+from crsim.components import BuildContext
 from crsim.crs.base import CRSReply
 from crsim.data.population_pepper import split_targets
 from crsim.errors import DataError
-from crsim.llm.client import LLMHub
 from crsim.llm.prompts import load_template, render
 from crsim.model import annotations as keys
-from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
-from crsim.registry import simulator
-from crsim.sim.base import UserTurn
+from crsim.sim.base import UserTurn, simulator
 from crsim.sim.pepper.common import ChatUser, PepperParams, TemplateName
 from crsim.sim.pepper.profile import PROMPTS, ItemView, item_view
 
@@ -59,8 +57,8 @@ class TargetBiasedSimulator(ChatUser):
             "for the judge.",
         )
 
-    def __init__(self, params: Params, domain: Domain, seed: int, *, llms: LLMHub) -> None:
-        super().__init__(params, domain, seed, llms=llms)
+    def __init__(self, params: Params, ctx: BuildContext) -> None:
+        super().__init__(params, ctx)
         self.params = params
         self.template = load_template(PROMPTS, params.prompt)
         self.targets: list[ItemView] = []

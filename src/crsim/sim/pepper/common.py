@@ -7,14 +7,13 @@ from typing import Annotated, Any, ClassVar
 import jinja2
 from pydantic import Field
 
+from crsim.components import BuildContext
 from crsim.crs.base import CRSReply
-from crsim.llm.client import LLMHub
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import render, template_check
 from crsim.llm.types import GenerationConfig, Message, assistant, system, user
 from crsim.model import annotations as keys
 from crsim.model.dialogue import Role
-from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
 from crsim.registry import Params as BaseParams
 from crsim.seeding import derive_seed
@@ -58,9 +57,9 @@ class ChatUser:
     def llm_roles(cls, params: PepperParams) -> list[str]:
         return [params.role]
 
-    def __init__(self, params: PepperParams, domain: Domain, seed: int, *, llms: LLMHub) -> None:
-        self.settings, self.domain, self.seed = params, domain, seed
-        self.llm = llms.role(params.role)
+    def __init__(self, params: PepperParams, ctx: BuildContext) -> None:
+        self.settings, self.domain, self.seed = params, ctx.require_domain(type(self).__name__), ctx.seed
+        self.llm = ctx.require_llms(type(self).__name__).role(params.role)
         self.history: list[Entry] = []
         self.turn = 0
         self.user: SimulatedUser | None = None

@@ -23,8 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from crsim.components import BuildContext
 from crsim.crs.base import CRSReply
-from crsim.llm.client import LLMHub
 from crsim.llm.prompts import load_template, render
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, system, user
@@ -32,9 +32,8 @@ from crsim.model import annotations as keys
 from crsim.model.dialogue import Role
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
-from crsim.registry import simulator
 from crsim.seeding import derive_seed
-from crsim.sim.base import UserTurn
+from crsim.sim.base import UserTurn, simulator
 from crsim.sim.pepper.common import ChatUser, PepperParams, TemplateName
 from crsim.sim.pepper.profile import PROMPTS, Feedback, ItemView, item_view, seen_feedback
 
@@ -104,8 +103,8 @@ class PepperSimulator(ChatUser):
             "so that they say something new.",
         )
 
-    def __init__(self, params: Params, domain: Domain, seed: int, *, llms: LLMHub) -> None:
-        super().__init__(params, domain, seed, llms=llms)
+    def __init__(self, params: Params, ctx: BuildContext) -> None:
+        super().__init__(params, ctx)
         self.params = params
         self.template = load_template(PROMPTS, params.prompt)
         self.reflect_template = load_template(PROMPTS, params.reflect_prompt)

@@ -35,9 +35,9 @@ from typing import Annotated, Any, ClassVar, Literal
 import jinja2
 from pydantic import Field, ValidationInfo, field_validator
 
+from crsim.components import BuildContext
 from crsim.crs.base import CRSReply
 from crsim.errors import ConfigError, CrsimError, DataError
-from crsim.llm.client import LLMHub
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render, template_check
 from crsim.llm.types import GenerationConfig, Message
@@ -293,9 +293,9 @@ class PromptSimulator:
     def llm_roles(cls, params: PromptParams) -> list[str]:
         return [params.role]
 
-    def __init__(self, params: PromptParams, domain: Domain, seed: int, *, llms: LLMHub) -> None:
-        self.settings, self.domain, self.seed = params, domain, seed
-        self.llm = llms.role(params.role)
+    def __init__(self, params: PromptParams, ctx: BuildContext) -> None:
+        self.settings, self.domain, self.seed = params, ctx.require_domain(type(self).__name__), ctx.seed
+        self.llm = ctx.require_llms(type(self).__name__).role(params.role)
         self.template = load_template(PROMPTS, params.prompt)
         self.examples = load_examples(params.examples, params.num_examples) if params.examples else ()
         self.history: list[Entry] = []

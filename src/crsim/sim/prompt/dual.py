@@ -15,14 +15,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crsim.llm.client import LLMHub
+from crsim.components import BuildContext
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig
-from crsim.model.domain import Domain
-from crsim.registry import simulator
-from crsim.sim.base import UserTurn
+from crsim.sim.base import UserTurn, simulator
 from crsim.sim.prompt.common import (
     PROMPTS,
     PromptParams,
@@ -71,8 +69,8 @@ class DualPromptSimulator(PromptSimulator):
             "prompt fits the model's context window. None: never cut.",
         )
 
-    def __init__(self, params: Params, domain: Domain, seed: int, *, llms: LLMHub) -> None:
-        super().__init__(params, domain, seed, llms=llms)
+    def __init__(self, params: Params, ctx: BuildContext) -> None:
+        super().__init__(params, ctx)
         self.dual = params
         self.stop_template = load_template(PROMPTS, params.stop_prompt)
 

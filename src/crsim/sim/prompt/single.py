@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from crsim.llm.client import LLMHub
-from crsim.model.domain import Domain
-from crsim.registry import simulator
-from crsim.sim.base import UserTurn
+from crsim.components import BuildContext
+from crsim.sim.base import UserTurn, simulator
 from crsim.sim.prompt.common import PromptParams, PromptSimulator, split_at_stop
 
 
@@ -40,8 +38,8 @@ class SinglePromptSimulator(PromptSimulator):
                 raise ValueError("the stop token must contain visible characters")
             return value.strip()
 
-    def __init__(self, params: Params, domain: Domain, seed: int, *, llms: LLMHub) -> None:
-        super().__init__(params, domain, seed, llms=llms)
+    def __init__(self, params: Params, ctx: BuildContext) -> None:
+        super().__init__(params, ctx)
         self.stop_token = params.stop_token
 
     async def _next_turn(self) -> UserTurn:

@@ -4,7 +4,9 @@ An action is data: a name, what it means (shown to the model that chooses), what
 when it is chosen (shown to the model that writes the reply), whether it needs a recommendation
 on the table, and whether it ends the conversation. The built-in six follow RecUserSim's five
 (feedback split into positive and negative); `chit_chat` is registered too but not chosen unless a
-config lists it. New actions are one `register_action(UserAction(...))` call.
+config lists it. The actions are the `crsim.recusersim_action` entry points (the built-ins below are
+declared in pyproject.toml); a plug-in declares its own there, and code (a test, a notebook) may
+add one with `register_action(UserAction(...))`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from crsim.errors import ConfigError
+from crsim.registry import Catalogue
 
 
 @dataclass(frozen=True)
@@ -30,31 +33,34 @@ class UserAction:
     ends_dialogue: bool = False
 
 
-_ACTIONS: dict[str, UserAction] = {}
+#: The user actions by name (entry points `crsim.recusersim_action`, each naming a `UserAction`).
+action_catalogue: Catalogue[UserAction] = Catalogue("recusersim_action", "user action")
 
 
 def register_action(action: UserAction) -> UserAction:
     """Make `action` available by name; registering a different action under a taken name is an error."""
     if not action.name.isidentifier():
         raise ValueError(f"action name {action.name!r}: expected a word of letters, digits and underscores")
-    existing = _ACTIONS.get(action.name)
-    if existing is not None and existing != action:
-        raise ValueError(f"user action {action.name!r} is already registered")
-    _ACTIONS[action.name] = action
-    return action
+    if action.name in action_catalogue:
+        if action_catalogue.get(action.name) != action:
+            raise ValueError(f"user action {action.name!r} is already registered")
+        return action
+    return action_catalogue.add(action.name, action)
 
 
 def action_names() -> list[str]:
-    return sorted(_ACTIONS)
+    return action_catalogue.names()
 
 
 def get_action(name: str, where: str = "") -> UserAction:
-    """The registered action `name`; a ConfigError naming `where` and the known names otherwise."""
-    found = _ACTIONS.get(name)
-    if found is None:
-        prefix = f"{where}: " if where else ""
+    """The action `name`; a ConfigError naming `where` and the known names otherwise."""
+    try:
+        found = action_catalogue.get(name)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}" if where else str(exc)) from None
+    if not isinstance(found, UserAction) or found.name != name:
         raise ConfigError(
-            f"{prefix}unknown user action {name!r}; expected one of: {', '.join(action_names())}"
+            f"{where or 'actions'}: entry point {name!r} does not name a UserAction called {name!r}"
         )
     return found
 
@@ -64,58 +70,44 @@ def get_actions(names: Iterable[str], where: str) -> list[UserAction]:
     return [get_action(name, f"{where}[{i}]") for i, name in enumerate(names)]
 
 
-REQUEST = register_action(
-    UserAction(
-        "request_recommendation",
-        "ask the recommender to recommend something (or something else)",
-        "Ask the recommender for a recommendation.",
-    )
+REQUEST = UserAction(
+    "request_recommendation",
+    "ask the recommender to recommend something (or something else)",
+    "Ask the recommender for a recommendation.",
 )
-CLARIFY = register_action(
-    UserAction(
-        "clarify_preference",
-        "tell the recommender more about what you like or want, so it can do better",
-        "Tell the recommender one or more of your preferences that it does not know yet or got wrong.",
-    )
+CLARIFY = UserAction(
+    "clarify_preference",
+    "tell the recommender more about what you like or want, so it can do better",
+    "Tell the recommender one or more of your preferences that it does not know yet or got wrong.",
 )
-POSITIVE = register_action(
-    UserAction(
-        "positive_feedback",
-        "say that you like the recommended item",
-        "Say that the recommended item appeals to you and why.",
-        needs_recommendation=True,
-    )
+POSITIVE = UserAction(
+    "positive_feedback",
+    "say that you like the recommended item",
+    "Say that the recommended item appeals to you and why.",
+    needs_recommendation=True,
 )
-NEGATIVE = register_action(
-    UserAction(
-        "negative_feedback",
-        "say that the recommended item does not suit you",
-        "Say that the recommended item does not suit you and why.",
-        needs_recommendation=True,
-    )
+NEGATIVE = UserAction(
+    "negative_feedback",
+    "say that the recommended item does not suit you",
+    "Say that the recommended item does not suit you and why.",
+    needs_recommendation=True,
 )
-INQUIRE = register_action(
-    UserAction(
-        "inquire_attribute",
-        "ask about a detail of the recommended item (its plot, cast, director, year, ...)",
-        "Ask about one detail of the recommended item that matters to you.",
-        needs_recommendation=True,
-    )
+INQUIRE = UserAction(
+    "inquire_attribute",
+    "ask about a detail of the recommended item (its plot, cast, director, year, ...)",
+    "Ask about one detail of the recommended item that matters to you.",
+    needs_recommendation=True,
 )
-END = register_action(
-    UserAction(
-        "end_conversation",
-        "end the conversation, because you are satisfied or because you give up",
-        "End the conversation politely in your own way (thank them, or say you will look elsewhere).",
-        ends_dialogue=True,
-    )
+END = UserAction(
+    "end_conversation",
+    "end the conversation, because you are satisfied or because you give up",
+    "End the conversation politely in your own way (thank them, or say you will look elsewhere).",
+    ends_dialogue=True,
 )
-CHIT_CHAT = register_action(
-    UserAction(
-        "chit_chat",
-        "make small talk that is not about the recommendation",
-        "Add a short remark of small talk, as people do in a chat.",
-    )
+CHIT_CHAT = UserAction(
+    "chit_chat",
+    "make small talk that is not about the recommendation",
+    "Add a short remark of small talk, as people do in a chat.",
 )
 
 #: The actions a simulator chooses from unless its config says otherwise (RecUserSim's five).

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from crsim.errors import ConfigError
 from crsim.llm.structured import Structured
+from crsim.registry import Catalogue
 from crsim.sim.recusersim.profile import Traits
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*", re.UNICODE)
@@ -139,31 +140,32 @@ async def refine_in_order(
     return text, outcomes
 
 
-_TOOLS: dict[str, type[RefinementTool]] = {}
+#: The refinement tools by name (entry points `crsim.recusersim_tool`, each naming a tool class).
+tool_catalogue: Catalogue[type[RefinementTool]] = Catalogue("recusersim_tool", "refinement tool")
 
 
 def refinement_tool(name: str) -> Callable[[type[RefinementTool]], type[RefinementTool]]:
+    """Name a tool class; one no entry point declares is registered in code (a test, a notebook)."""
+
     def register(cls: type[RefinementTool]) -> type[RefinementTool]:
-        if name in _TOOLS and _TOOLS[name] is not cls:
-            raise ValueError(f"refinement tool {name!r} is already registered")
         cls.name = name
-        _TOOLS[name] = cls
+        if name not in tool_catalogue.names():
+            tool_catalogue.add(name, cls)
         return cls
 
     return register
 
 
 def tool_names() -> list[str]:
-    return sorted(_TOOLS)
+    return tool_catalogue.names()
 
 
 def get_tool(name: str, where: str = "") -> RefinementTool:
-    cls = _TOOLS.get(name)
-    if cls is None:
-        prefix = f"{where}: " if where else ""
-        raise ConfigError(
-            f"{prefix}unknown refinement tool {name!r}; expected one of: {', '.join(tool_names())}"
-        )
+    """A new instance of the tool `name`; a ConfigError naming `where` and the known names otherwise."""
+    try:
+        cls = tool_catalogue.get(name)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}" if where else str(exc)) from None
     return cls()
 
 

@@ -30,9 +30,9 @@ from typing import Any, ClassVar, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from crsim.components import BuildContext
 from crsim.crs.base import CRSReply
 from crsim.crs.phrasings import item_details
-from crsim.llm.client import LLMHub
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
 from crsim.llm.structured import Structured, generate_json
@@ -45,9 +45,8 @@ from crsim.model.domain import Domain
 from crsim.model.items import Item
 from crsim.model.user import SimulatedUser
 from crsim.registry import Params as BaseParams
-from crsim.registry import simulator
 from crsim.seeding import derive_seed
-from crsim.sim.base import DialogueNotes, UserTurn
+from crsim.sim.base import DialogueNotes, UserTurn, simulator
 from crsim.sim.prompt.common import (
     CRS_LABEL,
     USER_LABEL,
@@ -126,11 +125,12 @@ class RecUserSim:
     def llm_roles(cls, params: RecUserSimParams) -> list[str]:
         return [params.role, params.profile_role] if params.resolve_conflicts else [params.role]
 
-    def __init__(self, params: RecUserSimParams, domain: Domain, seed: int, *, llms: LLMHub) -> None:
-        self.settings, self.domain, self.seed = params, domain, seed
+    def __init__(self, params: RecUserSimParams, ctx: BuildContext) -> None:
+        self.settings, self.domain, self.seed = params, ctx.require_domain(type(self).__name__), ctx.seed
+        llms = ctx.require_llms(type(self).__name__)
         self.llm = llms.role(params.role)
         self.profile_llm = llms.role(params.profile_role) if params.resolve_conflicts else self.llm
-        self.dictionary: ProfileDictionary = load_dictionary(self._profile_name(params, domain))
+        self.dictionary: ProfileDictionary = load_dictionary(self._profile_name(params, self.domain))
         self.actions = get_actions(params.actions, "actions")
         self.opening = get_actions(params.opening_actions, "opening_actions")
         self.tools: list[RefinementTool] = [get_tool(name) for name in params.refinements]
