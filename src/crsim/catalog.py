@@ -97,10 +97,10 @@ def _rubric_infos() -> list[ComponentInfo]:
 
 
 def _domain_infos() -> list[ComponentInfo]:
-    from crsim.data.domains import KNOWN_DOMAINS
+    from crsim.data.domains import known_domains
 
     return [
-        ComponentInfo("domain", name, "a shipped item domain", "crsim.data.domains") for name in KNOWN_DOMAINS
+        ComponentInfo("domain", name, "an item domain", "crsim.data.domains") for name in known_domains()
     ]
 
 
@@ -185,11 +185,11 @@ def _info(kind: str, name: str, cls: type, detail: bool) -> ComponentInfo:
 
 def _default_roles(cls: type, params_model: type[BaseModel] | None) -> list[str] | None:
     """The LLM roles the component uses with its default arguments; None when they cannot be built."""
-    from crsim.registry import llm_roles_of
+    from crsim.components import llm_roles_of
 
     try:
         params = params_model() if params_model is not None else None
-        return llm_roles_of(cls, params, "") if params is not None else None
+        return llm_roles_of(cls, params) if params is not None else None
     except Exception:  # noqa: BLE001 - required arguments: the roles depend on them
         return None
 
