@@ -30,11 +30,6 @@ DPI = 100
 FEW = 10
 
 
-def short(name: str, limit: int = 40) -> str:
-    """A label cut to `limit` characters (only where a name is repeated in full beside the plot)."""
-    return name if len(name) <= limit else name[: limit - 1] + "…"
-
-
 def wrap(name: str, width: int = 28) -> str:
     """A pairing name on as many lines as it needs, broken at spaces (after the ×), never cut."""
     return "\n".join(textwrap.wrap(name, width, break_long_words=False, break_on_hyphens=False)) or name
