@@ -188,3 +188,9 @@ def test_installed_packages_add_domains_through_entry_points(
     assert domain_named("shop").items["s2"].title == "Blue Shirt"
     with pytest.raises(ConfigError, match=r"entry point 'gone' .*cannot be loaded"):
         domain_named("gone")
+
+
+def test_a_csv_saved_by_a_spreadsheet_with_a_byte_order_mark_reads_the_same(tmp_path: Path) -> None:
+    path = _write(tmp_path, GOOD)
+    (tmp_path / "shop.csv").write_bytes(b"\xef\xbb\xbf" + SHOPS.encode("utf-8"))
+    assert read_domain_file(path).items["s1"].title == "Red Shirt"

@@ -187,7 +187,7 @@ def _text_lines(path: Path) -> io.TextIOBase:
     try:
         raw = path.read_bytes()
         raw = gzip.decompress(raw) if path.suffix == ".gz" else raw
-        return io.StringIO(raw.decode("utf-8"), newline="")
+        return io.StringIO(raw.decode("utf-8-sig"), newline="")  # a spreadsheet's BOM is not a column name
     except UnicodeDecodeError as exc:
         raise DataError(f"not UTF-8 text (byte {exc.start})", path=str(path)) from None
     except (OSError, EOFError) as exc:
