@@ -85,3 +85,14 @@ def test_llm_crs_shows_the_attributes_of_candidates(domain: str) -> None:
     system, *_, turn = crs._messages(state, candidates)
     assert domain in system["content"]
     assert "area: " in turn["content"] and "pricerange: " in turn["content"]
+
+
+def test_llm_crs_movie_prompts_render_as_before() -> None:
+    """The llm CRS's system and turn prompts for movies (candidates, recent items), as main rendered."""
+    crs = LLMCRS(LLMCRS.Params(), domain_named("movies"), llms=_Hub())  # type: ignore[arg-type]
+    state = LLMCRSState()
+    state.messages.append({"role": "user", "content": "a funny movie from the nineties with tom hanks"})
+    state.last_recommended = ["2571", "6"]
+    messages = crs._messages(state, crs._candidates(state))
+    expected = json.loads((FIXTURE.parent / "movie_prompts_llm_crs.json").read_text(encoding="utf-8"))
+    assert [m["content"] for m in messages] == expected
