@@ -298,6 +298,15 @@ def consistency_command(
 
     with user_errors():
         report = consistency_report(scores_a, scores_b)
+        if not any(metric.paired >= 3 for metric in report.metrics):
+            shared = (
+                "share no metric label"
+                if not report.metrics
+                else "pair fewer than 3 dialogues on every metric"
+            )
+            raise CrsimError(
+                f"{scores_a} and {scores_b} {shared}; a correlation needs at least 3 dialogues scored in both"
+            )
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
         return

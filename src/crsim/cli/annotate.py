@@ -255,6 +255,11 @@ def annotate_need_eval(
             summary = _run_with(
                 hub, evaluate_needs(NeedExtractor(tool), dialogues, from_text=from_text)
             ).summary()
+        if not summary["dialogues"]:
+            reader = f"with --dataset {dataset}" if dataset else "as crsim dialogues (no --dataset)"
+            raise CrsimError(
+                f"{gold}: read {reader}, it holds no dialogues; is that the file and format meant?"
+            )
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
         return
