@@ -99,9 +99,7 @@ def _rubric_infos() -> list[ComponentInfo]:
 def _domain_infos() -> list[ComponentInfo]:
     from crsim.data.domains import known_domains
 
-    return [
-        ComponentInfo("domain", name, "an item domain", "crsim.data.domains") for name in known_domains()
-    ]
+    return [ComponentInfo("domain", name, "an item domain", "crsim.data.domains") for name in known_domains()]
 
 
 #: Kinds that are not registries yet: kind -> the function listing them.
@@ -151,14 +149,14 @@ def describe(name: str, kind: str | None = None) -> list[ComponentInfo]:
     """Everything about the component(s) called `name` (one per kind that has one; `kind:name` picks)."""
     if kind is None and ":" in name:
         kind, name = name.split(":", 1)
-    infos = [info for info in component_infos(kind) if info.name == name]
     registries = _registries()
-    detailed = [
-        _info(info.kind, name, registries[info.kind].get(name), detail=True)
-        if info.kind in registries
-        else info
-        for info in infos
-    ]
+    detailed: list[ComponentInfo] = []
+    for each in [_kind(kind)] if kind else kind_names():
+        registry = registries.get(each)
+        if registry is None:
+            detailed += [info for info in _OTHER_KINDS[each]() if info.name == name]
+        elif name in registry.entry_points() or name in registry.snapshot():  # imports that module only
+            detailed.append(_info(each, name, registry.get(name), detail=True))
     if not detailed:
         known = sorted({info.name for info in component_infos(kind)})
         raise ConfigError(f"unknown component {name!r}{_suggest(name, known)}; `crsim list` shows them all")

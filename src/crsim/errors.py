@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class CrsimError(Exception):
     """An error caused by input (a config, a file, a record), shown to the user in one line."""
@@ -27,3 +29,12 @@ class DataError(CrsimError):
         self.path, self.record, self.field = path, record, field
         location = ", ".join(where)
         super().__init__(f"{location}: {message}" if location else message)
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """` (did you mean 'x'?)` for the closest of `choices` to a misspelt `name`, or '' when none is close."""
+    from rapidfuzz import fuzz, process
+
+    known = [choice for choice in choices if choice != name]
+    best = process.extractOne(name, known, scorer=fuzz.WRatio, score_cutoff=75) if known and name else None
+    return f" (did you mean {best[0]!r}?)" if best else ""

@@ -157,10 +157,13 @@ class ProgressReport:
         ticker.start()
         try:
             yield
-        finally:
-            stop.set()
-            ticker.join()
-            self._write(f"{meter.line()} · done")
+        except Exception:
+            self._stop(stop, ticker)
+            self._write_stopped(meter)
+            raise
+        finally:  # a stop signal (KeyboardInterrupt): the command says what was kept, in one line
+            self._stop(stop, ticker)
+        self._write(f"{meter.line()} · done")
 
     @contextmanager
     def _live(self, meter: PhaseMeter) -> Iterator[None]:
@@ -181,10 +184,25 @@ class ProgressReport:
             follower.start()
             try:
                 yield
+            except Exception:
+                self._stop(stop, follower)
+                progress.stop()
+                self._write_stopped(meter)
+                raise
             finally:
-                stop.set()
-                follower.join()
+                self._stop(stop, follower)
         console.print(f"{meter.line()} · done", highlight=False, markup=False)
+
+    @staticmethod
+    def _stop(stop: threading.Event, thread: threading.Thread) -> None:
+        stop.set()
+        if thread.is_alive():
+            thread.join()
+
+    def _write_stopped(self, meter: PhaseMeter) -> None:
+        """A phase that raised: its last line says so (nothing when it stopped before its first item)."""
+        if meter.done:
+            self._write(f"{meter.line()} · stopped")
 
     def _write(self, line: str) -> None:
         try:

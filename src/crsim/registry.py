@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from crsim.errors import ConfigError
+from crsim.errors import ConfigError, did_you_mean
 
 
 class Params(BaseModel):
@@ -166,7 +166,10 @@ class Registry(Generic[C]):
                     f" (no {self.group} entry points are installed: reinstall crsim, "
                     "e.g. `pip install -e .`, to declare the built-ins)"
                 )
-            raise ConfigError(f"unknown {self.kind} {name!r}; expected one of: {known}{hint}") from None
+            guess = did_you_mean(name, self.names())
+            raise ConfigError(
+                f"unknown {self.kind} {name!r}{guess}; expected one of: {known}{hint}"
+            ) from None
 
     def check_construction(self, name: str, where: str, call: str, *args: Any, **kwargs: Any) -> None:
         """Fail now, naming the config field, if `name`'s class cannot be called with these arguments.
@@ -201,8 +204,10 @@ class Registry(Generic[C]):
             field = ".".join(str(p) for p in err["loc"])
             prefix = f"{where}." if where else ""
             if err["type"] == "extra_forbidden":
-                allowed = ", ".join(cls.Params.model_fields) or "none"  # type: ignore[attr-defined]
-                message = f"unknown argument for {self.kind} {name!r}; expected one of: {allowed}"
+                fields = cls.Params.model_fields  # type: ignore[attr-defined]
+                guess = did_you_mean(str(err["loc"][-1]), fields)
+                allowed = ", ".join(fields) or "none"
+                message = f"unknown argument for {self.kind} {name!r}{guess}; expected one of: {allowed}"
                 raise ConfigError(f"{prefix}args.{field}: {message}") from None
             raise ConfigError(f"{prefix}args.{field}: {err['msg']} (for {self.kind} {name!r})") from None
 

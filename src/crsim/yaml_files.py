@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import yaml
 from pydantic import BaseModel, ValidationError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from crsim.errors import ConfigError
+from crsim.errors import ConfigError, did_you_mean
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -160,10 +160,10 @@ def describe_yaml_error(exc: yaml.YAMLError) -> str:
     """One line for a YAML problem: what it is and where ("not valid YAML (...) at line 3, column 5")."""
     if isinstance(exc, YamlRefused):
         return str(exc)
-    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem:
-        mark = exc.problem_mark
+    if isinstance(exc, yaml.MarkedYAMLError) and (exc.problem or exc.context):
+        mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        return f"not valid YAML ({exc.problem}{where})"
+        return f"not valid YAML ({exc.problem or exc.context}{where})"
     lines = str(exc).splitlines()
     return f"not valid YAML ({lines[0] if lines else type(exc).__name__})"
 
@@ -262,4 +262,35 @@ def validate_located(model: type[M], data: Any, where: str, prefix: tuple[str, .
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in (*prefix, *err["loc"])) or "(top level)"
-        raise ConfigError(f"{where}: field '{field}': {err['msg']}") from None
+        raise ConfigError(f"{where}: field '{field}': {err['msg']}{typo_hint(model, err)}") from None
+
+
+def typo_hint(model: type[BaseModel], error: Any) -> str:
+    """For an unknown field, ` (did you mean 'x'?)` naming the closest field the model has at that place."""
+    if error.get("type") != "extra_forbidden" or not error.get("loc"):
+        return ""
+    fields = _fields_at(model, tuple(error["loc"][:-1]))
+    return did_you_mean(str(error["loc"][-1]), fields) if fields else ""
+
+
+def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The field names of the (nested) model found by following `loc` (list indices and dict keys skipped)."""
+    current: Any = model
+    for part in loc:
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return []
+        if isinstance(part, int) or part not in current.model_fields:
+            continue
+        current = _model_in(current.model_fields[part].annotation)
+    return list(current.model_fields) if isinstance(current, type) and issubclass(current, BaseModel) else []
+
+
+def _model_in(annotation: Any) -> Any:
+    """The pydantic model an annotation holds: itself, or inside list[...] / X | None / dict[str, ...]."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None

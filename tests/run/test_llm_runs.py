@@ -179,7 +179,20 @@ def test_cache_commands(tmp_path: Path) -> None:
     stats = runner.invoke(app, ["cache", "stats", str(tmp_path / "run"), "--json"])
     assert stats.exit_code == 0, stats.output
     assert json.loads(stats.output)["by_model"] == {"m": 3}
-    cleared = runner.invoke(app, ["cache", "clear", str(tmp_path / "run" / "llm_cache.sqlite")])
+    kept = runner.invoke(app, ["cache", "clear", str(tmp_path / "run" / "llm_cache.sqlite")], input="n\n")
+    assert (
+        kept.exit_code == 1
+        and "delete 3 cached answers from" in kept.output
+        and "nothing deleted" in kept.output
+    )
+    assert (
+        json.loads(runner.invoke(app, ["cache", "stats", str(tmp_path / "run"), "--json"]).output)["entries"]
+        == 3
+    )
+    asked = runner.invoke(app, ["cache", "clear", str(tmp_path / "run")], input="y\n")
+    assert asked.exit_code == 0 and "removed 3 cached answers" in asked.output
+    _run(_config(tmp_path / "again", llm))
+    cleared = runner.invoke(app, ["cache", "clear", str(tmp_path / "again" / "llm_cache.sqlite"), "--yes"])
     assert cleared.exit_code == 0 and "removed 3 cached answers" in cleared.output
     missing = runner.invoke(app, ["cache", "stats", str(tmp_path / "nothing.sqlite")])
     assert missing.exit_code == 2 and "no LLM cache" in missing.output

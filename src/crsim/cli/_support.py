@@ -35,8 +35,8 @@ def user_errors() -> Iterator[None]:
         raise typer.Exit(2) from None
 
 
-def parse_args(pairs: list[str], as_json: str | None = None) -> dict[str, Any]:
-    """`--arg k=v` pairs (values read as YAML scalars) merged over `--args-json`."""
+def parse_args(pairs: list[str], as_json: str | None = None, option: str = "--arg") -> dict[str, Any]:
+    """`--arg k=v` pairs (values read as YAML scalars) merged over `--args-json`; errors name `option`."""
     import yaml
 
     from crsim.yaml_files import YamlRefused, load_json, load_yaml
@@ -53,11 +53,11 @@ def parse_args(pairs: list[str], as_json: str | None = None) -> dict[str, Any]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise CrsimError(f"--arg {pair!r}: expected KEY=VALUE")
+            raise CrsimError(f"{option} {pair!r}: expected KEY=VALUE")
         try:
             args[key.strip()] = load_yaml(value)
         except YamlRefused as exc:
-            raise CrsimError(f"--arg {key.strip()}: {exc}") from None
+            raise CrsimError(f"{option} {key.strip()}: {exc}") from None
         except yaml.YAMLError:
             args[key.strip()] = value
     return args

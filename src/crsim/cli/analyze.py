@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from crsim.cli._support import user_errors
+from crsim.errors import CrsimError
 from crsim.model.run_folder.files import LLM_CACHE, SCORES
 from crsim.studies.language.runs import Measured, MeasureOptions, Method, measure_runs, write_utterances
 from crsim.studies.language.runs import thresholds as make_thresholds
@@ -177,6 +178,15 @@ def consistency_command(
 
     with user_errors():
         report = consistency_report(scores_a, scores_b)
+        if not any(metric.paired >= 3 for metric in report.metrics):
+            shared = (
+                "share no metric label"
+                if not report.metrics
+                else "pair fewer than 3 dialogues on every metric"
+            )
+            raise CrsimError(
+                f"{scores_a} and {scores_b} {shared}; a correlation needs at least 3 dialogues scored in both"
+            )
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
         return

@@ -46,11 +46,20 @@ def cache_stats(
 @app.command("clear")
 def cache_clear(
     path: Annotated[Path, typer.Argument(help="A run folder or an LLM cache file (.sqlite).")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
 ) -> None:
-    """Delete every cached answer (the next run calls the models again)."""
+    """Delete every cached answer (the next run calls the models again); asks first unless --yes."""
+    from crsim.llm.cache import cache_stats as read_stats
     from crsim.llm.cache import clear_cache
     from crsim.model.run_folder.lock import lock_if_run_folder
 
+    with user_errors():
+        entries = read_stats(_cache_file(path)).entries if _cache_file(path).is_file() else 0
+    if not yes and entries:
+        question = f"delete {entries} cached answers from {_cache_file(path)}? (the models are asked again)"
+        if not typer.confirm(question, default=False, err=True):
+            console.print("nothing deleted", highlight=False)
+            raise typer.Exit(1)
     with user_errors(), lock_if_run_folder(path if path.is_dir() else path.parent):
         removed = clear_cache(_cache_file(path))
     console.print(f"removed {removed} cached answers from {escape(str(_cache_file(path)))}", highlight=False)

@@ -65,7 +65,7 @@ def describe_component(
         if info.origin:
             console.print(f"  class: {escape(info.origin)}", highlight=False)
         if info.doc:
-            console.print(f"  {escape(info.doc)}", highlight=False)
+            console.print(f"  {escape(info.doc)}", highlight=False, soft_wrap=True)
         console.print(f"  language model: {escape(_llm_line(info.needs_llm, info.roles))}", highlight=False)
         for param in info.params:
             console.print(_param_lines(param), highlight=False, soft_wrap=True)

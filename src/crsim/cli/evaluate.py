@@ -26,7 +26,7 @@ def parse_metric_specs(values: list[str]) -> list[Any]:
         if not sep:
             specs.extend(ComponentSpec(name=n.strip()) for n in name.split(",") if n.strip())
             continue
-        args = parse_args([pair for pair in rest.split(",") if pair.strip()])
+        args = parse_args([pair for pair in rest.split(",") if pair.strip()], option=f"--metrics {value!r}:")
         label = args.pop("id", None)
         specs.append(ComponentSpec(name=name.strip(), args=args, id=None if label is None else str(label)))
     if not specs:

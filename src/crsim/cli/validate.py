@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +12,20 @@ from crsim.cli._support import console, errors, user_errors
 from crsim.errors import CrsimError
 
 app = typer.Typer(add_completion=False)
+
+
+def _valid_as_another_kind(file: Path, kind: str) -> str | None:
+    """The other record kind every record of the file validates as, if there is one."""
+    from crsim.model.io import RECORD_KINDS, validate_file
+
+    for other, record_type in RECORD_KINDS.items():
+        if other == kind:
+            continue
+        with suppress(CrsimError):
+            count, problems = validate_file(file, record_type)
+            if count and not problems:
+                return other
+    return None
 
 
 @app.command()
@@ -31,5 +46,9 @@ def validate(
         errors.print(str(problem), highlight=False, soft_wrap=True, markup=False)
     if problems:
         errors.print(f"[red]{len(problems)} problem(s)[/red] in {count} record(s) checked", highlight=False)
+        other = _valid_as_another_kind(file, kind)
+        if other:
+            hint = f"every record is valid as {other}: try --kind {other}"
+            errors.print(hint, highlight=False, markup=False)
         raise typer.Exit(1)
     console.print(f"{file}: {count} {kind} valid", highlight=False, markup=False, soft_wrap=True)

@@ -12,7 +12,7 @@ from crsim.errors import ConfigError
 from crsim.llm.config import LLMSettings
 from crsim.model.run_folder.manifest import DEFAULT_DOMAIN
 from crsim.registry import ComponentSpec
-from crsim.yaml_files import read_yaml_mapping
+from crsim.yaml_files import read_yaml_mapping, typo_hint
 
 
 def _default_crss() -> list[ComponentSpec]:
@@ -162,7 +162,9 @@ def config_from_mapping(
         field = ".".join(str(p) for p in err["loc"])
         given = [o for o, f in CLI_OVERRIDES.items() if f == field and (overrides or {}).get(o) is not None]
         source = f"--{given[0].replace('_', '-')}" if given else where
-        raise ConfigError(f"{source}: field '{field}': {err['msg']}") from None
+        raise ConfigError(
+            f"{source}: field '{field}': {err['msg']}{typo_hint(ExperimentConfig, err)}"
+        ) from None
 
 
 def _set_field(data: dict[str, Any], dotted: str, value: Any, where: str) -> None:

@@ -203,6 +203,9 @@ def evaluate_need_extraction(
         tool = build_annotator(user_annotator, args or {}, domain, hub)
         evaluation = evaluate_needs(NeedExtractor(tool), dialogues, from_text=from_text)
         summary = run_with(hub, evaluation).summary()
+    if not summary["dialogues"]:
+        reader = f"with --dataset {dataset}" if dataset else "as crsim dialogues (no --dataset)"
+        raise CrsimError(f"{gold}: read {reader}, it holds no dialogues; is that the file and format meant?")
     return summary, llm_use(hub, roles_of(tool)) if hub else None
 
 

@@ -155,9 +155,25 @@ def convert_dataset(
     report: ConversionReport | None = None,
 ) -> Iterator[Dialogue]:
     """Stream dialogues with unique ids (`UniqueIds`); the first bad record raises DataError unless
-    `skip_invalid`. `report` counts what was written, skipped and renamed."""
+    `skip_invalid`. `report` counts what was written, skipped and renamed. A failure before the first
+    dialogue, on a file that looks like another dataset's, says which one (`sniff.py`)."""
     src = Path(src)
     report = report if report is not None else ConversionReport()
+    try:
+        yield from _convert(reader, src, skip_invalid, report)
+    except DataError as exc:
+        from crsim.data.datasets.sniff import other_format_hint
+
+        hint = other_format_hint(getattr(reader, "registry_name", None), src) if not report.written else ""
+        if not hint:
+            raise
+        raise DataError(f"{exc}; {hint}") from None
+
+
+def _convert(
+    reader: DatasetReader, src: Path, skip_invalid: bool, report: ConversionReport
+) -> Iterator[Dialogue]:
+    """`convert_dataset` without the hint."""
     ids = UniqueIds()
     if not src.exists():
         raise DataError("not found; expected the dataset's file or folder", path=str(src))
