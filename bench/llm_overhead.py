@@ -196,6 +196,18 @@ def run_crsim(base_url: str, level: int, dialogues: int, profile: bool) -> dict[
     return result
 
 
+def one_client(base_url: str, level: int, dialogues: int) -> dict[str, float]:
+    """crsim as before issue 21: every call of the provider through one SDK client (one pool)."""
+    from crsim.llm.providers import openai as provider
+
+    kept = provider.CALLS_PER_CLIENT
+    provider.CALLS_PER_CLIENT = 1_000_000
+    try:
+        return run_crsim(base_url, level, dialogues, profile=False)
+    finally:
+        provider.CALLS_PER_CLIENT = kept
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
@@ -204,6 +216,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0, help="target duration of each measurement")
     parser.add_argument("--levels", default="1,4,16,64", help="concurrency levels C")
     parser.add_argument("--profile", action="store_true", help="a cProfile pass: crsim's own share of CPU")
+    parser.add_argument(
+        "--one-client", action="store_true", help="also run crsim with one SDK client, as before issue 21"
+    )
     args = parser.parse_args()
     if args.serve:
         serve(args.serve, args.delay, args.admit)
@@ -236,6 +251,7 @@ def measure(level: int, args: argparse.Namespace) -> dict[str, Any]:
         shared = asyncio.run(baseline(base_url, level, args.seconds / 2, shared=True))
         dialogues = max(2, int(ideal * args.seconds / TURNS))
         timed = run_crsim(base_url, level, dialogues, profile=False)
+        one_pool = one_client(base_url, level, dialogues) if args.one_client else None
         profiled = run_crsim(base_url, level, max(2, dialogues // 2), profile=True) if args.profile else None
     finally:
         process.terminate()
@@ -257,6 +273,15 @@ def measure(level: int, args: argparse.Namespace) -> dict[str, Any]:
         "calls": timed["calls"],
         "load_1min": round(os.getloadavg()[0], 2),
     }
+    if one_pool:
+        row["one_sdk_client_calls_per_s"] = round(one_pool["calls_per_s"], 2)
+        row["one_sdk_client_cpu_ms_per_call"] = round(1000 * one_pool["cpu_s"] / max(one_pool["calls"], 1), 3)
+        print(
+            f"C={level:>3}  crsim with one SDK client (before issue 21): "
+            f"{one_pool['calls_per_s'] / ideal:.1%} of ideal, "
+            f"{row['one_sdk_client_cpu_ms_per_call']:.2f} ms CPU/call",
+            flush=True,
+        )
     if profiled:
         row["own_code_cpu_share_of_wall"] = round(cpu_share * profiled["own_share_of_profiled"], 4)
         row["crs_under_test_cpu_share_of_wall"] = round(cpu_share * profiled["crs_share_of_profiled"], 4)

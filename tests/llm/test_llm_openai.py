@@ -373,3 +373,29 @@ async def test_concurrent_calls_are_spread_over_clients_of_a_few_calls_each(fake
         await provider.aclose()
     assert provider._clients == [] and all(c.is_closed() for c in clients)
     assert len(fake.requests) == 15
+
+
+async def test_closing_the_provider_while_a_call_is_in_flight_ends_that_call_cleanly(
+    fake: OpenAILikeServer,
+) -> None:
+    """aclose() at the end of an interrupted run may come while calls are still under way: the call
+    ends with its answer or an LLM error, never with an error of the calls-per-client bookkeeping."""
+    config = ModelConfig(provider="openai", model=MODEL, base_url=fake.base_url + "/v1")
+    provider = create(config)
+    fake.plan.append(Reply(delay=2.0))
+    call = asyncio.ensure_future(
+        provider.complete(MESSAGES, ResolvedGeneration(temperature=0.0, max_tokens=8))
+    )
+    for _ in range(200):  # until the server holds the request (a loaded machine may take a while)
+        if fake.requests:
+            break
+        await asyncio.sleep(0.05)
+    assert fake.requests
+    await provider.aclose()
+    try:
+        completion = await call
+    except LLMError:
+        pass
+    else:
+        assert completion.text == DEFAULT_TEXT
+    assert provider._clients == [] and provider._in_flight == []

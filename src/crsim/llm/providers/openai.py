@@ -88,6 +88,7 @@ class OpenAIProvider:
         from openai import OpenAIError
 
         index = self._client_index()
+        client = self._clients[index]
         parameters = self._parameters(generation)
         body = {
             "model": self.model,
@@ -101,7 +102,7 @@ class OpenAIProvider:
             # `chat.completions.create`, without re-validating the request through its TypedDict
             # transform and the answer through its pydantic models, which cost several ms of CPU per
             # call (bench/llm_overhead.py); crsim validates the answer's fields below.
-            response = await self._clients[index].post("/chat/completions", cast_to=object, body=body)
+            response = await client.post("/chat/completions", cast_to=object, body=body)
         except OpenAIError as exc:
             raise self._translate(exc) from exc
         except RedirectRefused as exc:  # raised by the client's request hook; the SDK passes it on
@@ -110,7 +111,8 @@ class OpenAIProvider:
             reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
             raise LLMError(f"{self._where()} answered with JSON that cannot be read ({reason})") from None
         finally:
-            self._in_flight[index] -= 1
+            if index < len(self._clients) and self._clients[index] is client:  # not closed meanwhile
+                self._in_flight[index] -= 1
         return self._completion(response)
 
     async def aclose(self) -> None:
