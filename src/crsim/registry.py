@@ -3,7 +3,9 @@
 A component is a class with a nested pydantic `Params` model (extra fields forbidden). Configs
 name a component and give its arguments; the registry validates them against `Params`, so a
 misspelt argument is an error, and the validated arguments (defaults included) go into the run
-manifest so the run can be rebuilt exactly.
+manifest so the run can be rebuilt exactly. How every kind is constructed (`Class(params, ctx)`)
+is `crsim.components`. Plug-in kinds that are named objects rather than component classes (LLM
+providers, population sources, retrievers, ...) are `Catalogue`s over their entry-point groups.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ import sys
 import tomllib
 from importlib import import_module
 from importlib.metadata import PackageNotFoundError, distribution
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -315,6 +316,8 @@ CATALOGUES = {
     "retriever": ("crsim.crs.candidates", "retriever_catalogue"),
     "recusersim_action": ("crsim.sim.recusersim.actions", "action_catalogue"),
     "recusersim_tool": ("crsim.sim.recusersim.refine", "tool_catalogue"),
+    "download": ("crsim.data.download", "download_catalogue"),
+    "rubric": ("crsim.eval.judge.rubric", "rubric_catalogue"),
 }
 
 
@@ -325,12 +328,13 @@ def _declared_catalogue(kind: str) -> dict[str, Any]:
     found = {}
     for name, target in entries.items():
         module, _, attr = target.partition(":")
-        found[name] = getattr(import_module(module), attr)
+        found[name] = getattr(import_module(module), attr) if attr else import_module(module)
     return found
 
 
 def test_every_catalogue_group_is_declared_and_its_entries_are_what_the_kind_needs() -> None:
     from crsim.crs.candidates import CandidateRetriever
+    from crsim.data.download import DatasetSource
     from crsim.sim.recusersim.actions import UserAction
     from crsim.sim.recusersim.refine import RefinementTool
 
@@ -348,12 +352,17 @@ def test_every_catalogue_group_is_declared_and_its_entries_are_what_the_kind_nee
         assert isinstance(action, UserAction) and action.name == name
     for name, tool in _declared_catalogue("recusersim_tool").items():
         assert issubclass(tool, RefinementTool) and tool.name == name
+    for name, source in _declared_catalogue("download").items():
+        assert isinstance(source, DatasetSource) and source.name == name
+    for name, package in _declared_catalogue("rubric").items():
+        assert files(package).joinpath(f"{name}.yaml").is_file(), name
 
 
 def test_no_builtin_catalogue_entry_is_left_undeclared() -> None:
     # What the modules define must be reachable by name through the entry points, as the built-in
     # components are: every module-level UserAction, every named RefinementTool, every retriever.
     from crsim.crs import candidates
+    from crsim.data import download
     from crsim.sim.recusersim import actions, refine
 
     defined_actions = {v.name for v in vars(actions).values() if isinstance(v, actions.UserAction)}
@@ -374,6 +383,16 @@ def test_no_builtin_catalogue_entry_is_left_undeclared() -> None:
         p.stem for p in (ROOT / "src/crsim/llm/providers").glob("*.py") if p.stem not in ("__init__", "base")
     }
     assert providers == set(_declared_catalogue("llm_provider"))
+    defined_sources = {v.name for v in vars(download).values() if isinstance(v, download.DatasetSource)}
+    assert defined_sources == set(_declared_catalogue("download"))
+    shipped = {p.stem for p in (ROOT / "src/crsim/eval/judge/rubrics").glob("*.yaml")}
+    assert shipped == set(_declared_catalogue("rubric"))
+
+
+def test_every_catalogue_reads_its_group() -> None:
+    for kind, (module, attr) in CATALOGUES.items():
+        catalogue = getattr(import_module(module), attr)
+        assert isinstance(catalogue, registry.Catalogue) and catalogue.group == f"crsim.{kind}"
 
 
 def test_an_entry_added_in_code_is_gone_after_temporarily() -> None:
@@ -425,3 +444,39 @@ def test_a_third_party_provider_is_found_through_its_entry_point(tmp_path: Path)
         [sys.executable, "-c", bad], capture_output=True, text=True, cwd=tmp_path, env=env
     )
     assert "unknown LLM provider 'nope'; expected one of:" in result.stderr and "echo" in result.stderr
+
+
+def test_the_run_builds_every_component_from_one_context_and_each_simulator_with_its_dialogue_seed(
+    tmp_path: Path,
+) -> None:
+    from crsim.crs.popular import PopularCRS
+    from crsim.model import annotations as keys
+    from crsim.model.io import iter_dialogues
+    from crsim.sim.agenda.simulator import AgendaBasedSimulator
+
+    seen: dict[str, list[Any]] = {"crs": [], "sim": []}
+
+    @registry.crs("plugins_test_ctx_crs")
+    class ContextCRS(PopularCRS):
+        def __init__(self, params: Any, ctx: BuildContext) -> None:
+            super().__init__(params, ctx)
+            seen["crs"].append(ctx)
+
+    @registry.simulator("plugins_test_ctx_sim")
+    class ContextSim(AgendaBasedSimulator):
+        def __init__(self, params: Any, ctx: BuildContext) -> None:
+            super().__init__(params, ctx)
+            seen["sim"].append(ctx)
+
+    code, out, run_dir = _run(
+        tmp_path,
+        "seed: 3\ncrss: [{name: plugins_test_ctx_crs}]\nsimulators: [{name: plugins_test_ctx_sim}]\n",
+    )
+    assert code == 0, out
+    (crs_ctx,) = seen["crs"]
+    assert crs_ctx.seed == 3 and crs_ctx.run_folder == run_dir and crs_ctx.llms is not None
+    dialogues = list(iter_dialogues(run_dir / "dialogues.jsonl"))
+    assert len(seen["sim"]) == len(dialogues) == 2
+    recorded = sorted(keys.SEED.get(d.metadata, where=d.id) for d in dialogues)
+    assert sorted(ctx.seed for ctx in seen["sim"]) == recorded
+    assert all(ctx.domain is crs_ctx.domain and ctx.run_folder == run_dir for ctx in seen["sim"])

@@ -42,13 +42,12 @@ def convert(
     arg: Annotated[list[str] | None, typer.Option("--arg", help=_ARG_HELP)] = None,
 ) -> None:
     """Convert a published dataset into crsim dialogues (streamed; the output appears only when complete)."""
-    from crsim.data.datasets.base import ConversionReport, convert_dataset, dataset_registry
+    from crsim.data.datasets.base import ConversionReport, build_reader, convert_dataset
 
     started = time.perf_counter()
     report = ConversionReport()
     with user_errors():
-        cls = dataset_registry.get(name)
-        reader = cls(dataset_registry.params(name, parse_args(arg or []), where="--arg"))
+        reader = build_reader(name, parse_args(arg or []), where="--arg")
         with atomic_output(out) as handle:
             for dialogue in convert_dataset(reader, src, skip_invalid=skip_invalid, report=report):
                 handle.write(dialogue.model_dump_json() + "\n")

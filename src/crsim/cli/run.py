@@ -70,7 +70,7 @@ def run(
         run_dir = cfg.out or Path("runs") / f"{cfg.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
         started = time.perf_counter()
         try:
-            experiment = build_experiment(cfg)
+            experiment = build_experiment(cfg, run_folder=run_dir)
         except ConfigError as exc:  # names a field; say in which file
             raise ConfigError(f"{config or 'config'}: {exc}") from None
     with user_errors():

@@ -18,7 +18,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import IO, Literal
 
@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from crsim.errors import CrsimError, DataError
 from crsim.model.run_folder.files import PART_SUFFIX
+from crsim.registry import Catalogue
 
 #: Environment variable that overrides the download locations with a mirror.
 BASE_URL_ENV = "CRSIM_DOWNLOAD_BASE"
@@ -59,98 +60,115 @@ def _github(repo: str, path: str, kind: Literal["json", "jsonl", "csv", "tsv"]) 
 
 
 _USERSIMCRS = "iai-group/UserSimCRS"
-CATALOG: dict[str, DatasetSource] = {
-    source.name: source
-    for source in (
-        DatasetSource(
-            name="redial",
-            description="ReDial: 11,348 movie recommendation dialogues (train 10,006 + test 1,342).",
-            homepage="https://redialdata.github.io/website/",
-            licence="CC BY 4.0",
-            files=[
-                SourceFile(
-                    url="https://github.com/ReDialData/website/raw/data/redial_dataset.zip",
-                    path="redial_dataset.zip",
-                    kind="zip",
-                    sha256="b48756681ec6f84e0af36979c5e9baa21ea8d9e7036b8764ea9b787bb0baf69b",
-                    sha256_source="facebookresearch/ParlAI parlai/tasks/redial/build.py",
-                    members=["train_data.jsonl", "test_data.jsonl", "movies_with_mentions.csv"],
-                )
-            ],
-        ),
-        DatasetSource(
-            name="inspired",
-            description="INSPIRED: 1,001 sociable recommendation dialogues with strategy labels.",
-            homepage="https://github.com/sweetpeach/Inspired",
-            licence="none stated (the repository has no licence file)",
-            files=[
-                _github("sweetpeach/Inspired", f"data/dialog_data/{split}.tsv", "tsv")
-                for split in ("train", "dev", "test")
-            ]
-            + [_github("sweetpeach/Inspired", "data/movie_database.tsv", "tsv")],
-        ),
-        DatasetSource(
-            name="iard",
-            description="IARD: 336 ReDial dialogues annotated with user intents and recommender actions.",
-            homepage="https://github.com/wanlingcai1997/umap_2020_IARD",
-            licence="MIT",
-            files=[_github("wanlingcai1997/umap_2020_IARD", "umap2020_IARD_Cai.json", "json")],
-        ),
-        DatasetSource(
-            name="usersimcrs",
-            description="UserSimCRS data: annotated IARD (gold and partial), MovieBot and INSPIRED samples.",
-            homepage="https://github.com/iai-group/UserSimCRS",
-            licence="Apache-2.0",
-            files=[
-                _github(_USERSIMCRS, f"data/datasets/{path}", "json")
-                for path in (
-                    "iard/formatted_IARD_annotated_gold.json",
-                    "iard/formatted_IARD_annotated_partially.json",
-                    "moviebot/annotated_dialogues.json",
-                    "inspired/annotated_sample.json",
-                )
-            ],
-        ),
-        DatasetSource(
-            name="opendialkg",
-            description="OpenDialKG: 15K dialogues grounded in a knowledge graph (the raw CSV).",
-            homepage="https://github.com/facebookresearch/opendialkg",
-            licence="CC BY-NC 4.0",
-            files=[_github("facebookresearch/opendialkg", "data/opendialkg.csv", "csv")],
-        ),
-        DatasetSource(
-            name="crsarena_dial",
-            description="CRSArena-Dial: 474 dialogues of crowd users with nine CRSs (open and closed).",
-            homepage="https://github.com/iai-group/crsarena-dial",
-            licence="none stated (the repository has no licence file)",
-            files=[
-                _github("iai-group/crsarena-dial", f"data/crs_arena_dial_{setting}.json", "json")
-                for setting in ("open", "closed")
-            ],
-        ),
-        DatasetSource(
-            name="crsarena_eval",
-            description="CRSArena-Eval: 467 CRSArena-Dial dialogues with turn and dialogue labels.",
-            homepage="https://github.com/informagi/face",
-            licence="none stated (no licence file next to the data)",
-            files=[_github("informagi/face", "dataset/crs_arena_eval.json", "json")],
-        ),
-        DatasetSource(
-            name="movielens",
-            description="MovieLens latest-small: 100,836 ratings of 9,742 movies by 610 users.",
-            homepage="https://grouplens.org/datasets/movielens/",
-            licence="GroupLens terms of use (research use, no redistribution without permission)",
-            files=[
-                SourceFile(
-                    url="https://files.grouplens.org/datasets/movielens/ml-latest-small.zip",
-                    path="ml-latest-small.zip",
-                    kind="zip",
-                    members=["movies.csv", "ratings.csv", "links.csv", "tags.csv"],
-                )
-            ],
-        ),
-    )
-}
+REDIAL = DatasetSource(
+    name="redial",
+    description="ReDial: 11,348 movie recommendation dialogues (train 10,006 + test 1,342).",
+    homepage="https://redialdata.github.io/website/",
+    licence="CC BY 4.0",
+    files=[
+        SourceFile(
+            url="https://github.com/ReDialData/website/raw/data/redial_dataset.zip",
+            path="redial_dataset.zip",
+            kind="zip",
+            sha256="b48756681ec6f84e0af36979c5e9baa21ea8d9e7036b8764ea9b787bb0baf69b",
+            sha256_source="facebookresearch/ParlAI parlai/tasks/redial/build.py",
+            members=["train_data.jsonl", "test_data.jsonl", "movies_with_mentions.csv"],
+        )
+    ],
+)
+INSPIRED = DatasetSource(
+    name="inspired",
+    description="INSPIRED: 1,001 sociable recommendation dialogues with strategy labels.",
+    homepage="https://github.com/sweetpeach/Inspired",
+    licence="none stated (the repository has no licence file)",
+    files=[
+        _github("sweetpeach/Inspired", f"data/dialog_data/{split}.tsv", "tsv")
+        for split in ("train", "dev", "test")
+    ]
+    + [_github("sweetpeach/Inspired", "data/movie_database.tsv", "tsv")],
+)
+IARD = DatasetSource(
+    name="iard",
+    description="IARD: 336 ReDial dialogues annotated with user intents and recommender actions.",
+    homepage="https://github.com/wanlingcai1997/umap_2020_IARD",
+    licence="MIT",
+    files=[_github("wanlingcai1997/umap_2020_IARD", "umap2020_IARD_Cai.json", "json")],
+)
+USERSIMCRS = DatasetSource(
+    name="usersimcrs",
+    description="UserSimCRS data: annotated IARD (gold and partial), MovieBot and INSPIRED samples.",
+    homepage="https://github.com/iai-group/UserSimCRS",
+    licence="Apache-2.0",
+    files=[
+        _github(_USERSIMCRS, f"data/datasets/{path}", "json")
+        for path in (
+            "iard/formatted_IARD_annotated_gold.json",
+            "iard/formatted_IARD_annotated_partially.json",
+            "moviebot/annotated_dialogues.json",
+            "inspired/annotated_sample.json",
+        )
+    ],
+)
+OPENDIALKG = DatasetSource(
+    name="opendialkg",
+    description="OpenDialKG: 15K dialogues grounded in a knowledge graph (the raw CSV).",
+    homepage="https://github.com/facebookresearch/opendialkg",
+    licence="CC BY-NC 4.0",
+    files=[_github("facebookresearch/opendialkg", "data/opendialkg.csv", "csv")],
+)
+CRSARENA_DIAL = DatasetSource(
+    name="crsarena_dial",
+    description="CRSArena-Dial: 474 dialogues of crowd users with nine CRSs (open and closed).",
+    homepage="https://github.com/iai-group/crsarena-dial",
+    licence="none stated (the repository has no licence file)",
+    files=[
+        _github("iai-group/crsarena-dial", f"data/crs_arena_dial_{setting}.json", "json")
+        for setting in ("open", "closed")
+    ],
+)
+CRSARENA_EVAL = DatasetSource(
+    name="crsarena_eval",
+    description="CRSArena-Eval: 467 CRSArena-Dial dialogues with turn and dialogue labels.",
+    homepage="https://github.com/informagi/face",
+    licence="none stated (no licence file next to the data)",
+    files=[_github("informagi/face", "dataset/crs_arena_eval.json", "json")],
+)
+MOVIELENS = DatasetSource(
+    name="movielens",
+    description="MovieLens latest-small: 100,836 ratings of 9,742 movies by 610 users.",
+    homepage="https://grouplens.org/datasets/movielens/",
+    licence="GroupLens terms of use (research use, no redistribution without permission)",
+    files=[
+        SourceFile(
+            url="https://files.grouplens.org/datasets/movielens/ml-latest-small.zip",
+            path="ml-latest-small.zip",
+            kind="zip",
+            members=["movies.csv", "ratings.csv", "links.csv", "tags.csv"],
+        )
+    ],
+)
+
+#: The downloadable datasets by name: the `crsim.download` entry points (the built-ins above are
+#: declared in pyproject.toml), each naming a `DatasetSource`.
+download_catalogue: Catalogue[DatasetSource] = Catalogue("download", "dataset to download")
+
+
+class _CatalogView(Mapping[str, DatasetSource]):
+    """`CATALOG`: the download catalogue read as a mapping (name -> source), loading on lookup."""
+
+    def __getitem__(self, name: str) -> DatasetSource:
+        if name not in download_catalogue:
+            raise KeyError(name)
+        return download_catalogue.get(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(download_catalogue.names())
+
+    def __len__(self) -> int:
+        return len(download_catalogue.names())
+
+
+CATALOG: Mapping[str, DatasetSource] = _CatalogView()
 
 Progress = Callable[[str, int], None]
 
@@ -161,7 +179,7 @@ def download_dataset(
     *,
     base_url: str | None = None,
     timeout: float = 60.0,
-    catalog: dict[str, DatasetSource] | None = None,
+    catalog: Mapping[str, DatasetSource] | None = None,
     progress: Progress | None = None,
 ) -> list[Path]:
     """Fetch every file of dataset `name` into `out_dir/name`; returns the files written."""

@@ -28,7 +28,7 @@ from crsim.data.augment.base import (
 )
 from crsim.data.augment.llm_need import LLMNeedExtractor
 from crsim.data.augment.need import NeedExtractor, NeedReport
-from crsim.data.datasets.base import DatasetReader, convert_dataset, dataset_registry
+from crsim.data.datasets.base import DatasetReader, build_reader, convert_dataset
 from crsim.errors import ConfigError, CrsimError
 from crsim.llm.client import LLMHub
 from crsim.llm.config import LLMSettings, load_llm_settings
@@ -307,9 +307,7 @@ def gold_dialogues(gold: Path, dataset: str | None, dataset_args: dict[str, Any]
 
 def dataset_reader(dataset: str, dataset_args: dict[str, Any]) -> DatasetReader:
     """A registered dataset reader with validated arguments (errors name `--dataset-arg`)."""
-    cls = dataset_registry.get(dataset)
-    reader: DatasetReader = cls(dataset_registry.params(dataset, dataset_args, where="--dataset-arg"))
-    return reader
+    return build_reader(dataset, dataset_args, where="--dataset-arg")
 
 
 async def write_all(out: Path, dialogues: AsyncIterator[Dialogue]) -> None:

@@ -11,10 +11,10 @@ memory (only the set of ids given out).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
@@ -26,9 +26,6 @@ from crsim.model.items import ItemCollection
 from crsim.model.text import clean_value
 from crsim.registry import Params as ComponentParams
 from crsim.registry import Registry
-
-dataset_registry: Registry[Any] = Registry("dataset")
-dataset = dataset_registry.register
 
 T = TypeVar("T")
 
@@ -116,6 +113,24 @@ class ConversionReport:
     renamings: list[str] = field(default_factory=list)
     #: Records the reader left out as copies of records an earlier file held (`DatasetReader.duplicates`).
     left_out: int = 0
+
+
+#: The dataset-reader registry (entry points `crsim.dataset`), typed: `get` gives a reader class.
+dataset_registry: Registry[DatasetReader] = Registry("dataset")
+
+_ReaderClass = TypeVar("_ReaderClass", bound=type[DatasetReader])
+
+
+def dataset(name: str) -> Callable[[_ReaderClass], _ReaderClass]:
+    """Register a dataset reader class under `name` (`@dataset("redial")`)."""
+    return dataset_registry.register(name)  # type: ignore[return-value]
+
+
+def build_reader(name: str, args: dict[str, Any], where: str = "--arg") -> DatasetReader:
+    """The registered reader `name` with validated arguments (errors name the field `where`)."""
+    cls = dataset_registry.get(name)
+    params = cast(ComponentParams, dataset_registry.params(name, args, where=where))
+    return cls(params)
 
 
 class UniqueIds:

@@ -32,6 +32,7 @@ import re
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated, Any, Literal
 
 import yaml
@@ -46,6 +47,7 @@ from pydantic import (
 )
 
 from crsim.errors import ConfigError
+from crsim.registry import Catalogue
 from crsim.yaml_files import describe_yaml_error, load_yaml
 
 #: Package holding the shipped rubric files (`<name>.yaml`).
@@ -199,16 +201,21 @@ class Rubric(BaseModel):
         return self.aspects[self.derived[name].sum[0]].level
 
 
+#: The named rubrics: the `crsim.rubric` entry points, each naming the package whose `<name>.yaml`
+#: resource is the rubric (crsim's own, in crsim.eval.judge.rubrics, are declared in pyproject.toml;
+#: a plug-in ships its files in its own package and declares them the same way).
+rubric_catalogue: Catalogue[ModuleType] = Catalogue("rubric", "rubric")
+
+
 def shipped_rubrics() -> list[str]:
-    """Names of the rubrics shipped with crsim, sorted."""
-    folder = files(RUBRICS)
-    return sorted(entry.name[: -len(".yaml")] for entry in folder.iterdir() if entry.name.endswith(".yaml"))
+    """Names of the rubrics a config may name (crsim's and plug-ins'), sorted."""
+    return rubric_catalogue.names()
 
 
 def load_rubric(ref: str | Path) -> Rubric:
-    """A shipped rubric by name (`quality5`) or a rubric file by path; errors are `ConfigError`s."""
+    """A named rubric (`quality5`) or a rubric file by path; errors are `ConfigError`s."""
     text = str(ref)
-    if isinstance(ref, str) and NAME.match(text) and text in shipped_rubrics():
+    if isinstance(ref, str) and NAME.match(text) and text in rubric_catalogue:
         return _shipped(text)
     path = Path(ref)
     if path.is_file():
@@ -219,8 +226,13 @@ def load_rubric(ref: str | Path) -> Rubric:
 
 @cache
 def _shipped(name: str) -> Rubric:
-    resource = files(RUBRICS).joinpath(f"{name}.yaml")
-    return parse_rubric(resource.read_text(encoding="utf-8"), f"{RUBRICS}/{name}.yaml")
+    package = rubric_catalogue.get(name)
+    if not isinstance(package, ModuleType):
+        raise ConfigError(f"entry point crsim.rubric {name}: expected a package holding {name}.yaml")
+    resource = files(package).joinpath(f"{name}.yaml")
+    if not resource.is_file():
+        raise ConfigError(f"entry point crsim.rubric {name}: {package.__name__} holds no {name}.yaml")
+    return parse_rubric(resource.read_text(encoding="utf-8"), f"{package.__name__}/{name}.yaml")
 
 
 def _read(path: Path) -> str:
