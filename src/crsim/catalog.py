@@ -23,7 +23,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from crsim.errors import ConfigError
-from crsim.registry import Registry, all_registries
+from crsim.registry import Catalogue, Registry, all_catalogues, all_registries
 
 __all__ = [
     "ComponentInfo",
@@ -80,6 +80,24 @@ def _registries() -> dict[str, Registry[Any]]:
     return by_kind
 
 
+def _catalogues() -> dict[str, Catalogue[Any]]:
+    """Every catalogue (LLM providers, retrievers, population sources, ...) by kind, once the modules
+    that declare them are imported (`_registries` imports one module of every group)."""
+    _registries()
+    return {catalogue.kind: catalogue for catalogue in all_catalogues()}
+
+
+def _catalogue_info(kind: str, catalogue: Catalogue[Any], name: str, detail: bool) -> ComponentInfo:
+    """A catalogue entry (a factory, a function or a constant) as `crsim list`/`describe` show it."""
+    value = catalogue.get(name)
+    doc = (inspect.getdoc(value) if callable(value) else "") or ""
+    origin = f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', name)}"
+    return ComponentInfo(
+        kind, name, _first_line(doc) or catalogue.what, origin=origin if detail else "",
+        doc=doc.split("\n\n")[0].strip() if detail else "",
+    )  # fmt: skip
+
+
 def _rubric_infos() -> list[ComponentInfo]:
     from crsim.eval.judge.rubric import load_rubric, shipped_rubrics
 
@@ -102,7 +120,7 @@ def _domain_infos() -> list[ComponentInfo]:
     return [ComponentInfo("domain", name, "an item domain", "crsim.data.domains") for name in known_domains()]
 
 
-#: Kinds that are not registries yet: kind -> the function listing them.
+#: Kinds listed by their own function (richer than a registry's or catalogue's entries): kind -> it.
 _OTHER_KINDS: dict[str, Callable[[], list[ComponentInfo]]] = {
     "rubric": _rubric_infos,
     "domain": _domain_infos,
@@ -111,8 +129,9 @@ _OTHER_KINDS: dict[str, Callable[[], list[ComponentInfo]]] = {
 
 def kind_names() -> list[str]:
     """Every kind, registries first (sorted), then the other kinds."""
-    registries = _registries()
-    return sorted(registries) + [kind for kind in _OTHER_KINDS if kind not in registries]
+    registries, catalogues = _registries(), _catalogues()
+    listed = sorted({*registries, *catalogues})
+    return listed + [kind for kind in _OTHER_KINDS if kind not in listed]
 
 
 def _kind(name: str) -> str:
@@ -134,12 +153,15 @@ def _suggest(name: str, known: list[str]) -> str:
 def component_infos(kind: str | None = None) -> list[ComponentInfo]:
     """Every component (of `kind` when given), with its one-line summary; sorted by kind and name."""
     kinds = [_kind(kind)] if kind else kind_names()
-    registries = _registries()
+    registries, catalogues = _registries(), _catalogues()
     infos: list[ComponentInfo] = []
     for name in kinds:
         if name in registries:
             registry = registries[name]
             infos += [_info(name, component, registry.get(component), detail=False) for component in registry]
+        elif name in catalogues and name not in _OTHER_KINDS:  # a table's listing says more
+            catalogue = catalogues[name]
+            infos += [_catalogue_info(name, catalogue, entry, detail=False) for entry in catalogue.names()]
         else:
             infos += _OTHER_KINDS[name]()
     return infos
@@ -149,11 +171,14 @@ def describe(name: str, kind: str | None = None) -> list[ComponentInfo]:
     """Everything about the component(s) called `name` (one per kind that has one; `kind:name` picks)."""
     if kind is None and ":" in name:
         kind, name = name.split(":", 1)
-    registries = _registries()
+    registries, catalogues = _registries(), _catalogues()
     detailed: list[ComponentInfo] = []
     for each in [_kind(kind)] if kind else kind_names():
         registry = registries.get(each)
-        if registry is None:
+        if each in catalogues and each not in _OTHER_KINDS:
+            if name in catalogues[each]:
+                detailed.append(_catalogue_info(each, catalogues[each], name, detail=True))
+        elif registry is None:
             detailed += [info for info in _OTHER_KINDS[each]() if info.name == name]
         elif name in registry.entry_points() or name in registry.snapshot():  # imports that module only
             detailed.append(_info(each, name, registry.get(name), detail=True))
