@@ -13,7 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from crsim.cli import app
 from crsim.llm.cache import ResponseCache
 from crsim.llm.client import LLM
 from crsim.llm.config import ModelConfig
@@ -24,6 +26,8 @@ from crsim.model.dialogue import LLMCall
 from crsim.progress import ProgressReport
 from crsim.run.config import ExperimentConfig
 from support import records_without_timing
+
+runner = CliRunner()
 
 LLM_CONFIG = """\
 name: progress
@@ -182,3 +186,15 @@ def test_a_price_table_gives_an_estimated_cost_and_stays_out_of_manifests(tmp_pa
         "price_per_million_tokens"
         not in ExperimentConfig(llm={"default": config}).manifest_config()["llm"]["default"]
     )
+
+
+def test_report_shows_the_progress_of_the_evaluation_it_runs_first(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert runner.invoke(app, ["run", "--users", "2", "--out", str(run), "--json"]).exit_code == 0
+    (run / "summary.json").unlink()
+    (run / "scores.jsonl").unlink()
+    result = runner.invoke(app, ["report", str(run), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"^scoring 4/4 \(100%\) · \d:\d\d:\d\d · errors 0 · done$", result.output, re.M)
+    again = runner.invoke(app, ["report", str(run), "-o", str(tmp_path / "r.html")])  # scored: no phase
+    assert "scoring" not in again.output and "phase" not in again.output
