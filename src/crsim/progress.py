@@ -61,6 +61,7 @@ class PhaseStats:
     cached: int
     prompt_tokens: int
     completion_tokens: int
+    cost: float | None = None  # estimated, when some model of the phase has a price table
 
 
 class PhaseMeter:
@@ -91,6 +92,7 @@ class PhaseMeter:
         return PhaseStats(
             self.name, self.done, self.total, self.errors, self.elapsed(),
             tally.calls, tally.cached, tally.prompt_tokens, tally.completion_tokens,
+            tally.cost if tally.priced else None,
         )  # fmt: skip
 
     def facts(self) -> str:
@@ -100,6 +102,8 @@ class PhaseMeter:
         if tally.calls:
             parts.append(f"LLM calls {tally.calls:,} ({tally.cached:,} cached)")
             parts.append(f"tokens {tally.prompt_tokens:,} in + {tally.completion_tokens:,} out")
+        if tally.priced:
+            parts.append(f"cost ~{tally.cost:.4f}")
         return " · ".join(parts)
 
     def line(self) -> str:
@@ -215,15 +219,19 @@ class ProgressReport:
         """One line per phase: time, items, errors, LLM calls (cached) and tokens."""
         lines = [
             f"{'phase':<12}{'time':>9}{'items':>13}{'errors':>8}{'LLM calls':>11}{'cached':>8}"
-            f"{'tokens in':>12}{'out':>10}"
+            f"{'tokens in':>12}{'out':>10}" + (f"{'cost':>10}" if self._priced() else "")
         ]
         for stats in self.phases:
             items = f"{stats.done}/{stats.total}" if stats.total is not None else str(stats.done)
             lines.append(
                 f"{stats.name:<12}{stats.seconds:>8.1f}s{items:>13}{stats.errors:>8}{stats.calls:>11,}"
                 f"{stats.cached:>8,}{stats.prompt_tokens:>12,}{stats.completion_tokens:>10,}"
+                + (f"{stats.cost or 0.0:>10.4f}" if self._priced() else "")
             )
         return lines
+
+    def _priced(self) -> bool:
+        return any(stats.cost is not None for stats in self.phases)
 
     def print_summary(self) -> None:
         """The per-phase summary, when progress is shown and any phase ran."""

@@ -3,6 +3,7 @@ terminal, a rich bar on one, LLM figures from the calls made, records byte-ident
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import re
@@ -12,11 +13,21 @@ import time
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from crsim.cli import app
+from crsim.llm.cache import ResponseCache
+from crsim.llm.client import LLM
+from crsim.llm.config import ModelConfig
+from crsim.llm.providers.base import create_provider
+from crsim.llm.types import user
 from crsim.llm.usage import count
 from crsim.model.dialogue import LLMCall
 from crsim.progress import ProgressReport
+from crsim.run.config import ExperimentConfig
 from support import records_without_timing
+
+runner = CliRunner()
 
 LLM_CONFIG = """\
 name: progress
@@ -147,3 +158,43 @@ def test_a_terminal_gets_a_bar_and_nothing_is_shown_when_disabled() -> None:
         meter.advance()
     quiet.print_summary()
     assert silent.getvalue() == "" and quiet.phases[0].done == 1
+
+
+async def _ask(llm: LLM) -> None:
+    await llm.generate([user("Name one movie.")])
+
+
+def test_a_price_table_gives_an_estimated_cost_and_stays_out_of_manifests(tmp_path: Path) -> None:
+    prices = {"prompt": 2.0, "completion": 10.0}
+    config = ModelConfig(provider="scripted", replies=["Heat."], price_per_million_tokens=prices)
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    llm = LLM("user", config, create_provider(config), cache=cache)
+    stream = io.StringIO()
+    report = ProgressReport(stream, interval=60)
+    with report.phase("dialogues", 2) as meter:
+        asyncio.run(_ask(llm))
+        asyncio.run(_ask(llm))  # from the cache: no cost
+        meter.advance(2)
+    stats = report.phases[0]
+    assert (stats.calls, stats.cached) == (2, 1)
+    expected = (stats.prompt_tokens / 2 * 2.0 + stats.completion_tokens / 2 * 10.0) / 1e6
+    assert stats.cost == pytest.approx(expected, rel=1e-9) and expected > 0
+    assert f"cost ~{expected:.4f}" in stream.getvalue()
+    report.print_summary()
+    assert stream.getvalue().splitlines()[-2].split()[-1] == "cost"
+    assert (
+        "price_per_million_tokens"
+        not in ExperimentConfig(llm={"default": config}).manifest_config()["llm"]["default"]
+    )
+
+
+def test_report_shows_the_progress_of_the_evaluation_it_runs_first(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert runner.invoke(app, ["run", "--users", "2", "--out", str(run), "--json"]).exit_code == 0
+    (run / "summary.json").unlink()
+    (run / "scores.jsonl").unlink()
+    result = runner.invoke(app, ["report", str(run), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"^scoring 4/4 \(100%\) · \d:\d\d:\d\d · errors 0 · done$", result.output, re.M)
+    again = runner.invoke(app, ["report", str(run), "-o", str(tmp_path / "r.html")])  # scored: no phase
+    assert "scoring" not in again.output and "phase" not in again.output

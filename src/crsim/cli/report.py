@@ -31,8 +31,11 @@ def report(
     `crsim evaluate RUN_DIR` does), and the results are written into the run folder.
     """
     from crsim.eval.evaluation import evaluate_path
-    from crsim.model.run_folder.folder import open_run
+    from crsim.model.run_folder.folder import count_lines, open_run
+    from crsim.progress import ProgressReport, scoring_failed
     from crsim.report.html import build_report, write_report
+
+    progress = ProgressReport()
 
     with user_errors(), stopped_by_signals("no report written"):
         folders = [open_run(path) for path in run_dirs]
@@ -41,7 +44,9 @@ def report(
                 console.print(
                     f"{escape(str(folder.path))}: no scores yet; evaluating", highlight=False, soft_wrap=True
                 )
-                evaluate_path(folder.path)
+                with progress.phase("scoring", count_lines(folder.dialogues_path)) as meter:
+                    evaluate_path(folder.path, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r)))
         html = build_report(folders, max_dialogues=max_dialogues, rank_metric=rank_metric)
         write_report(html, output)
+    progress.print_summary()
     console.print(f"report: [bold]{escape(str(output))}[/bold]", highlight=False, soft_wrap=True)

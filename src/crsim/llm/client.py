@@ -148,7 +148,15 @@ class LLM:
             error=error,
             replaced_code_points=completion.replaced_code_points if completion else 0,
         )
-        usage.count(call)
+        price = self.config.price_per_million_tokens
+        cost = (
+            None
+            if price is None
+            else 0.0
+            if call.cached
+            else price.of(call.prompt_tokens, call.completion_tokens)
+        )
+        usage.count(call, cost)
         if log is not None:
             log.add(call)
 

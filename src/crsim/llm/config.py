@@ -22,6 +22,18 @@ ProviderName = str
 STANDARD_ROLES = ("user", "crs", "judge", "annotator")
 
 
+class Price(BaseModel):
+    """What a million tokens cost at an endpoint, in any one currency unit (for estimated costs)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt: float = Field(ge=0, description="Price of a million prompt (input) tokens.")
+    completion: float = Field(ge=0, description="Price of a million completion (output) tokens.")
+
+    def of(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.prompt + completion_tokens * self.completion) / 1_000_000
+
+
 class ModelConfig(BaseModel):
     """One model behind one role."""
 
@@ -80,6 +92,12 @@ class ModelConfig(BaseModel):
     )
     replies: list[str] = Field(
         default_factory=list, description="`scripted`: answers returned in turn (cycled)."
+    )
+    price_per_million_tokens: Price | None = Field(
+        None,
+        exclude=True,  # a display setting: not in manifests, cache keys or provider identities
+        description="Prices of a million prompt and completion tokens; progress displays then show an "
+        "estimated cost of the calls answered by the model (cached answers cost nothing).",
     )
 
     def endpoint(self) -> str:

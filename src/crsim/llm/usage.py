@@ -44,8 +44,13 @@ class Tally:
     errors: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cost: float = 0.0
+    priced: bool = False  # some call came from a model with a price table
 
-    def add(self, call: LLMCall) -> None:
+    def add(self, call: LLMCall, cost: float | None = None) -> None:
+        if cost is not None:
+            self.cost += cost
+            self.priced = True
         self.calls += 1
         self.cached += call.cached
         self.errors += call.error is not None
@@ -67,11 +72,11 @@ def tallying() -> Iterator[Tally]:
         _tally.reset(token)
 
 
-def count(call: LLMCall) -> None:
-    """Add a call to the open tally, if any."""
+def count(call: LLMCall, cost: float | None = None) -> None:
+    """Add a call (and its estimated cost, when its model has prices) to the open tally, if any."""
     tally = _tally.get()
     if tally is not None:
-        tally.add(call)
+        tally.add(call, cost)
 
 
 @contextmanager
