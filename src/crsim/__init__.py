@@ -7,14 +7,8 @@ use, so `import crsim` stays cheap.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import Any
-
-try:
-    __version__ = version("crsim")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0"
 
 __all__ = ["CallableRunPackage", "__version__", "evaluate", "load", "run"]
 
@@ -32,7 +26,23 @@ class CallableRunPackage(ModuleType):
         return run(*args, **kwargs)
 
 
+def _version() -> str:
+    """The installed version, looked up on first use: `importlib.metadata` and the search for the
+    installed distribution cost every command ~0.05 s at start-up that only `--version`, manifests
+    and reports need (bench/startup.py)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("crsim")
+    except PackageNotFoundError:  # running from a source tree without installation
+        found = "0.0.0"
+    globals()["__version__"] = found
+    return found
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        return _version()
     if name in _API:
         from crsim import api
 

@@ -110,11 +110,23 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
 # `json.load` of the files.
 
 
+#: Actions read so far, by (act, slot, values): `Action` is immutable, so equal actions share one
+#: object. In the reference evaluator's 128 dialogues 12,323 actions hold 1,046 distinct ones.
+_ACTIONS: dict[tuple[str, str, tuple[str, ...]], Action] = {}
+_MAX_ACTIONS = 200_000  # emptied when full: a memo, not a store
+
+
 def _action(raw: Any) -> Action:
     if isinstance(raw, dict):
         act, slot, values = raw.get("act"), raw.get("slot") or "", raw.get("values")
         if isinstance(act, str) and isinstance(slot, str) and (not values or _string_list(values)):
-            return Action(act, slot, tuple(values) if values else (), sgd_act_kinds(act))
+            key = (act, slot, tuple(values) if values else ())
+            found = _ACTIONS.get(key)
+            if found is None:
+                if len(_ACTIONS) >= _MAX_ACTIONS:
+                    _ACTIONS.clear()
+                found = _ACTIONS[key] = Action(act, slot, key[2], sgd_act_kinds(act))
+            return found
     return _checked_action(raw)
 
 
