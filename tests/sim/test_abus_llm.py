@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from crsim.crs.base import CRSReply, CRSSession
+from crsim.crs.cues import prompt_words
 from crsim.crs.popular import PopularCRS
+from crsim.data.movies import movie_domain
 from crsim.errors import ConfigError
 from crsim.llm import LLM, LLMHub, LLMOutputError, LLMSettings, ModelConfig
 from crsim.llm.config import CacheConfig
@@ -71,6 +73,11 @@ SCIFI_FAN = {
 }
 
 Script = Any
+
+
+def movie_words() -> dict[str, str]:
+    """The words the prompts name movies with (the movie domain's `understanding.prompt_verbs`)."""
+    return prompt_words(movie_domain())
 
 
 def scripted(replies: list[str] | Script) -> tuple[LLM, ScriptedProvider]:
@@ -286,7 +293,7 @@ async def test_empty_crs_text_costs_no_call(domain: Domain) -> None:
 
 async def test_nlg_prompt_has_the_acts_and_titles_and_the_answer_is_the_utterance() -> None:
     llm, provider = scripted(['User: "Not Titanic (1997), I have seen it. Something else?"'])
-    nlg = LLMNLG(llm, seed=3, style="impatient")
+    nlg = LLMNLG(llm, seed=3, style="impatient", words=movie_words())
     acts = parse_acts('seen(title="Titanic (1997)",liked="no")|request_recommendation()')
     context = NLGContext(crs_text="How about Titanic (1997)?", persona={"age": "30s"})
     result = await nlg.realize(acts, context)
@@ -302,7 +309,7 @@ async def test_nlg_prompt_has_the_acts_and_titles_and_the_answer_is_the_utteranc
 
 async def test_nlg_names_the_item_an_inquiry_is_about_and_notes_missing_titles() -> None:
     llm, provider = scripted(["What is it about?"])
-    result = await LLMNLG(llm, seed=1).realize(
+    result = await LLMNLG(llm, seed=1, words=movie_words()).realize(
         parse_acts("inquire(plot)"), NLGContext(focus_title="Heat (1995)")
     )
     assert "Ask what Heat (1995) is about." in prompt_of(provider)
@@ -312,14 +319,14 @@ async def test_nlg_names_the_item_an_inquiry_is_about_and_notes_missing_titles()
 async def test_nlg_goodbye_after_giving_up_says_so() -> None:
     llm, provider = scripted(["Nothing fits, bye."])
     context = NLGContext(annotations={"outcome": "patience"})
-    await LLMNLG(llm, seed=1).realize(parse_acts("goodbye()"), context)
+    await LLMNLG(llm, seed=1, words=movie_words()).realize(parse_acts("goodbye()"), context)
     assert "nothing suited you" in prompt_of(provider)
 
 
 async def test_empty_generation_is_an_error_after_one_repair() -> None:
     llm, provider = scripted(["  \n ", '""'])
     with pytest.raises(LLMOutputError, match="empty"):
-        await LLMNLG(llm, seed=1).realize(parse_acts("greeting()"), NLGContext())
+        await LLMNLG(llm, seed=1, words=movie_words()).realize(parse_acts("greeting()"), NLGContext())
     assert len(provider.requests) == 2
 
 

@@ -386,10 +386,9 @@ def _need_domain(gold: Path, dataset: str | None, pairs: list[str], items: Path 
     collection = _reader(dataset, pairs).items(gold) if dataset is not None and items is None else None
     if collection is None:
         return annotation_domain(items)
-    from crsim.data.movies import MOVIE_INFORMABLE_SLOTS, MOVIE_REQUESTABLE_SLOTS
-    from crsim.model.domain import Domain
+    from crsim.data.movies import movie_domain_over
 
-    return Domain(collection.name, collection, dict(MOVIE_INFORMABLE_SLOTS), dict(MOVIE_REQUESTABLE_SLOTS))
+    return movie_domain_over(collection)
 
 
 def _gold_dialogues(gold: Path, dataset: str | None, pairs: list[str]) -> Any:

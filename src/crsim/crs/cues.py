@@ -215,6 +215,10 @@ class UnderstandingSpec(_Spec):
     only_forms: dict[str, dict[str, list[str]]] = Field(
         default_factory=dict, description="Slot -> value -> the only phrases naming it (ambiguous labels)."
     )
+    prompt_verbs: dict[str, str] = Field(
+        default_factory=lambda: {"watch": "try", "watched": "tried", "seen": "tried"},
+        description="Verbs LLM prompts use for an item: what one does with it, did, has done.",
+    )
     item_text: list[str] | None = Field(
         None, description="Attributes (after the title) of an item's text for candidate retrieval."
     )
@@ -272,6 +276,14 @@ def domain_cues(domain: Domain) -> Cues:
         if period.slot
         else frozenset(),
     )
+
+
+def prompt_words(domain: Domain) -> dict[str, str]:
+    """The words LLM prompts name a domain's items with: `item`, `items`, and the verbs `watch`,
+    `watched` and `seen` (what one does with an item; the `understanding.prompt_verbs` phrasing)."""
+    spec = understanding_spec(phrasing(domain, "understanding"))
+    defaults = UnderstandingSpec().prompt_verbs
+    return {"item": domain.item_noun, "items": domain.item_noun_plural, **defaults, **spec.prompt_verbs}
 
 
 def understanding_spec(raw: Mapping[str, Any] | None) -> UnderstandingSpec:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.crs.candidates import RetrieverName, candidate_retriever
+from crsim.crs.phrasings import item_details
 from crsim.llm.client import LLMHub
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
@@ -219,6 +220,8 @@ class LLMCRS(BaseCRS):
         prompt = render(
             self.system_template,
             domain=self.domain.name,
+            item=self.domain.item_noun,
+            items=self.domain.item_noun_plural,
             max_recommendations=p.max_recommendations,
             candidates=p.candidates,
         )
@@ -252,6 +255,7 @@ class LLMCRS(BaseCRS):
             "directors": item.directors if people else [],
             "actors": item.actors[:3] if people else [],
             "plot": _shorten(item.plot or "", self.params.plot_chars),
+            "details": item_details(self.domain, item, self.params.plot_chars),
         }
 
     def _visible(self, message: str, listed: list[Item]) -> tuple[str, list[str]]:

@@ -18,6 +18,7 @@ import yaml
 
 from crsim.errors import DataError
 from crsim.model.domain import Domain
+from crsim.model.items import Item
 from crsim.yaml_files import describe_yaml_error, load_yaml
 
 
@@ -48,6 +49,20 @@ def _read(path: str) -> Mapping[str, Any]:
     if not isinstance(raw, Mapping):
         raise DataError("expected a mapping at the top level", path=path)
     return raw
+
+
+def item_details(domain: Domain, item: Item, limit: int = 300) -> str:
+    """The item's values of the domain's slots that are not built-in item fields ("food: chinese;
+    area: centre"), for prompts that show an item; '' when it has none (the movie domain's slots are
+    all built-in fields, shown by their own names)."""
+    parts = []
+    for slot in domain.slots.values():
+        if slot.attribute in item.extra:
+            values = item.values(slot.attribute)
+            if values:
+                parts.append(f"{slot.name.replace('_', ' ')}: {', '.join(values)}")
+    text = "; ".join(dict.fromkeys(parts))
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + "…"
 
 
 def words(section: Mapping[str, Any], key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ after one repair, is an `LLMOutputError`.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from crsim.llm.client import LLM
@@ -52,8 +53,11 @@ class LLMNLG:
         examples: int = 6,
         prompt: str = "nlg.jinja2",
         example_file: str = EXAMPLE_FILES["user"],
+        words: Mapping[str, str] | None = None,
     ) -> None:
         self.llm, self.seed, self.style = llm, seed, style
+        #: The domain's words the prompt names items with (`crsim.crs.cues.prompt_words`).
+        self.words = dict(words or {"item": "item", "items": "items", "watch": "try", "seen": "tried"})
         self.template = prompt_template(prompt)
         self.examples = load_examples(example_file).examples[:examples]
         self._calls = 0
@@ -72,6 +76,7 @@ class LLMNLG:
             annotations=dict(context.annotations),
             style=self.style,
             examples=self.examples,
+            **self.words,
         )
         return [user(prompt)]
 

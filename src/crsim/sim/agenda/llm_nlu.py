@@ -29,6 +29,7 @@ from typing import Any, Literal
 import jinja2
 from pydantic import BaseModel, ConfigDict, Field
 
+from crsim.crs.cues import prompt_words
 from crsim.data.datasets.intents import IARD_CRS_INTENTS, IARD_USER_INTENTS, map_slot
 from crsim.errors import ConfigError, DataError
 from crsim.llm.client import LLM
@@ -40,7 +41,7 @@ from crsim.model.acts import DialogueAct, Intent, SlotValue, format_acts, parse_
 from crsim.model.domain import Domain
 from crsim.model.text import fold, normalize, split_title_year, unarticle
 from crsim.seeding import derive_seed
-from crsim.sim.agenda.nlu import MAX_VALUE_CHARS, NLUResult, RuleNLU
+from crsim.sim.agenda.nlu import MAX_VALUE_CHARS, NLUResult, RuleNLU, vocabulary_for
 
 #: The CRS-side intents the interaction model acts on: what the model may answer with.
 CRS_INTENTS: tuple[str, ...] = (
@@ -329,6 +330,8 @@ class LLMNLU:
             examples=self.examples,
             focus_title=focus.display_title if focus else None,
             utterance=text,
+            inform_examples=vocabulary_for(self.domain).inform_examples,
+            **prompt_words(self.domain),
         )
         return [user(prompt)]
 

@@ -141,6 +141,9 @@ class NLUSpec(BaseModel):
         "(default: the requestable ones).",
     )
     description: DescriptionSpec | None = None
+    inform_examples: list[str] | None = Field(
+        None, description="Two slots the LLM NLU prompt shows as inform examples (default: requestable ones)."
+    )
 
 
 #: Largest vocabulary of a slot whose values, named in a question, elicit it (by default).
@@ -175,6 +178,8 @@ class Vocabulary:
         self.description = (
             (spec.description.slot, _compile(spec.description.cue)) if spec.description else None
         )
+        examples = spec.inform_examples or list(domain.requestable_slots)[:2]
+        self.inform_examples = [f'inform({slot}="...")' for slot in examples]
 
 
 class RuleNLU:

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from crsim.crs.base import CRSReply
+from crsim.crs.cues import prompt_words
 from crsim.errors import ConfigError
 from crsim.llm.client import LLMHub
 from crsim.model.acts import format_acts
@@ -138,7 +139,14 @@ class AgendaBasedSimulator:
             rng = random.Random(derive_seed(self.seed, "nlg"))
             return TemplateNLG(templates, rng, DomainWords.of(self.domain))
         llm = self._hub(llms, "nlg").role(p.role)
-        return LLMNLG(llm, self.seed, style=p.style, examples=p.nlg_examples, prompt=p.nlg_prompt)
+        return LLMNLG(
+            llm,
+            self.seed,
+            style=p.style,
+            examples=p.nlg_examples,
+            prompt=p.nlg_prompt,
+            words=prompt_words(self.domain),
+        )
 
     def _template_set(self) -> str:
         """The template set asked for; when left unset, the domain's own, else the generic one."""

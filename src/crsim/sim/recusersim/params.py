@@ -50,7 +50,8 @@ class RecUserSimParams(BaseParams):
     )
     profile: Annotated[str, AfterValidator(_dictionary_check)] = Field(
         "movies",
-        description="Profile dictionary: a shipped one (movies, restaurants) or a YAML file path.",
+        description="Profile dictionary: a shipped one (movies, restaurants) or a YAML file path; left "
+        "unset, the domain's own (its `profiles`).",
     )
     profile_seed: int = Field(
         0,

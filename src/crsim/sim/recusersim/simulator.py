@@ -31,6 +31,7 @@ from typing import Any, ClassVar, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from crsim.crs.base import CRSReply
+from crsim.crs.phrasings import item_details
 from crsim.llm.client import LLMHub
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
@@ -129,7 +130,7 @@ class RecUserSim:
         self.settings, self.domain, self.seed = params, domain, seed
         self.llm = llms.role(params.role)
         self.profile_llm = llms.role(params.profile_role) if params.resolve_conflicts else self.llm
-        self.dictionary: ProfileDictionary = load_dictionary(params.profile)
+        self.dictionary: ProfileDictionary = load_dictionary(self._profile_name(params, domain))
         self.actions = get_actions(params.actions, "actions")
         self.opening = get_actions(params.opening_actions, "opening_actions")
         self.tools: list[RefinementTool] = [get_tool(name) for name in params.refinements]
@@ -456,6 +457,13 @@ class RecUserSim:
         finally:
             self._timing[step] = self._timing.get(step, 0.0) + time.perf_counter() - started
 
+    @staticmethod
+    def _profile_name(params: RecUserSimParams, domain: Domain) -> str:
+        """The profile dictionary asked for; left unset, the domain's (its `profiles`), else `movies`."""
+        if "profile" not in params.model_fields_set and domain.profiles:
+            return domain.profiles
+        return params.profile
+
     def _recommended(self, reply: CRSReply) -> list[str]:
         """Ids the CRS recommended; for a CRS that sends text only, the titles linked in it."""
         if reply.recommended_items:
@@ -472,7 +480,8 @@ class RecUserSim:
             parts.append("directed by " + ", ".join(item.directors[:2]))
         if item.actors:
             parts.append("with " + ", ".join(item.actors[:3]))
-        text = "; ".join(parts)
+        details = item_details(self.domain, item, max(self.settings.plot_chars, 1) * 2)
+        text = "; ".join([*parts, details] if details else parts)
         if item.plot and self.settings.plot_chars:
             plot = (
                 item.plot
