@@ -131,6 +131,31 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_BoundedLoader)
 
 
+def key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """Key path -> 1-based line of every mapping key and list entry of a YAML text (empty if it does not
+    parse), so errors about a field of a file can name its line."""
+    lines: dict[tuple[str, ...], int] = {}
+
+    def walk(node: Node, prefix: tuple[str, ...]) -> None:
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                if isinstance(key, ScalarNode):
+                    lines[(*prefix, str(key.value))] = key.start_mark.line + 1
+                    walk(value, (*prefix, str(key.value)))
+        elif isinstance(node, SequenceNode):
+            for i, value in enumerate(node.value):
+                lines[(*prefix, str(i))] = value.start_mark.line + 1
+                walk(value, (*prefix, str(i)))
+
+    try:
+        root = yaml.compose(text, Loader=_BoundedLoader)
+    except yaml.YAMLError:
+        return lines
+    if root is not None:
+        walk(root, ())
+    return lines
+
+
 def describe_yaml_error(exc: yaml.YAMLError) -> str:
     """One line for a YAML problem: what it is and where ("not valid YAML (...) at line 3, column 5")."""
     if isinstance(exc, YamlRefused):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
@@ -164,6 +165,32 @@ def test_phrasing_sections_are_kept_as_written_and_named_files_must_exist(tmp_pa
     domain = read_domain_file(_write(tmp_path, good))
     assert domain.phrasings == {"nlu": "nlu.yaml", "crs": {"greeting": "Hello, reader!"}}
     check = check_domain_file(_write(tmp_path, GOOD + "phrasings:\n  understanding: words.yaml\n"))
+    missing = tmp_path / "words.yaml"
     assert check.problems == [
-        f"{tmp_path / 'shop.yaml'}: field 'phrasings.understanding': file not found: {tmp_path / 'words.yaml'}"
+        f"{tmp_path / 'shop.yaml'}: field 'phrasings.understanding': file not found: {missing}"
     ]
+
+
+def test_installed_packages_add_domains_through_entry_points(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import crsim.data.domains as domains
+
+    path = _write(tmp_path, GOOD)
+    (tmp_path / "shop_plugin.py").write_text(f"SHOP = {str(path)!r}\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    entries = [
+        EntryPoint(name="shop", value="shop_plugin:SHOP", group=domains.ENTRY_POINT_GROUP),
+        EntryPoint(name="gone", value="no_such_module:X", group=domains.ENTRY_POINT_GROUP),
+    ]
+    monkeypatch.setattr(domains, "entry_points", lambda group: entries)
+    assert {"shop", "gone", "movies"} <= set(known_domains())
+    assert domain_named("shop").items["s2"].title == "Blue Shirt"
+    with pytest.raises(ConfigError, match=r"entry point 'gone' .*cannot be loaded"):
+        domain_named("gone")
+
+
+def test_a_csv_saved_by_a_spreadsheet_with_a_byte_order_mark_reads_the_same(tmp_path: Path) -> None:
+    path = _write(tmp_path, GOOD)
+    (tmp_path / "shop.csv").write_bytes(b"\xef\xbb\xbf" + SHOPS.encode("utf-8"))
+    assert read_domain_file(path).items["s1"].title == "Red Shirt"

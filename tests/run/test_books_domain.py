@@ -111,11 +111,6 @@ def test_a_books_csv_runs_evaluates_and_reports_end_to_end(tmp_path: Path, books
     assert shown, "the report's dialogue browser names the books by title"
 
 
-@pytest.mark.xfail(
-    reason="the built-in components are made domain-generic by d19-generic (issue 19 item 3); "
-    "remove this marker when that branch is merged",
-    strict=False,
-)
 def test_the_books_dialogues_speak_of_books_and_succeed(tmp_path: Path, books: Path) -> None:
     run_dir = _run_books(tmp_path, books)
     dialogues = _dialogues(run_dir)
@@ -123,5 +118,5 @@ def test_the_books_dialogues_speak_of_books_and_succeed(tmp_path: Path, books: P
     assert "movie" not in text and "film" not in text
     assert "book" in text
     evaluated = runner.invoke(app, ["evaluate", str(run_dir), "--json"])
-    success = {g["crs"]: g["metrics"]["Success"]["mean"] for g in json.loads(evaluated.output)}
+    success = {g["crs_id"]: g["metrics"]["Success"]["mean"] for g in json.loads(evaluated.output)}
     assert all(value > 0 for value in success.values()), success

@@ -36,7 +36,7 @@ def build_goal_population(config: PopulationConfig, domain: Domain, seed: int) -
     for number in range(1, config.size + 1):
         label = f"goal-{number}"
         rng = random.Random(derive_seed(effective_seed, label))
-        users.append(_goal_user(label, domain.items[rng.choice(ids)].id, slots, config, domain, rng))
+        users.append(_goal_user(label, rng.choice(ids), slots, config, domain, rng))
     return users
 
 

@@ -24,7 +24,7 @@ from crsim.data.domains.schema import DomainFile, ItemsSpec, SlotSpec
 from crsim.errors import ConfigError, CrsimError, DataError
 from crsim.model.domain import Domain, RatingsSource, Slot, SlotKind
 from crsim.model.items import Item, ItemCollection
-from crsim.yaml_files import describe_yaml_error, load_yaml
+from crsim.yaml_files import describe_yaml_error, key_lines, load_yaml
 
 #: Item fields that are first-class (`Item`); any other field of an item record goes to `Item.extra`.
 _ITEM_FIELDS = frozenset(Item.model_fields) - {"id", "title", "extra"}
@@ -111,7 +111,7 @@ def _parse(path: Path, check: DomainCheck) -> DomainFile | None:
     try:
         return DomainFile.model_validate(data)
     except ValidationError as exc:
-        lines = _key_lines(text)
+        lines = key_lines(text)
         for err in exc.errors():
             loc = tuple(str(p) for p in err["loc"])
             check.problems.append(f"{_where(path, lines, loc)}: {err['msg']}")
@@ -123,30 +123,6 @@ def _where(path: Path, lines: dict[tuple[str, ...], int], loc: tuple[str, ...]) 
     line = next((lines[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in lines), None)
     at = f"{path}:{line}" if line else str(path)
     return f"{at}: field '{'.'.join(loc)}'" if loc else at
-
-
-def _key_lines(text: str) -> dict[tuple[str, ...], int]:
-    """Key path -> 1-based line of every mapping key and list entry of a YAML text."""
-    lines: dict[tuple[str, ...], int] = {}
-
-    def walk(node: yaml.Node, prefix: tuple[str, ...]) -> None:
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode):
-                    lines[(*prefix, str(key.value))] = key.start_mark.line + 1
-                    walk(value, (*prefix, str(key.value)))
-        elif isinstance(node, yaml.SequenceNode):
-            for i, value in enumerate(node.value):
-                lines[(*prefix, str(i))] = value.start_mark.line + 1
-                walk(value, (*prefix, str(i)))
-
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return lines
-    if root is not None:
-        walk(root, ())
-    return lines
 
 
 # --- items --------------------------------------------------------------------------------------------
@@ -211,7 +187,7 @@ def _text_lines(path: Path) -> io.TextIOBase:
     try:
         raw = path.read_bytes()
         raw = gzip.decompress(raw) if path.suffix == ".gz" else raw
-        return io.StringIO(raw.decode("utf-8"), newline="")
+        return io.StringIO(raw.decode("utf-8-sig"), newline="")  # a spreadsheet's BOM is not a column name
     except UnicodeDecodeError as exc:
         raise DataError(f"not UTF-8 text (byte {exc.start})", path=str(path)) from None
     except (OSError, EOFError) as exc:
