@@ -216,7 +216,7 @@ class UnderstandingSpec(_Spec):
         default_factory=dict, description="Slot -> value -> the only phrases naming it (ambiguous labels)."
     )
     prompt_verbs: dict[str, str] = Field(
-        default_factory=lambda: {"watch": "try", "watched": "tried", "seen": "tried"},
+        default_factory=lambda: {"consume": "try", "consumed": "tried", "seen": "tried"},
         description="Verbs LLM prompts use for an item: what one does with it, did, has done.",
     )
     item_text: list[str] | None = Field(
@@ -279,8 +279,9 @@ def domain_cues(domain: Domain) -> Cues:
 
 
 def prompt_words(domain: Domain) -> dict[str, str]:
-    """The words LLM prompts name a domain's items with: `item`, `items`, and the verbs `watch`,
-    `watched` and `seen` (what one does with an item; the `understanding.prompt_verbs` phrasing)."""
+    """The words LLM prompts name a domain's items with: `item`, `items`, and the verbs `consume`,
+    `consumed` and `seen` (what one does with an item, did, has done; movies: watch, watched, seen;
+    the `understanding.prompt_verbs` phrasing)."""
     spec = understanding_spec(phrasing(domain, "understanding"))
     defaults = UnderstandingSpec().prompt_verbs
     return {"item": domain.item_noun, "items": domain.item_noun_plural, **defaults, **spec.prompt_verbs}

@@ -7,6 +7,7 @@ and shared read-only. The slot tables below are what the domain file says, for o
 from __future__ import annotations
 
 import csv
+import dataclasses
 import gzip
 from functools import cache
 from importlib.resources import files
@@ -41,6 +42,12 @@ def movie_domain() -> Domain:
     from crsim.data.domains import domain_named
 
     return domain_named("movies")
+
+
+def movie_domain_over(items: ItemCollection) -> Domain:
+    """The movie domain (its slots and its vocabulary: phrasings, synonyms) over another collection of
+    movies, e.g. a dataset's; named after the collection."""
+    return dataclasses.replace(movie_domain(), name=items.name, items=items)
 
 
 @cache

@@ -125,14 +125,8 @@ def build_annotator(
 
 def annotation_domain(items: Path | None = None) -> Domain:
     """The shipped movie domain, or the same slots over another item collection (`--items`)."""
-    from crsim.data.movies import MOVIE_INFORMABLE_SLOTS, MOVIE_REQUESTABLE_SLOTS, movie_domain
+    from crsim.data.movies import movie_domain, movie_domain_over
 
     if items is None:
         return movie_domain()
-    collection = ItemCollection.from_jsonl(items)
-    return Domain(
-        name=collection.name,
-        items=collection,
-        informable_slots=dict(MOVIE_INFORMABLE_SLOTS),
-        requestable_slots=dict(MOVIE_REQUESTABLE_SLOTS),
-    )
+    return movie_domain_over(ItemCollection.from_jsonl(items))

@@ -291,9 +291,9 @@ def need_domain(gold: Path, dataset: str | None, dataset_args: dict[str, Any], i
     )
     if collection is None:
         return annotation_domain(items)
-    from crsim.data.movies import MOVIE_INFORMABLE_SLOTS, MOVIE_REQUESTABLE_SLOTS
+    from crsim.data.movies import movie_domain_over
 
-    return Domain(collection.name, collection, dict(MOVIE_INFORMABLE_SLOTS), dict(MOVIE_REQUESTABLE_SLOTS))
+    return movie_domain_over(collection)
 
 
 def gold_dialogues(gold: Path, dataset: str | None, dataset_args: dict[str, Any]) -> Iterator[Dialogue]:

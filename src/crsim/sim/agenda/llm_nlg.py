@@ -57,7 +57,7 @@ class LLMNLG:
     ) -> None:
         self.llm, self.seed, self.style = llm, seed, style
         #: The domain's words the prompt names items with (`crsim.crs.cues.prompt_words`).
-        self.words = dict(words or {"item": "item", "items": "items", "watch": "try", "seen": "tried"})
+        self.words = dict(words or {"item": "item", "items": "items", "consume": "try", "seen": "tried"})
         self.template = prompt_template(prompt)
         self.examples = load_examples(example_file).examples[:examples]
         self._calls = 0
