@@ -343,7 +343,7 @@ def test_every_catalogue_group_is_declared_and_its_entries_are_what_the_kind_nee
         map(callable, providers.values())
     )
     sources = _declared_catalogue("population_source")
-    assert set(sources) == {"movielens", "redial", "iard", "pepper", "reviews"}
+    assert set(sources) == {"movielens", "ratings", "goals", "redial", "iard", "pepper", "reviews"}
     assert all(map(callable, sources.values()))
     retrievers = _declared_catalogue("retriever")
     assert set(retrievers) == {"tfidf", "embeddings"}

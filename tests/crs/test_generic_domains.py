@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from crsim.cli import app
+from crsim.components import BuildContext
 from crsim.crs.base import CRSReply, CRSSession
 from crsim.crs.popular import PopularCRS
 from crsim.crs.retrieval import RetrievalCRS
@@ -111,7 +112,7 @@ async def _talk(crs: PopularCRS, texts: list[str]) -> list[CRSReply]:
 
 
 async def test_retrieval_asks_each_informable_slot_and_answers_requestables(books: Domain) -> None:
-    crs = RetrievalCRS(RetrievalCRS.Params(), books)
+    crs = RetrievalCRS(RetrievalCRS.Params(), BuildContext(domain=books))
     opening, first, second, rec, author, pages = await _talk(
         crs,
         ["hello", "something magical", "no preference", "who is the author of it?", "how many pages?"],
@@ -126,7 +127,7 @@ async def test_retrieval_asks_each_informable_slot_and_answers_requestables(book
 
 
 async def test_popular_asks_the_first_slot_and_answers_generically(books: Domain) -> None:
-    crs = PopularCRS(PopularCRS.Params(), books)
+    crs = PopularCRS(PopularCRS.Params(), BuildContext(domain=books))
     opening, question, rec, answer = await _talk(crs, ["hi", "fantasy", "who is the author?"])
     assert "book" in opening.text
     assert [a.slots for a in question.acts if a.intent == "elicit"] == [[("genre", None)]]  # the first slot

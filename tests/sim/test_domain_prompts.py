@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from crsim.components import BuildContext
 from crsim.crs.llm import LLMCRS, LLMCRSState
 from crsim.data.domains import domain_named
 from crsim.model.acts import DialogueAct
@@ -45,7 +46,7 @@ class _Hub:
 def render(domain: Domain, focus: str) -> dict[str, str]:
     """The abus LLM prompts of `domain` for a fixed set of CRS texts and user acts."""
     params = AgendaBasedSimulator.Params(nlg="llm", nlu="llm")
-    sim = AgendaBasedSimulator(params, domain, 3, llms=_Hub())  # type: ignore[arg-type]
+    sim = AgendaBasedSimulator(params, BuildContext(domain=domain, llms=_Hub(), seed=3))  # type: ignore[arg-type]
     out = {
         "abus_nlu": sim.nlu.messages("How about The Matrix (1999)? It stars Keanu Reeves.", [focus]),  # type: ignore[attr-defined]
         "abus_nlu_nofocus": sim.nlu.messages("What kind of movie do you like?", []),  # type: ignore[attr-defined]
@@ -78,7 +79,7 @@ def test_restaurant_prompts_name_restaurants_and_their_slots() -> None:
 
 @pytest.mark.parametrize("domain", ["restaurants", "hotels"])
 def test_llm_crs_shows_the_attributes_of_candidates(domain: str) -> None:
-    crs = LLMCRS(LLMCRS.Params(), domain_named(domain), llms=_Hub())  # type: ignore[arg-type]
+    crs = LLMCRS(LLMCRS.Params(), BuildContext(domain=domain_named(domain), llms=_Hub()))  # type: ignore[arg-type]
     state = LLMCRSState()
     state.messages.append({"role": "user", "content": "somewhere cheap in the centre"})
     candidates = crs._candidates(state)
@@ -89,7 +90,7 @@ def test_llm_crs_shows_the_attributes_of_candidates(domain: str) -> None:
 
 def test_llm_crs_movie_prompts_render_as_before() -> None:
     """The llm CRS's system and turn prompts for movies (candidates, recent items), as main rendered."""
-    crs = LLMCRS(LLMCRS.Params(), domain_named("movies"), llms=_Hub())  # type: ignore[arg-type]
+    crs = LLMCRS(LLMCRS.Params(), BuildContext(domain=domain_named("movies"), llms=_Hub()))  # type: ignore[arg-type]
     state = LLMCRSState()
     state.messages.append({"role": "user", "content": "a funny movie from the nineties with tom hanks"})
     state.last_recommended = ["2571", "6"]

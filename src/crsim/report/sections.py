@@ -234,7 +234,7 @@ def _continuous(context: ReportContext, labels: Sequence[str], found: list[dict[
         found,
         "summary",
         f"{len(means)} metrics at a glance",
-        "Mean per pairing with its 95% bootstrap interval (from summary.json, as in the results table), "
+        "Mean per pairing with its 95% bootstrap interval (from the run's summary, as in the results table), "
         "one small panel per metric; n = evaluable dialogues per pairing, on the left.",
         plots.means_grid(means, context.palette),
     )
