@@ -77,21 +77,24 @@ def _inner_groups(part: Part, by_system: bool, folds: int = 5) -> tuple[list[str
     return part.conv_ids, folds
 
 
-def fit_turns(train: Part, test: Part, settings: FitSettings, by_system: bool) -> TurnStage:
-    texts, dense = turn_arrays([i.features for i in train.items])
-    groups, k = _inner_groups(train, by_system, settings.inner_folds)
-    row_groups = [g for g, item in zip(groups, train.items, strict=True) for _ in item.features.turns]
+#: Turn-level variants: the text blocks each leaves empty ("conv": the shipped turn level).
+TURN_VARIANTS: dict[str, tuple[str, ...]] = {"conv": (), "nocrs": ("crs",)}
+
+
+def _turn_texts(items: Sequence[LabelledDialogue], drop: tuple[str, ...]) -> tuple[list[Any], FloatArray]:
+    texts, dense = turn_arrays([i.features for i in items])
+    kept = [tuple(() if n in drop else t for n, t in zip(TURN_TEXTS, row, strict=True)) for row in texts]
+    return kept, dense
+
+
+def fit_turns(train: Part, test: Part, settings: FitSettings, turn_variant: str) -> TurnStage:
+    drop = TURN_VARIANTS[turn_variant]
+    texts, dense = _turn_texts(train.items, drop)
+    row_groups = [g for g, item in zip(train.conv_ids, train.items, strict=True) for _ in item.features.turns]
     fit = fit_level(
-        texts,
-        dense,
-        turn_labels(train.items),
-        row_groups,
-        TURN_ASPECTS,
-        TURN_TEXTS,
-        TURN_FEATURES,
-        replace(settings, inner_folds=k),
+        texts, dense, turn_labels(train.items), row_groups, TURN_ASPECTS, TURN_TEXTS, TURN_FEATURES, settings
     )
-    t_texts, t_dense = turn_arrays([i.features for i in test.items])
+    t_texts, t_dense = _turn_texts(test.items, drop)
     return TurnStage(fit.inner, fit.model.predict(t_texts, t_dense))
 
 
@@ -228,18 +231,20 @@ WIDE = FitSettings(
     alphas=(10000.0, 3000.0, 1000.0, 300.0, 100.0, 30.0, 10.0, 3.0),
     text_weights=(0.5, 1.0, 2.0, 4.0, 8.0, 16.0),
 )
-#: name -> (turn variant: inner folds by system?, dialogue variant, or an ensemble of two names).
-VARIANTS: dict[str, tuple[bool, DialogueVariant] | tuple[str, str]] = {
-    "base": (False, DialogueVariant()),
-    "wide": (False, DialogueVariant(settings=WIDE)),
-    "user_text_only": (False, DialogueVariant(texts=("user",))),
-    "no_dialogue_text": (False, DialogueVariant(texts=())),
-    "no_combiner": (False, DialogueVariant(combiner=False)),
-    "aux_satisfied": (False, DialogueVariant(aux=True)),
-    "sysinner_dialogue": (False, DialogueVariant(by_system=True)),
-    "sysinner_dialogue_wide": (False, DialogueVariant(settings=WIDE, by_system=True)),
-    "cosine": (False, DialogueVariant(cosine=True)),
+#: name -> (turn variant (`TURN_VARIANTS`), dialogue variant), or an ensemble of two names.
+VARIANTS: dict[str, tuple[str, DialogueVariant] | tuple[str, str]] = {
+    "base": ("conv", DialogueVariant()),
+    "wide": ("conv", DialogueVariant(settings=WIDE)),
+    "user_text_only": ("conv", DialogueVariant(texts=("user",))),
+    "no_dialogue_text": ("conv", DialogueVariant(texts=())),
+    "no_combiner": ("conv", DialogueVariant(combiner=False)),
+    "aux_satisfied": ("conv", DialogueVariant(aux=True)),
+    "sysinner_dialogue": ("conv", DialogueVariant(by_system=True)),
+    "sysinner_dialogue_wide": ("conv", DialogueVariant(settings=WIDE, by_system=True)),
+    "cosine": ("conv", DialogueVariant(cosine=True)),
     "ens_base_sysinner_dialogue": ("base", "sysinner_dialogue"),
+    "turn_no_crs_text": ("nocrs", DialogueVariant()),
+    "ens_base_turn_no_crs_text": ("base", "turn_no_crs_text"),
 }
 
 
@@ -285,19 +290,17 @@ def run_variant(
     """Pooled out-of-fold predictions of one variant under one protocol (`settings`: the shipped ones)."""
     settings = settings or FitSettings()
     spec = VARIANTS[name]
-    if isinstance(spec[0], str):
-        assert isinstance(spec[1], str)
+    if isinstance(spec[1], str):
         first = run_variant(spec[0], protocol, gold, data, aux, cache, settings)
         second = run_variant(spec[1], protocol, gold, data, aux, cache, settings)
         return _average(first, second, name)
-    by_system, variant = spec
-    assert isinstance(by_system, bool) and isinstance(variant, DialogueVariant)
+    turn_variant, variant = spec
     out = Predictions(source=f"{name} ({protocol})")
     folds = protocol_folds(gold, protocol)  # type: ignore[arg-type]
     for fold in reversed(folds) if REVERSE else folds:
         train, test = _part(data, gold, fold.train), _part(data, gold, fold.test)
-        key = f"{protocol}-{fold.name.replace(' ', '')}-{'sys' if by_system else 'conv'}"
-        turns = _cached_turns(cache, key, partial(fit_turns, train, test, settings, by_system))
+        key = f"{protocol}-{fold.name.replace(' ', '')}-{turn_variant}"
+        turns = _cached_turns(cache, key, partial(fit_turns, train, test, settings, turn_variant))
         dialogue = fit_dialogue(variant, train, test, turns, aux, settings)
         _add(out, test, turns, dialogue)
     return out
@@ -362,6 +365,39 @@ def satisfied_labels(dial: Path | None) -> dict[str, float]:
     return out
 
 
+def print_table(paths: Sequence[Path]) -> None:
+    """The Markdown rows of stored results, protocol by protocol, variants in `VARIANTS` order."""
+    stored: dict[str, Any] = {}
+    for path in paths:
+        stored.update(json.loads(path.read_text()))
+    for protocol in ("cv5", "loso"):
+        for name in VARIANTS:
+            if f"{name}/{protocol}" in stored:
+                print(_row(name, protocol, stored[f"{name}/{protocol}"]))
+
+
+def paired_bootstrap(
+    gold: GoldSet, first: Predictions, second: Predictions, replicates: int = 2000, seed: int = 0
+) -> dict[str, tuple[float, float, float]]:
+    """Per split: overall r of `second` minus that of `first`, and its 95% percentile interval over
+    conversations resampled with replacement (the same resample for both; seed fixed)."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for split in SPLITS:
+        conversations = gold.split(split)
+        y = np.asarray([c.dialogue_labels["overall"] for c in conversations], dtype=np.float64)
+        a = np.asarray([first.values[(c.conv_id, None, "overall")] for c in conversations], dtype=np.float64)
+        b = np.asarray([second.values[(c.conv_id, None, "overall")] for c in conversations], dtype=np.float64)
+        delta = np.corrcoef(b, y)[0, 1] - np.corrcoef(a, y)[0, 1]
+        draws = []
+        for _ in range(replicates):
+            rows = rng.integers(0, len(y), len(y))
+            draws.append(np.corrcoef(b[rows], y[rows])[0, 1] - np.corrcoef(a[rows], y[rows])[0, 1])
+        low, high = np.percentile(draws, [2.5, 97.5])
+        out[split] = (float(delta), float(low), float(high))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -378,7 +414,26 @@ def main() -> None:
         "--dial", type=Path, default=ROOT.parent / "shared" / "datasets" / "crsarena_dial" / "data"
     )
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "crsarena_variants" / "results.json")
+    parser.add_argument("--paired", help="A,B: bootstrap interval of B's overall r minus A's, per split.")
+    parser.add_argument(
+        "--table", nargs="*", type=Path, help="Only print the Markdown rows stored in these result files."
+    )
     args = parser.parse_args()
+    if args.paired:
+        first_name, second_name = args.paired.split(",")
+        gold = load_gold(None, link_items=True)
+        data = [labelled(c) for c in gold]
+        aux = satisfied_labels(args.dial if args.dial.exists() else None)
+        for protocol in args.protocols.split(","):
+            first = run_variant(first_name, protocol, gold, data, aux, args.cache)
+            second = run_variant(second_name, protocol, gold, data, aux, args.cache)
+            for split, (delta, low, high) in paired_bootstrap(gold, first, second).items():
+                interval = f"[{low:+.3f}, {high:+.3f}]"
+                print(f"{second_name} - {first_name}, {protocol}, {split}: overall r {delta:+.3f} {interval}")
+        return
+    if args.table is not None:
+        print_table(args.table)
+        return
     global REVERSE
     REVERSE = args.reverse
     gold = load_gold(None, link_items=True)
