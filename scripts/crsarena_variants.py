@@ -11,7 +11,15 @@ its settings chosen inside that part. The held-out predictions are pooled, paire
 labels by `crsim.meta.meta_evaluate` and ranked by `crsim.meta.rank_systems`, exactly as
 `crsim meta-eval --evaluator learned_crsarena --protocol ...` does; the `base` variant reproduces
 that command's numbers. Prints one Markdown row per variant and protocol and writes all cells to
-`--out` (JSON).
+`--out` (JSON); `--table FILES` prints the stored rows again, `--paired A,B` a bootstrap interval
+of B's overall r minus A's. The `cosine` variant encodes every utterance once with
+all-MiniLM-L6-v2 (the `embeddings` extra) and caches the vectors; `aux_satisfied` reads
+CRSArena-Dial (`--dial`, default `../shared/datasets/crsarena_dial/data`).
+
+Cost: the turn level dominates (one fit per outer fold and turn variant, 14 per variant with its
+own turn level); several processes (`--reverse`) can fill the cache together. Set
+OPENBLAS_NUM_THREADS=1 on a shared machine: with two BLAS threads per process a fold took up to
+four times longer there.
 """
 
 from __future__ import annotations
@@ -151,6 +159,8 @@ def fit_dialogue(
     groups, k = _inner_groups(train, variant.by_system)
     settings = replace(variant.settings or base, inner_folds=k if variant.by_system else base.inner_folds)
     if variant.aux:
+        if not aux:
+            raise SystemExit("aux_satisfied needs CRSArena-Dial's labels: give --dial FOLDER")
         sat = np.asarray([aux.get(c, np.nan) for c in train.conv_ids])
         labels = np.column_stack([labels, sat])
         aspects = (*aspects, "satisfied")
