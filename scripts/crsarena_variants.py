@@ -86,7 +86,9 @@ def _inner_groups(part: Part, by_system: bool, folds: int = 5) -> tuple[list[str
 
 
 #: Turn-level variants: the text blocks each leaves empty ("conv": the shipped turn level).
-TURN_VARIANTS: dict[str, tuple[str, ...]] = {"conv": (), "nocrs": ("crs",)}
+TURN_VARIANTS: dict[str, tuple[str, ...]] = {"conv": (), "nocrs": ("crs",), "wide": ()}
+#: Turn-level variants with their own candidate grids (`WIDE`, below).
+WIDE_TURNS = frozenset({"wide"})
 
 
 def _turn_texts(items: Sequence[LabelledDialogue], drop: tuple[str, ...]) -> tuple[list[Any], FloatArray]:
@@ -97,6 +99,7 @@ def _turn_texts(items: Sequence[LabelledDialogue], drop: tuple[str, ...]) -> tup
 
 def fit_turns(train: Part, test: Part, settings: FitSettings, turn_variant: str) -> TurnStage:
     drop = TURN_VARIANTS[turn_variant]
+    settings = replace(WIDE, inner_folds=settings.inner_folds) if turn_variant in WIDE_TURNS else settings
     texts, dense = _turn_texts(train.items, drop)
     row_groups = [g for g, item in zip(train.conv_ids, train.items, strict=True) for _ in item.features.turns]
     fit = fit_level(
@@ -254,6 +257,7 @@ VARIANTS: dict[str, tuple[str, DialogueVariant] | tuple[str, str]] = {
     "cosine": ("conv", DialogueVariant(cosine=True)),
     "ens_base_sysinner_dialogue": ("base", "sysinner_dialogue"),
     "turn_no_crs_text": ("nocrs", DialogueVariant()),
+    "wide_both_levels": ("wide", DialogueVariant(settings=WIDE)),
     "ens_base_turn_no_crs_text": ("base", "turn_no_crs_text"),
 }
 
