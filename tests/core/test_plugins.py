@@ -318,6 +318,7 @@ CATALOGUES = {
     "recusersim_tool": ("crsim.sim.recusersim.refine", "tool_catalogue"),
     "download": ("crsim.data.download", "download_catalogue"),
     "rubric": ("crsim.eval.judge.rubric", "rubric_catalogue"),
+    "domain": ("crsim.data.domains", "domain_catalogue"),
 }
 
 
@@ -356,6 +357,8 @@ def test_every_catalogue_group_is_declared_and_its_entries_are_what_the_kind_nee
         assert isinstance(source, DatasetSource) and source.name == name
     for name, package in _declared_catalogue("rubric").items():
         assert files(package).joinpath(f"{name}.yaml").is_file(), name
+    for name, package in _declared_catalogue("domain").items():
+        assert files(package).joinpath("domain.yaml").is_file(), name
 
 
 def test_no_builtin_catalogue_entry_is_left_undeclared() -> None:
@@ -387,6 +390,8 @@ def test_no_builtin_catalogue_entry_is_left_undeclared() -> None:
     assert defined_sources == set(_declared_catalogue("download"))
     shipped = {p.stem for p in (ROOT / "src/crsim/eval/judge/rubrics").glob("*.yaml")}
     assert shipped == set(_declared_catalogue("rubric"))
+    domains = {p.parent.name for p in (ROOT / "src/crsim/data/domains").glob("*/domain.yaml")}
+    assert domains == set(_declared_catalogue("domain"))
 
 
 def test_every_catalogue_reads_its_group() -> None:

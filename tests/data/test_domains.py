@@ -174,17 +174,18 @@ def test_phrasing_sections_are_kept_as_written_and_named_files_must_exist(tmp_pa
 def test_installed_packages_add_domains_through_entry_points(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import crsim.data.domains as domains
+    from crsim.data.domains import ENTRY_POINT_GROUP, domain_catalogue
 
     path = _write(tmp_path, GOOD)
     (tmp_path / "shop_plugin.py").write_text(f"SHOP = {str(path)!r}\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    entries = [
-        EntryPoint(name="shop", value="shop_plugin:SHOP", group=domains.ENTRY_POINT_GROUP),
-        EntryPoint(name="gone", value="no_such_module:X", group=domains.ENTRY_POINT_GROUP),
-    ]
-    monkeypatch.setattr(domains, "entry_points", lambda group: entries)
-    assert {"shop", "gone", "movies"} <= set(known_domains())
+    entries = {
+        "shop": EntryPoint(name="shop", value="shop_plugin:SHOP", group=ENTRY_POINT_GROUP),
+        "gone": EntryPoint(name="gone", value="no_such_module:X", group=ENTRY_POINT_GROUP),
+    }
+    installed = {**domain_catalogue._entries(), **entries}  # as if a distribution declared both
+    monkeypatch.setattr(domain_catalogue, "_entry_points", installed)
+    assert {"shop", "gone", "movies", "restaurants", "hotels"} <= set(known_domains())
     assert domain_named("shop").items["s2"].title == "Blue Shirt"
     with pytest.raises(ConfigError, match=r"entry point 'gone' .*cannot be loaded"):
         domain_named("gone")

@@ -1,27 +1,29 @@
 """Item domains by name or path: the one place a config's `domain` (or a manifest's) becomes a `Domain`.
 
-A domain is a domain file (docs/domains.md). The shipped ones are package data, one folder per domain
-beside this module (`movies/domain.yaml`, `restaurants/domain.yaml`, `hotels/domain.yaml`); installed
-distributions add theirs through the `crsim.domain` entry-point group, whose entries name a domain
-and point at an object holding the path of its domain file (a `str` or `Path`). Anything else a
-config names is read as a path to a domain file. Evaluation resolves a run's domain from its folder
-with `domain_of`, without the runner's builder.
+A domain is a domain file (docs/domains.md). Named domains come from the `crsim.domain` entry points,
+like every other plug-in kind (a `crsim.registry.Catalogue`): an entry names a domain and points at
+a package whose folder holds `domain.yaml` (crsim's own, `crsim.data.domains.movies`, `.restaurants`
+and `.hotels`, are declared so in pyproject.toml) or at an object holding the path of a domain file
+(a `str` or `Path`). Anything else a config names is read as a path to a domain file. Evaluation
+resolves a run's domain from its folder with `domain_of`, without the runner's builder.
 """
 
 from __future__ import annotations
 
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
-from importlib.resources import files
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from crsim.data.domains.loader import check_domain_file, read_domain_file, read_ratings
 from crsim.errors import ConfigError
 from crsim.model.domain import Domain
 from crsim.model.run_folder.manifest import Manifest
+from crsim.registry import Catalogue
 
 __all__ = [
     "check_domain_file",
+    "domain_catalogue",
     "domain_file",
     "domain_named",
     "domain_of",
@@ -30,34 +32,22 @@ __all__ = [
     "read_ratings",
 ]
 
-#: The entry-point group of domains that installed distributions ship.
+#: The entry-point group of domains (crsim's shipped ones and installed distributions').
 ENTRY_POINT_GROUP = "crsim.domain"
 
-
-def _shipped() -> dict[str, Path]:
-    """Domain name -> domain file of the domains shipped as package data."""
-    root = Path(str(files("crsim.data.domains")))
-    return {p.parent.name: p for p in sorted(root.glob("*/domain.yaml"))}
-
-
-def _installed() -> dict[str, EntryPoint]:
-    """Domain name -> `crsim.domain` entry point of an installed distribution (loaded when named)."""
-    return {entry.name: entry for entry in entry_points(group=ENTRY_POINT_GROUP)}
+#: Domain name -> a package holding `domain.yaml`, or the path of a domain file; loaded when named.
+domain_catalogue: Catalogue[Any] = Catalogue("domain", "domain")
 
 
 def known_domains() -> list[str]:
-    """The names of every domain a config can name: shipped ones and those of installed plug-ins."""
-    return sorted({*_installed(), *_shipped()})
+    """The names of every domain a config can name (the `crsim.domain` entry points)."""
+    return domain_catalogue.names()
 
 
 def domain_file(reference: str) -> Path:
     """The domain file a config's `domain` means: a known domain's name, else a path to a domain file."""
-    shipped = _shipped()
-    if reference in shipped:
-        return shipped[reference]
-    installed = _installed()
-    if reference in installed:
-        return _entry_path(installed[reference])
+    if reference in domain_catalogue:
+        return _named_file(reference)
     path = Path(reference)
     if path.suffix.lower() in (".yaml", ".yml") or path.is_file():
         return path
@@ -65,14 +55,22 @@ def domain_file(reference: str) -> Path:
     raise ConfigError(f"domain: unknown domain {reference!r}; expected one of {names} or a domain file path")
 
 
-def _entry_path(entry: EntryPoint) -> Path:
+def _named_file(name: str) -> Path:
+    """The domain file of the catalogue entry `name`: its package's `domain.yaml`, or the path it holds."""
     try:
-        return Path(str(entry.load()))
+        value = domain_catalogue.get(name)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(
-            f"domain: the {ENTRY_POINT_GROUP} entry point {entry.name!r} ({entry.value}) "
-            f"cannot be loaded: {exc}"
+            f"domain: the {ENTRY_POINT_GROUP} entry point {name!r} cannot be loaded: {exc}"
         ) from None
+    if isinstance(value, ModuleType) and value.__file__ is not None:
+        return Path(value.__file__).parent / "domain.yaml"
+    if isinstance(value, str | Path):
+        return Path(value)
+    raise ConfigError(
+        f"domain: the {ENTRY_POINT_GROUP} entry point {name!r} names a {type(value).__name__}; "
+        "expected a package holding domain.yaml or the path of a domain file"
+    )
 
 
 def domain_named(reference: str) -> Domain:
