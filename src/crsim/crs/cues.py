@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from crsim.crs.phrasings import phrasing
 from crsim.errors import DataError
-from crsim.model.domain import Domain
+from crsim.model.domain import Domain, SlotKind
 from crsim.model.text import normalize
 
 
@@ -219,6 +219,13 @@ class UnderstandingSpec(_Spec):
         default_factory=lambda: {"consume": "try", "consumed": "tried", "seen": "tried"},
         description="Verbs LLM prompts use for an item: what one does with it, did, has done.",
     )
+    prompt_nouns: dict[str, str] = Field(
+        default_factory=dict,
+        description="Nouns LLM prompts use for the people of a domain: `user` (who uses the items, e.g. "
+        "'reader'), `user_role` ('a book reader'), `expert` ('a literary critic'), `kind` (the noun after "
+        "a kind of item: 'novel') and `aspects` (what one may come to like: 'a theme, an author'); "
+        "defaults from the item noun and the slots.",
+    )
     item_text: list[str] | None = Field(
         None, description="Attributes (after the title) of an item's text for candidate retrieval."
     )
@@ -285,6 +292,23 @@ def prompt_words(domain: Domain) -> dict[str, str]:
     spec = understanding_spec(phrasing(domain, "understanding"))
     defaults = UnderstandingSpec().prompt_verbs
     return {"item": domain.item_noun, "items": domain.item_noun_plural, **defaults, **spec.prompt_verbs}
+
+
+def prompt_nouns(domain: Domain) -> dict[str, str]:
+    """The nouns LLM prompts name a domain's people and item features with (`user`, `user_role`,
+    `expert`, `kind`, `aspects`; see `UnderstandingSpec.prompt_nouns`): the domain's
+    `understanding.prompt_nouns` phrasing over generic ones made from the item noun and the slots."""
+    spec = understanding_spec(phrasing(domain, "understanding"))
+    slots = [s.name.replace("_", " ") for s in domain.informable if s.kind != SlotKind.TEXT][:3]
+    aspects = ", ".join(f"{'an' if name[:1] in 'aeiou' else 'a'} {name}" for name in slots)
+    defaults = {
+        "user": "person",
+        "user_role": "a person",
+        "expert": f"an expert on {domain.item_noun_plural}",
+        "kind": domain.item_noun,
+        "aspects": aspects or f"something about the {domain.item_noun}",
+    }
+    return {**defaults, **spec.prompt_nouns}
 
 
 def understanding_spec(raw: Mapping[str, Any] | None) -> UnderstandingSpec:

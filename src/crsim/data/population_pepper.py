@@ -7,8 +7,10 @@ random targets are the *selected* subset (what the target-biased simulator is
 told about); the others are the *residual* subset. Both go into `profile.persona["target_split"]`
 so that every simulator's dialogues with the user can be scored on the same two subsets.
 
-Sources: MovieLens (`users.source: pepper`; the shipped ratings, with the user's own MovieLens
-tags as feedback) or any reviews table (`users.source: reviews`, `users.file`; see reviews.py).
+Sources: the domain's ratings file (`users.source: pepper`; for the movie domain the shipped
+MovieLens ratings, with the user's own MovieLens tags as feedback; for another domain its `ratings:`
+file, the rating scale read as the lowest and highest rating in it) or any reviews table
+(`users.source: reviews`, `users.file`; see reviews.py).
 Liked and disliked attribute values (`profile.preferences`) are derived from the seen ratings by
 the rules of the MovieLens population; likes/dislikes from review text are the simulator's work.
 """
@@ -90,13 +92,31 @@ def pepper_source(config: PopulationConfig, domain: Domain) -> PepperSource:
             f"users.source: {config.source!r} is not a PEPPER source; expected 'pepper' or 'reviews'"
         )
     if config.file is not None:
-        raise ConfigError(
-            "users.file: not supported for source 'pepper' (the shipped MovieLens data is used)"
-        )
-    from crsim.data.movies import movie_ratings
+        raise ConfigError("users.file: not supported for source 'pepper' (the domain's ratings file is used)")
+    return domain_ratings_source(config, domain)
 
-    ratings = {u: dict(r) for u, r in movie_ratings().items()}
-    return PepperSource("movielens", ratings, MOVIELENS_SCALE, config.min_ratings, tags=movie_tags())
+
+def domain_ratings_source(config: PopulationConfig, domain: Domain) -> PepperSource:
+    """`source: pepper`: the domain's ratings file; the shipped MovieLens ratings (the movie domain's,
+    and those of movies over another collection) come with MovieLens's scale and the users' own tags."""
+    from crsim.data.domains import read_ratings
+    from crsim.data.movies import _resource, movie_ratings
+
+    if domain.ratings is None:
+        raise ConfigError(
+            f"users.source: 'pepper' needs ratings, and domain {domain.name!r} has no ratings file; "
+            "add `ratings:` to the domain file or use source 'reviews' with users.file"
+        )
+    if domain.ratings.path.resolve() == _resource("ratings.csv.gz").resolve():
+        ratings = {u: dict(r) for u, r in movie_ratings().items()}
+        return PepperSource("movielens", ratings, MOVIELENS_SCALE, config.min_ratings, tags=movie_tags())
+    ratings = read_ratings(domain.ratings)
+    values = [r for rated in ratings.values() for r in rated.values()]
+    if not values:
+        raise ConfigError(
+            f"users.source: the ratings file {domain.ratings.path} of domain {domain.name!r} is empty"
+        )
+    return PepperSource(domain.ratings.name, ratings, (min(values), max(values)), config.min_ratings)
 
 
 def rating_scale(reviews: list[Review]) -> tuple[float, float]:
@@ -141,7 +161,7 @@ def pepper_users(
         )
     cap = config.max_targets if "max_targets" in config.model_fields_set else None
     users = []
-    prefix = "pepper" if source == "movielens" else "rv"
+    prefix = "rv" if source == "reviews" else "pepper"
     for user_id, round_number in schedule(eligible, config, random.Random(effective_seed), source=source):
         label = f"{prefix}-{user_id}" if round_number == 1 else f"{prefix}-{user_id}#{round_number}"
         rng = random.Random(derive_seed(effective_seed, label))

@@ -79,10 +79,11 @@ def goal_users(config: PopulationConfig, domain: Domain, seed: int) -> list[Simu
 
 
 def pepper_users(config: PopulationConfig, domain: Domain, seed: int) -> list[SimulatedUser]:
-    """`source: pepper` or `reviews`: PEPPER users (all top-rated items as targets, the rest seen)."""
+    """`source: pepper` (the domain's ratings file) or `reviews`: PEPPER users (all top-rated items as
+    targets, the rest seen)."""
     from crsim.data.population_pepper import build_pepper_population
 
-    return build_pepper_population(config, domain, seed)
+    return build_pepper_population(slots_for_domain(config, domain), domain, seed)
 
 
 def iard_users(config: PopulationConfig, domain: Domain, seed: int) -> list[SimulatedUser]:

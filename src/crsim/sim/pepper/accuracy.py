@@ -26,7 +26,7 @@ from crsim.llm.types import GenerationConfig, system, user
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
 from crsim.seeding import derive_seed
-from crsim.sim.pepper.profile import PROMPTS, general_preferences, item_view
+from crsim.sim.pepper.profile import PROMPTS, domain_words, general_preferences, item_view
 
 REPRESENTATIONS = ("general", "raw", "binary")
 ANSWER_GRAMMAR = 'root ::= "A" | "B"'
@@ -119,6 +119,7 @@ async def preference_accuracy(
             max_tokens=options.narrative_max_tokens,
         )
         base = {
+            "words": domain_words(domain),
             "domain": domain,
             "general": general.narrative,
             "seen": general.seen,
@@ -164,8 +165,8 @@ async def _ask(
     domain_items = variables["domain"].items
     variables = {
         **variables,
-        "a": item_view(domain_items[a], options.plot_chars),
-        "b": item_view(domain_items[b], options.plot_chars),
+        "a": item_view(domain_items[a], options.plot_chars, variables["domain"]),
+        "b": item_view(domain_items[b], options.plot_chars, variables["domain"]),
     }
     messages = [
         system(render(template, part="system", **variables)),

@@ -1,9 +1,10 @@
 """`target_biased`: the target-biased baseline of PEPPER's analysis (after Zhu et al.'s simple user).
 
 The user is told the attributes of a random *selected* subset of their targets (genres,
-directors, stars and plot; never the titles) and describes what they want from them. The other
-targets form the *residual* subset. Which targets are selected is a property of the user
-(`profile.persona["target_split"]`, drawn by the PEPPER populations), so that both simulators'
+directors, stars, plot and the values of the domain's other slots; never the titles) and describes
+what they want from them. The other targets form the *residual* subset. Which targets are
+selected is a property of the user (`profile.persona["target_split"]`, drawn by the PEPPER
+populations), so that both simulators'
 dialogues with a user are scored on the same subsets; for other populations the simulator
 draws the split itself from the dialogue seed. The split is kept in `Dialogue.metadata` (`TARGET_SPLIT`).
 
@@ -72,7 +73,7 @@ class TargetBiasedSimulator(ChatUser):
             )
         keys.TARGET_SPLIT.put(self.notes.metadata, {"selected": selected, "residual": residual})
         self.targets = [
-            item_view(self.domain.items[t], self.params.plot_chars)
+            item_view(self.domain.items[t], self.params.plot_chars, self.domain)
             for t in selected
             if t in self.domain.items
         ]
@@ -83,12 +84,12 @@ class TargetBiasedSimulator(ChatUser):
             self.hear(greeting)
         else:
             self.turn = 1
-        cue = render(self.template, targets=self.targets, part="opening")
+        cue = render(self.template, words=self.words, targets=self.targets, part="opening")
         return await self.write(self.messages(self.template, {"targets": self.targets}, cue), notes, [])
 
     async def respond(self, reply: CRSReply) -> UserTurn:
         if self.user is None:
             raise RuntimeError("respond() called before start()")
         self.hear(reply)
-        cue = render(self.template, targets=self.targets, part="reply")
+        cue = render(self.template, words=self.words, targets=self.targets, part="reply")
         return await self.write(self.messages(self.template, {"targets": self.targets}, cue), {}, [])

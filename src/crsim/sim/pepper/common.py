@@ -18,7 +18,7 @@ from crsim.model.user import SimulatedUser
 from crsim.registry import Params as BaseParams
 from crsim.seeding import derive_seed
 from crsim.sim.base import DialogueNotes, UserTurn
-from crsim.sim.pepper.profile import PROMPTS, GeneralPreferences, general_preferences
+from crsim.sim.pepper.profile import PROMPTS, GeneralPreferences, domain_words, general_preferences
 from crsim.sim.prompt.common import Entry, clean_utterance, recent_turns
 
 TemplateName = Annotated[str, template_check(PROMPTS)]
@@ -60,6 +60,8 @@ class ChatUser:
     def __init__(self, params: PepperParams, ctx: BuildContext) -> None:
         self.settings, self.domain, self.seed = params, ctx.require_domain(type(self).__name__), ctx.seed
         self.llm = ctx.require_llms(type(self).__name__).role(params.role)
+        #: What the prompts call the domain's items and people (`profile.domain_words`).
+        self.words = domain_words(self.domain)
         self.history: list[Entry] = []
         self.turn = 0
         self.user: SimulatedUser | None = None
@@ -91,7 +93,7 @@ class ChatUser:
     def messages(self, template: jinja2.Template, variables: dict[str, Any], latest: str) -> list[Message]:
         """System part, the recent conversation, and `latest` (the cue after the last CRS message)."""
         shown, _ = recent_turns(self.history, self.settings.max_history_turns)
-        chat: list[Message] = [system(render(template, part="system", **variables))]
+        chat: list[Message] = [system(render(template, part="system", **{"words": self.words, **variables}))]
         for entry in shown:
             chat.append(user(entry.text) if entry.role == Role.CRS else assistant(entry.text))
         if chat[-1]["role"] == "user":

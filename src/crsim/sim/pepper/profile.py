@@ -12,10 +12,13 @@ client's sharing of identical requests in flight) gives every dialogue of a user
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from crsim.crs.cues import prompt_nouns, prompt_words
+from crsim.crs.phrasings import item_details
 from crsim.llm.client import LLM
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
@@ -31,9 +34,18 @@ from crsim.seeding import derive_seed
 PROMPTS = "crsim.sim.pepper.prompts"
 
 
+def domain_words(domain: Domain) -> SimpleNamespace:
+    """What the PEPPER prompts call the domain's items and people (`words.item`, `.items`, `.consume`,
+    `.consumed`, `.seen`, `.user`, `.user_role`, `.expert`, `.kind`, `.aspects`; movies: movie,
+    watch, viewer, a film expert), from the domain's `understanding` phrasing or generic words. A
+    namespace, not a dict: in a template `words.items` would be the dict's method."""
+    return SimpleNamespace(**prompt_words(domain), **prompt_nouns(domain))
+
+
 @dataclass(frozen=True)
 class ItemView:
-    """An item as a prompt shows it: title, year, main attributes and plot (cut to `plot_chars`)."""
+    """An item as a prompt shows it: title, year, the built-in attributes, plot (cut to `plot_chars`),
+    and `details`, the values of the domain's other slots ("author: Jane Austen"; '' for movies)."""
 
     id: str
     title: str
@@ -41,9 +53,11 @@ class ItemView:
     directors: list[str]
     actors: list[str]
     plot: str
+    details: str = ""
 
 
-def item_view(item: Item, plot_chars: int) -> ItemView:
+def item_view(item: Item, plot_chars: int, domain: Domain | None = None) -> ItemView:
+    """`item` as prompts show it; with `domain`, its values of the domain's non-built-in slots too."""
     plot = " ".join((item.plot or "").split())
     if len(plot) > plot_chars:
         plot = plot[: max(0, plot_chars - 3)].rsplit(" ", 1)[0] + "..."
@@ -54,6 +68,7 @@ def item_view(item: Item, plot_chars: int) -> ItemView:
         directors=item.directors[:2],
         actors=item.actors[:3],
         plot=plot,
+        details=item_details(domain, item, max(plot_chars, 80)) if domain is not None else "",
     )
 
 
@@ -111,7 +126,7 @@ def salient_seen(user: SimulatedUser, domain: Domain, count: int, plot_chars: in
     for item_id in chosen:
         feedback = seen_feedback(user, item_id)
         if feedback is not None:
-            out.append(SeenItem(item_view(domain.items[item_id], plot_chars), feedback))
+            out.append(SeenItem(item_view(domain.items[item_id], plot_chars, domain), feedback))
     return out
 
 
@@ -154,12 +169,13 @@ async def review_preferences(
 ) -> BinaryPreferences:
     """Likes/dislikes the LLM reads from the reviews of `seen` items (one call per review)."""
     template = load_template(PROMPTS, "extract.j2")
+    words = domain_words(domain)
     prefs = BinaryPreferences()
     for entry in seen:
         review = entry.feedback.review[:review_chars]
         if not review:
             continue
-        variables = {"item": entry.item, "feedback": entry.feedback, "review": review}
+        variables = {"words": words, "item": entry.item, "feedback": entry.feedback, "review": review}
         messages = [
             system(render(template, part="system", **variables)),
             user_message(render(template, part="task", **variables)),
@@ -176,9 +192,15 @@ async def review_preferences(
     return prefs
 
 
-def narrative_messages(seen: list[SeenItem], prefs: BinaryPreferences) -> list[Message]:
+def narrative_messages(seen: list[SeenItem], prefs: BinaryPreferences, domain: Domain) -> list[Message]:
+    """The prompt of the general-preferences narrative, in the domain's words."""
     template = load_template(PROMPTS, "narrative.j2")
-    variables = {"seen": seen, "likes": prefs.likes, "dislikes": prefs.dislikes}
+    variables = {
+        "words": domain_words(domain),
+        "seen": seen,
+        "likes": prefs.likes,
+        "dislikes": prefs.dislikes,
+    }
     return [
         system(render(template, part="system", **variables)),
         user_message(render(template, part="task", **variables)),
@@ -186,10 +208,10 @@ def narrative_messages(seen: list[SeenItem], prefs: BinaryPreferences) -> list[M
 
 
 async def write_narrative(
-    llm: LLM, seen: list[SeenItem], prefs: BinaryPreferences, *, max_tokens: int
+    llm: LLM, seen: list[SeenItem], prefs: BinaryPreferences, domain: Domain, *, max_tokens: int
 ) -> str:
     """The general-preferences narrative (second person) from seen items and binary preferences."""
-    messages = narrative_messages(seen, prefs)
+    messages = narrative_messages(seen, prefs, domain)
     config = GenerationConfig(temperature=0.0, max_tokens=max_tokens, seed=0)
     completion = await llm.generate(messages, config)
     text = " ".join(completion.text.split())
@@ -231,7 +253,7 @@ async def general_preferences(
     given = keys.user_persona(keys.GENERAL_PREFERENCES, user.id, user.profile.persona)
     if isinstance(given, str) and given.strip():
         return GeneralPreferences(given.strip(), binary, seen, generated=False)
-    narrative = await write_narrative(llm, seen, binary, max_tokens=max_tokens)
+    narrative = await write_narrative(llm, seen, binary, domain, max_tokens=max_tokens)
     return GeneralPreferences(narrative, binary, seen, generated=True)
 
 

@@ -72,7 +72,7 @@ def item_interface(
             break
         item = domain.items.get(item_id)
         if item is not None:
-            shown.append(ShownItem(item_view(item, plot_chars), seen_feedback(user, item_id)))
+            shown.append(ShownItem(item_view(item, plot_chars, domain), seen_feedback(user, item_id)))
     return shown
 
 
@@ -129,7 +129,7 @@ class PepperSimulator(ChatUser):
 
     def _vars(self) -> dict[str, Any]:
         assert self.general is not None
-        return {"general": self.general.narrative}
+        return {"words": self.words, "general": self.general.narrative}
 
     async def _react(self, reply: CRSReply, notes: dict[str, Any], extra: str) -> UserTurn:
         assert self.user is not None
@@ -185,7 +185,7 @@ class PepperSimulator(ChatUser):
         if cached is not None:
             return cached
         assert self.general is not None
-        variables = {"general": self.general.narrative, "item": shown.item, "feedback": shown.feedback}
+        variables = {**self._vars(), "item": shown.item, "feedback": shown.feedback}
         messages = [
             system(render(self.reflect_template, part="system", **variables)),
             user(render(self.reflect_template, part="task", **variables)),

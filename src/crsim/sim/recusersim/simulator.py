@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from crsim.components import BuildContext
 from crsim.crs.base import CRSReply
+from crsim.crs.cues import prompt_nouns
 from crsim.crs.phrasings import item_details
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
@@ -293,6 +294,7 @@ class RecUserSim:
             schema,
             item=self._describe_item(item),
             known=sorted(memory.known_preferences()),
+            aspects=prompt_nouns(self.domain)["aspects"],
         )
         record: dict[str, Any] = {"item_id": item.id, "item": item.display_title}
         if answer.value is None:
