@@ -5,9 +5,11 @@ per-phase summary; nothing on stdout and nothing with --json."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -156,3 +158,18 @@ def test_pepper_preference_accuracy_counts_users(tmp_path: Path) -> None:
     assert re.search(_last_line("users", "2/2", failed_users), done.stderr, re.M), done.stderr
     quiet = _crsim("pepper", "pref-accuracy", "c.yaml", "--pairs", "2", "--json", cwd=tmp_path)
     assert quiet.returncode == 0 and "users" not in quiet.stderr
+
+
+def test_data_convert_counts_dialogues_and_skipped_records(tmp_path: Path) -> None:
+    fixtures = Path(__file__).parents[1] / "fixtures" / "redial"
+    shutil.copy(fixtures / "movies_with_mentions.csv.gz", tmp_path)
+    with gzip.open(fixtures / "test_data.jsonl.gz", "rt", encoding="utf-8") as handle:
+        lines = [next(handle), "not a record\n", next(handle), next(handle)]
+    (tmp_path / "test_data.jsonl").write_text("".join(lines), encoding="utf-8")
+    done = _crsim(
+        "data", "convert", "redial", "test_data.jsonl", "-o", "out.jsonl", "--skip-invalid", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert "3 dialogues written" in done.stdout and "1 skipped" in done.stdout
+    assert re.search(rf"^converting 3 · {CLOCK} · errors 1 · done$", done.stderr, re.M), done.stderr
+    assert _summary_row(done.stderr, "converting")[1:4] == ["3", "1", "0"]

@@ -43,19 +43,24 @@ def convert(
 ) -> None:
     """Convert a published dataset into crsim dialogues (streamed; the output appears only when complete)."""
     from crsim.data.datasets.base import ConversionReport, build_reader, convert_dataset
+    from crsim.progress import ProgressReport
 
     started = time.perf_counter()
     report = ConversionReport()
+    progress = ProgressReport()
     with user_errors():
         reader = build_reader(name, parse_args(arg or []), where="--arg")
-        with atomic_output(out) as handle:
+        with atomic_output(out) as handle, progress.phase("converting") as meter:
             for dialogue in convert_dataset(reader, src, skip_invalid=skip_invalid, report=report):
                 handle.write(dialogue.model_dump_json() + "\n")
+                meter.advance()
+                meter.errors = report.skipped  # records skipped so far (--skip-invalid)
         collection = reader.items(src) if items is not None else None
         if items is not None:
             if collection is None:
                 raise CrsimError(f"--items: dataset {name!r} has no item collection")
             _write_items(collection, items)
+    progress.print_summary()
     for message in report.errors:
         errors.print(f"[yellow]skipped:[/yellow] {escape(message)}", highlight=False, soft_wrap=True)
     if report.skipped > len(report.errors):
