@@ -11,8 +11,11 @@ import contextlib
 import gzip
 import hashlib
 import json
+import os
 import re
 import socket
+import subprocess
+import sys
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -246,3 +249,21 @@ def test_json_beyond_python_limits_is_rejected(mirror: tuple[str, Path], tmp_pat
     with pytest.raises(DataError, match="not readable JSON"):
         download_dataset("iard", tmp_path / "out", base_url=base)
     assert _files(tmp_path / "out") == []
+
+
+def test_cli_shows_the_bytes_received_off_a_terminal(mirror: tuple[str, Path], tmp_path: Path) -> None:
+    """A real child process whose stderr is a pipe: plain progress lines count the bytes (issue 20)."""
+    base, root = mirror
+    target = root / "iard" / "umap2020_IARD_Cai.json"
+    target.parent.mkdir()
+    with gzip.open(FIXTURES / "iard" / "formatted_IARD_annotated_gold.json.gz", "rb") as handle:
+        target.write_bytes(handle.read())
+    env = {**os.environ, BASE_URL_ENV: base, "CRSIM_PROGRESS_INTERVAL": "0.05"}
+    done = subprocess.run(
+        [sys.executable, "-m", "crsim", "data", "download", "iard", "-o", str(tmp_path / "out")],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    size = target.stat().st_size
+    assert re.search(rf"^bytes {size} · \d:\d\d:\d\d · errors 0 · done$", done.stderr, re.M), done.stderr
+    assert f"bytes {size} ·" not in done.stdout

@@ -100,7 +100,7 @@ def diversity_command(
     with user_errors():
         thresholds = make_thresholds(short_max, medium_max, low_richness_max)
         options = MeasureOptions(method, judge, cache, items, concurrency, thresholds)
-        measured = measure_runs(runs, options)
+        measured = _measure(runs, options, as_json)
         report = diversity(measured.dialogues, method=method.value, thresholds=thresholds, runs=measured.runs)
         written = _outputs(measured, utterances, plots, lambda out: plot_diversity(report, out))
     if as_json:
@@ -140,7 +140,7 @@ def controllability_command(
     with user_errors():
         thresholds = make_thresholds(short_max, medium_max, low_richness_max)
         options = MeasureOptions(method, judge, cache, items, concurrency, thresholds)
-        measured = measure_runs(runs, options)
+        measured = _measure(runs, options, as_json)
         report = controllability(
             measured.dialogues,
             method=method.value,
@@ -197,6 +197,17 @@ def consistency_command(
     for side, labels in (("A", report.only_in_a), ("B", report.only_in_b)):
         if labels:
             console.print(f"only in {side}: {escape(', '.join(labels))}", highlight=False)
+
+
+def _measure(runs: list[Path], options: MeasureOptions, as_json: bool) -> Measured:
+    """`measure_runs` with its progress on stderr (none with --json) and the phase summary after it."""
+    from crsim.progress import ProgressReport
+
+    progress = ProgressReport(enabled=not as_json)
+    with progress.phase("measuring") as meter:
+        measured = measure_runs(runs, options, meter)
+    progress.print_summary()
+    return measured
 
 
 def _outputs(

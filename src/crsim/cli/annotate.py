@@ -4,8 +4,9 @@ scores against gold labels."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich import box
@@ -14,6 +15,9 @@ from rich.table import Table
 
 from crsim.cli._support import parse_args, user_errors
 from crsim.model.run_folder.files import LLM_CACHE
+
+if TYPE_CHECKING:
+    from crsim.progress import PhaseMeter
 
 annotate_app = typer.Typer(
     add_completion=False,
@@ -66,8 +70,10 @@ def annotate_acts(
 
     An utterance whose LLM answer cannot be read gets no acts and `annotations["acts_error"]`."""
     from crsim.data.augment.jobs import LLMSource, annotate_acts
+    from crsim.progress import ProgressReport
 
-    with user_errors():
+    progress = ProgressReport()
+    with user_errors(), progress.phase("annotating", _total(file)) as meter:
         result = annotate_acts(
             file,
             out,
@@ -76,7 +82,9 @@ def annotate_acts(
             overwrite=overwrite,
             items=items,
             llm=LLMSource(llm, cache),
+            on_dialogue=_advance(meter),
         )
+    progress.print_summary()
     report = result.report
     unreadable = f" ({result.failed} unreadable: no acts, see annotations.acts_error)" if result.llm else ""
     _say(
@@ -103,8 +111,10 @@ def annotate_eval(
 ) -> None:
     """Re-annotate gold dialogues from scratch; intent and slot-value P/R/F1, micro and per intent."""
     from crsim.data.augment.jobs import LLMSource, evaluate_acts
+    from crsim.progress import ProgressReport
 
-    with user_errors():
+    progress = ProgressReport(enabled=not as_json)
+    with user_errors(), progress.phase("annotating", _total(gold, dataset, limit)) as meter:
         summary = evaluate_acts(
             gold,
             dataset=dataset,
@@ -114,7 +124,9 @@ def annotate_eval(
             items=items,
             limit=limit,
             llm=LLMSource(llm, cache),
+            on_dialogue=_advance(meter),
         )
+    progress.print_summary()
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
         return
@@ -151,8 +163,10 @@ def annotate_need(
     """Extract each dialogue's information need (constraints, requests, targets) from its user acts,
     or with `--extractor llm` from the whole dialogue by an LLM."""
     from crsim.data.augment.jobs import LLMSource, extract_needs
+    from crsim.progress import ProgressReport
 
-    with user_errors():
+    progress = ProgressReport()
+    with user_errors(), progress.phase("extracting", _total(file)) as meter:
         result = extract_needs(
             file,
             out,
@@ -162,7 +176,9 @@ def annotate_need(
             overwrite=overwrite,
             items=items,
             llm=LLMSource(llm, cache),
+            on_dialogue=_advance(meter),
         )
+    progress.print_summary()
     report = result.report
     if result.extractor == "llm":
         _say(
@@ -209,8 +225,10 @@ def annotate_need_eval(
 ) -> None:
     """Extract needs and compare: constraint, request and target P/R/F1 (micro)."""
     from crsim.data.augment.jobs import LLMSource, evaluate_need_extraction
+    from crsim.progress import ProgressReport
 
-    with user_errors():
+    progress = ProgressReport(enabled=not as_json)
+    with user_errors(), progress.phase("extracting", _total(gold, dataset, limit)) as meter:
         summary, use = evaluate_need_extraction(
             gold,
             dataset=dataset,
@@ -222,7 +240,9 @@ def annotate_need_eval(
             from_text=from_text,
             limit=limit,
             llm=LLMSource(llm, cache),
+            on_dialogue=_advance(meter),
         )
+    progress.print_summary()
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
         return
@@ -237,6 +257,22 @@ def annotate_need_eval(
     if "failed" in summary:
         _say(f"{summary['failed']} dialogues unreadable (scored as an empty need)")
     _print_llm_use(use)
+
+
+def _total(file: Path, dataset: str | None = None, limit: int | None = None) -> int | None:
+    """The dialogues a job will read, for its progress: the lines of a crsim JSONL file (at most
+    `limit`); unknown (None) for a dataset's own files or a file that is not there (the job says why)."""
+    from crsim.model.run_folder.folder import count_lines
+
+    if dataset is not None or not file.is_file():
+        return None
+    lines = count_lines(file)
+    return min(lines, limit) if limit is not None else lines
+
+
+def _advance(meter: PhaseMeter) -> Callable[[bool], None]:
+    """A job's `on_dialogue`: one more dialogue done, an error when its LLM answer was unreadable."""
+    return lambda failed: meter.advance(error=failed)
 
 
 def _say(text: str) -> None:

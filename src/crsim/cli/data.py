@@ -6,8 +6,9 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -17,6 +18,9 @@ from rich.table import Table
 from crsim.cli._support import atomic_output, errors, parse_args, user_errors
 from crsim.cli.annotate import annotate_app
 from crsim.errors import CrsimError
+
+if TYPE_CHECKING:
+    from crsim.progress import PhaseMeter
 
 data_app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False, help=__doc__
@@ -43,19 +47,24 @@ def convert(
 ) -> None:
     """Convert a published dataset into crsim dialogues (streamed; the output appears only when complete)."""
     from crsim.data.datasets.base import ConversionReport, build_reader, convert_dataset
+    from crsim.progress import ProgressReport
 
     started = time.perf_counter()
     report = ConversionReport()
+    progress = ProgressReport()
     with user_errors():
         reader = build_reader(name, parse_args(arg or []), where="--arg")
-        with atomic_output(out) as handle:
+        with atomic_output(out) as handle, progress.phase("converting") as meter:
             for dialogue in convert_dataset(reader, src, skip_invalid=skip_invalid, report=report):
                 handle.write(dialogue.model_dump_json() + "\n")
+                meter.advance()
+                meter.errors = report.skipped  # records skipped so far (--skip-invalid)
         collection = reader.items(src) if items is not None else None
         if items is not None:
             if collection is None:
                 raise CrsimError(f"--items: dataset {name!r} has no item collection")
             _write_items(collection, items)
+    progress.print_summary()
     for message in report.errors:
         errors.print(f"[yellow]skipped:[/yellow] {escape(message)}", highlight=False, soft_wrap=True)
     if report.skipped > len(report.errors):
@@ -129,6 +138,17 @@ def _acts(row: dict[str, Any]) -> tuple[str, str]:
     return str(row["acts_per_utterance"]), str(row["utterances_with_acts"])
 
 
+def _received(meter: PhaseMeter) -> Callable[[str, int], None]:
+    """A download's `progress(url, received)`: `meter` advances by the bytes new since the last call."""
+    seen: dict[str, int] = {}
+
+    def hear(url: str, received: int) -> None:
+        meter.advance(received - seen.get(url, 0))
+        seen[url] = received
+
+    return hear
+
+
 @data_app.command()
 def download(
     name: Annotated[str, typer.Argument(help="Dataset to fetch: redial, inspired, iard, usersimcrs, ...")],
@@ -146,9 +166,12 @@ def download(
 ) -> None:
     """Fetch a dataset's official full release, verified before it is put in place."""
     from crsim.data.download import CATALOG, download_dataset
+    from crsim.progress import ProgressReport
 
-    with user_errors():
-        written = download_dataset(name, out, base_url=base_url, timeout=timeout)
+    progress = ProgressReport()
+    with user_errors(), progress.phase("bytes") as meter:
+        written = download_dataset(name, out, base_url=base_url, timeout=timeout, progress=_received(meter))
+    progress.print_summary()
     source = CATALOG[name]
     for path in written:
         console.print(f"{path} ({path.stat().st_size:,} bytes)", highlight=False, markup=False)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # crsim.meta (scipy, scikit-learn) is imported when the comma
     from crsim.meta.learned import Protocol
     from crsim.meta.predictions import Predictions
     from crsim.meta.report import MetaReport
+    from crsim.progress import PhaseMeter, ProgressReport
 
 
 console = Console()
@@ -109,8 +110,10 @@ def meta_eval(
     from crsim.meta.predictions import read_run_file, write_run_file
     from crsim.meta.ranking import rank_systems
     from crsim.meta.report import build_report, markdown_report, rich_report
+    from crsim.progress import ProgressReport
     from crsim.registry import metric_registry
 
+    progress = ProgressReport(enabled=not as_json)
     with user_errors():
         if (run_file is None) == (evaluator is None):
             raise CrsimError("give exactly one of --run-file FILE or --evaluator NAME")
@@ -120,7 +123,8 @@ def meta_eval(
         ranked_by = _aspect(rank_aspect, "--rank-aspect")
         if protocol is not None:
             protocols = _protocols(protocol, evaluator, arg, config, save_run)
-            reports = _learned_reports(protocols, gold, limit, name, ranked_by if rank else None)
+            reports = _learned_reports(protocols, gold, limit, name, ranked_by if rank else None, progress)
+            progress.print_summary()
             _print_learned(reports, as_json=as_json, markdown=markdown, save_run=save_run)
             return
         calls: dict[str, int] = {}
@@ -142,6 +146,7 @@ def meta_eval(
                 concurrency,
                 default_aspect,
                 gold_set,
+                progress,
             )
             label = name or label
         if save_run is not None:
@@ -151,6 +156,7 @@ def meta_eval(
             result.notes[IN_SAMPLE] = len(gold_set)
         ranking = rank_systems(gold_set, predictions, ranked_by) if rank else None
         report = build_report(result, load_baselines(), ranking)
+    progress.print_summary()
     if as_json:
         typer.echo(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
     elif markdown:
@@ -194,9 +200,15 @@ def _protocols(
 
 
 def _learned_reports(
-    protocols: list[Protocol], gold: Path | None, limit: int | None, name: str | None, ranked_by: str | None
+    protocols: list[Protocol],
+    gold: Path | None,
+    limit: int | None,
+    name: str | None,
+    ranked_by: str | None,
+    progress: ProgressReport,
 ) -> dict[str, tuple[MetaReport, Predictions, list[str]]]:
-    """Out-of-fold predictions of every protocol, correlated like any evaluator's."""
+    """Out-of-fold predictions of every protocol, correlated like any evaluator's (one progress phase
+    per protocol, its folds the items)."""
     from crsim.meta.baselines import load_baselines
     from crsim.meta.correlation import meta_evaluate
     from crsim.meta.gold import load_gold
@@ -208,7 +220,8 @@ def _learned_reports(
     out: dict[str, tuple[MetaReport, Predictions, list[str]]] = {}
     for protocol in protocols:
         started = time.perf_counter()
-        run = cross_validate(gold_set, protocol, progress=lambda line: typer.echo(line, err=True))
+        with progress.phase(f"{protocol} folds") as meter:
+            run = cross_validate(gold_set, protocol, on_fold=lambda _done, total: _fold_done(meter, total))
         seconds = time.perf_counter() - started
         label = f"{name or LEARNED} ({PROTOCOL_TITLES[protocol]})"
         result = meta_evaluate(gold_set, run.predictions, label)
@@ -217,6 +230,11 @@ def _learned_reports(
         out[protocol] = (build_report(result, load_baselines(), ranking), run.predictions, order)
         typer.echo(f"{PROTOCOL_TITLES[protocol]}: {len(run.folds)} folds in {seconds:.1f} s", err=True)
     return out
+
+
+def _fold_done(meter: PhaseMeter, total: int) -> None:
+    meter.set_total(total)
+    meter.advance()
 
 
 def _print_learned(
@@ -252,20 +270,24 @@ def _evaluate(
     concurrency: int,
     default_aspect: str,
     gold_set: GoldSet,
+    progress: ProgressReport,
 ) -> tuple[Predictions, str, dict[str, int]]:
     """Run a registered evaluator over the gold conversations; LLM answers cached in the work folder."""
     from crsim.meta.evaluator import run_evaluator
+    from crsim.progress import scoring_failed
 
     folder = work_dir or Path.cwd()
     folder.mkdir(parents=True, exist_ok=True)
-    run = run_evaluator(
-        spec,
-        gold_set,
-        llm=settings,
-        cache_path=folder / LLM_CACHE,
-        concurrency=concurrency,
-        default_aspect=default_aspect,
-    )
+    with progress.phase("scoring", len(gold_set)) as meter:
+        run = run_evaluator(
+            spec,
+            gold_set,
+            llm=settings,
+            cache_path=folder / LLM_CACHE,
+            concurrency=concurrency,
+            default_aspect=default_aspect,
+            on_scored=lambda _d, records: meter.advance(error=scoring_failed(records)),
+        )
     return run.predictions, run.label, run.llm_calls
 
 

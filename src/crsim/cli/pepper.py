@@ -98,15 +98,19 @@ def pref_accuracy_command(
     """Preference representation accuracy (PEPPER Table 2): for pairs of a user's targets with
     different ratings, which one the LLM picks given general preferences, raw feedback or binary
     likes/dislikes; accuracy against the true ratings."""
+    from crsim.progress import ProgressReport
     from crsim.run.config import load_config
     from crsim.run.pepper_accuracy import preference_accuracy_study
 
+    progress = ProgressReport(enabled=not as_json)
     with user_errors():
         experiment = load_config(config, {"users": users})
         cache_path = cache or (out.with_name(out.stem + ".llm_cache.sqlite") if out else None)
-        report = preference_accuracy_study(
-            experiment, pairs, both_orders=both_orders, cache_path=cache_path, out=out
-        )
+        with progress.phase("users") as meter:
+            report = preference_accuracy_study(
+                experiment, pairs, both_orders=both_orders, cache_path=cache_path, out=out, progress=meter
+            )
+    progress.print_summary()
     if as_json:
         typer.echo(report.model_dump_json(indent=1))
         return

@@ -24,7 +24,7 @@ import numpy as np
 from crsim.components import BuildContext
 from crsim.eval.evaluate import ScoreRecord, build_metrics
 from crsim.eval.metrics.base import Evaluator, Metric
-from crsim.eval.pipeline import score_all
+from crsim.eval.pipeline import OnScored, score_all
 from crsim.llm.client import LLMHub
 from crsim.llm.config import LLMSettings
 from crsim.meta.aspects import canonical_aspect, level_of
@@ -131,11 +131,17 @@ def _mark_failures(
 
 
 async def predict_with(
-    metric: Metric | Evaluator, gold: GoldSet, *, concurrency: int = 8, default_aspect: str = "overall"
+    metric: Metric | Evaluator,
+    gold: GoldSet,
+    *,
+    concurrency: int = 8,
+    default_aspect: str = "overall",
+    on_scored: OnScored | None = None,
 ) -> tuple[Predictions, list[ScoreRecord]]:
-    """Score the label-free gold dialogues with one metric and map the records to predictions."""
+    """Score the label-free gold dialogues with one metric and map the records to predictions
+    (`on_scored` hears of each dialogue as it is scored)."""
     dialogues = [c.dialogue for c in gold]
-    records = await score_all(dialogues, [metric], concurrency=concurrency)
+    records = await score_all(dialogues, [metric], concurrency=concurrency, on_scored=on_scored)
     return records_to_predictions(records, gold, metric, default_aspect=default_aspect), records
 
 
@@ -147,16 +153,17 @@ def run_evaluator(
     cache_path: Path | None = None,
     concurrency: int = 8,
     default_aspect: str = "overall",
+    on_scored: OnScored | None = None,
 ) -> EvaluatorRun:
     """Build the metric named by `spec` (LLM models from `llm`, default the local model; answers
-    cached in `cache_path`) and run it over the gold conversations."""
+    cached in `cache_path`) and run it over the gold conversations (`on_scored`: as `predict_with`)."""
     hub = LLMHub(llm or LLMSettings(), cache_path=cache_path or Path(LLM_CACHE))
 
     async def go() -> EvaluatorRun:
         try:
             metric = build_metrics([spec], BuildContext(llms=hub))[0]
             predictions, records = await predict_with(
-                metric, gold, concurrency=concurrency, default_aspect=default_aspect
+                metric, gold, concurrency=concurrency, default_aspect=default_aspect, on_scored=on_scored
             )
         finally:
             await hub.aclose()

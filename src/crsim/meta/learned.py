@@ -69,22 +69,23 @@ def cross_validate(
     *,
     settings: FitSettings | None = None,
     k: int = 5,
-    progress: Callable[[str], None] | None = None,
+    on_fold: Callable[[int, int], None] | None = None,
 ) -> ProtocolRun:
-    """Fit on each fold's training part, predict its test part with the evaluator, pool the predictions."""
+    """Fit on each fold's training part, predict its test part with the evaluator, pool the predictions.
+    `on_fold(done, total)` hears of each fold as it is done (progress displays)."""
     conversations = list(gold)
     data = [labelled(c) for c in conversations]
     folds = protocol_folds(gold, protocol, k=k)
     pooled = Predictions(source=f"learned_crsarena, {PROTOCOL_TITLES[protocol]} (out of fold)")
-    for fold in folds:
-        if progress is not None:
-            progress(f"{PROTOCOL_TITLES[protocol]}: {fold.name} ({len(fold.test)} held out)")
+    for done, fold in enumerate(folds, start=1):
         model = fit_model([data[i] for i in fold.train.tolist()], settings, name=f"fold {fold.name}")
         test = GoldSet(tuple(conversations[i] for i in fold.test.tolist()), gold.source)
         part = predict_fold(model, test)
         pooled.values.update(part.values)
         pooled.reasons.update(part.reasons)
         pooled.notes.update(part.notes)
+        if on_fold is not None:
+            on_fold(done, len(folds))
     return ProtocolRun(protocol, pooled, folds)
 
 

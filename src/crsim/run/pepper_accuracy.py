@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Protocol
 
 from crsim.atomic_files import atomic_output
 from crsim.errors import ConfigError
@@ -24,6 +25,15 @@ from crsim.sim.pepper.common import PepperParams
 PEPPER_SOURCES = ("pepper", "reviews")
 
 
+class StudyProgress(Protocol):
+    """What the study tells a progress display (crsim.progress.PhaseMeter is one): the users, then
+    each user done and whether an answer of theirs could not be used."""
+
+    def set_total(self, total: int) -> None: ...
+
+    def advance(self, count: int = 1, *, error: bool = False) -> None: ...
+
+
 def preference_accuracy_study(
     experiment: ExperimentConfig,
     pairs: int = 5,
@@ -31,9 +41,10 @@ def preference_accuracy_study(
     both_orders: bool = False,
     cache_path: Path | None = None,
     out: Path | None = None,
+    progress: StudyProgress | None = None,
 ) -> AccuracyReport:
     """The study over `experiment`'s users (a PEPPER source) with its `llm` section (role `user`);
-    `out`, when given, gets the report as JSON (every choice included)."""
+    `out`, when given, gets the report as JSON (every choice included); `progress` counts the users."""
     from crsim.data.population_pepper import pepper_source
     from crsim.data.users import build_users
 
@@ -53,10 +64,13 @@ def preference_accuracy_study(
     hub.check(["user"])
     options = accuracy_options(experiment, pairs)
     options.both_orders = both_orders
+    if progress is not None:
+        progress.set_total(len(population))
+    on_user = (lambda failed: progress.advance(error=failed)) if progress is not None else None
 
     async def go() -> AccuracyReport:
         try:
-            return await preference_accuracy(hub.role("user"), population, true, domain, options)
+            return await preference_accuracy(hub.role("user"), population, true, domain, options, on_user)
         finally:
             await hub.aclose()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -39,6 +39,9 @@ from crsim.model.run_folder.files import LLM_CACHE
 from crsim.model.run_folder.lock import lock_if_run_folder
 
 T = TypeVar("T")
+#: Told of each dialogue a job has finished with, and whether the annotator's LLM answer for it (or
+#: for one of its utterances) was unreadable; progress displays use it.
+OnDialogue = Callable[[bool], None]
 #: The information-need extractors: rules (from the user acts) or one LLM call per dialogue.
 EXTRACTORS = ("rules", "llm")
 
@@ -82,8 +85,10 @@ def annotate_acts(
     overwrite: bool = False,
     items: Path | None = None,
     llm: LLMSource | None = None,
+    on_dialogue: OnDialogue | None = None,
 ) -> ActsResult:
-    """Add dialogue acts to utterances without them (all with `overwrite`) and write `out`."""
+    """Add dialogue acts to utterances without them (all with `overwrite`) and write `out`
+    (`on_dialogue` hears of each dialogue written)."""
     from crsim.data.augment.llm import ACTS_ERROR
 
     report, failed = AnnotationReport(), 0
@@ -93,7 +98,10 @@ def annotate_acts(
     async def count_failures() -> AsyncIterator[Dialogue]:
         nonlocal failed
         async for dialogue in tool.annotate_all(iter_dialogues(file), overwrite=overwrite, report=report):
-            failed += sum(ACTS_ERROR in u.annotations for u in dialogue.utterances)
+            unreadable = sum(ACTS_ERROR in u.annotations for u in dialogue.utterances)
+            failed += unreadable
+            if on_dialogue is not None:
+                on_dialogue(unreadable > 0)
             yield dialogue
 
     run_with(hub, write_all(out, count_failures()))
@@ -110,16 +118,18 @@ def evaluate_acts(
     items: Path | None = None,
     limit: int | None = None,
     llm: LLMSource | None = None,
+    on_dialogue: OnDialogue | None = None,
 ) -> dict[str, Any]:
     """Re-annotate gold dialogues from scratch and score intents and slot values (the summary of
-    `AnnotationEval`, plus `llm` (unreadable utterances, seconds, calls) for LLM annotators)."""
+    `AnnotationEval`, plus `llm` (unreadable utterances, seconds, calls) for LLM annotators);
+    `on_dialogue` hears of each gold dialogue done."""
     from crsim.data.augment.evaluate import evaluate_annotator
 
     started = time.perf_counter()
     hub = annotation_hub(needs_llm(annotator), annotator, llm or LLMSource(), Path(LLM_CACHE))
     tool = build_annotator(annotator, args or {}, annotation_domain(items), hub)
     dialogues = islice(gold_dialogues(gold, dataset, dataset_args or {}), limit)
-    result = run_with(hub, evaluate_annotator(tool, dialogues))
+    result = run_with(hub, evaluate_annotator(tool, reporting(dialogues, tool, on_dialogue)))
     seconds = time.perf_counter() - started
     summary = result.summary()
     if hub is not None:
@@ -141,9 +151,10 @@ def extract_needs(
     overwrite: bool = False,
     items: Path | None = None,
     llm: LLMSource | None = None,
+    on_dialogue: OnDialogue | None = None,
 ) -> NeedsResult:
     """Each dialogue's information need, from its user acts (acts annotated where missing) or by an
-    LLM from the whole dialogue; writes `out`."""
+    LLM from the whole dialogue; writes `out` (`on_dialogue` hears of each dialogue written)."""
     from crsim.data.augment.llm_need import LLMNeedReport
 
     domain = annotation_domain(items)
@@ -162,7 +173,7 @@ def extract_needs(
         tool = build_annotator(user_annotator, args or {}, domain, hub)
         report = NeedReport()
         stream = NeedExtractor(tool).annotate_all(iter_dialogues(file), overwrite=overwrite, report=report)
-    run_with(hub, write_all(out, stream))
+    run_with(hub, write_all(out, reporting_stream(stream, tool, on_dialogue)))
     failed = getattr(tool, "failed", None) if hub is not None else None
     return NeedsResult(kind, user_annotator, report, failed, llm_use(hub, roles_of(tool)) if hub else None)
 
@@ -179,9 +190,11 @@ def evaluate_need_extraction(
     from_text: bool = True,
     limit: int | None = None,
     llm: LLMSource | None = None,
+    on_dialogue: OnDialogue | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Extract the needs of gold dialogues and compare: constraint, request and target P/R/F1
-    (micro); returns the summary and the LLM use (None without an LLM)."""
+    (micro); returns the summary and the LLM use (None without an LLM). `on_dialogue` hears of each
+    gold dialogue read (those without a gold need included)."""
     from crsim.data.augment.llm_need import evaluate_llm_needs
     from crsim.data.augment.need_eval import evaluate_needs
 
@@ -194,19 +207,52 @@ def evaluate_need_extraction(
     hub = annotation_hub(
         kind == "llm" or needs_llm(user_annotator), name, llm or LLMSource(), Path(LLM_CACHE)
     )
-    dialogues = islice(gold_dialogues(gold, dataset, dataset_args or {}), limit)
+    gold_read = islice(gold_dialogues(gold, dataset, dataset_args or {}), limit)
     tool: LLMNeedExtractor | ActAnnotator
     if kind == "llm":
         tool = llm_need_extractor(args or {}, domain, hub)
-        summary = run_with(hub, evaluate_llm_needs(tool, dialogues)).summary()
+        summary = run_with(hub, evaluate_llm_needs(tool, reporting(gold_read, tool, on_dialogue))).summary()
     else:
         tool = build_annotator(user_annotator, args or {}, domain, hub)
+        dialogues = reporting(gold_read, tool, on_dialogue)
         evaluation = evaluate_needs(NeedExtractor(tool), dialogues, from_text=from_text)
         summary = run_with(hub, evaluation).summary()
     if not summary["dialogues"]:
         reader = f"with --dataset {dataset}" if dataset else "as crsim dialogues (no --dataset)"
         raise CrsimError(f"{gold}: read {reader}, it holds no dialogues; is that the file and format meant?")
     return summary, llm_use(hub, roles_of(tool)) if hub else None
+
+
+def reporting(
+    dialogues: Iterable[Dialogue], tool: object, on_dialogue: OnDialogue | None
+) -> Iterator[Dialogue]:
+    """The dialogues, telling `on_dialogue` of each once its consumer asks for the next one (the
+    evaluations take one dialogue at a time), with whether the tool's count of unreadable answers
+    (`failed`, on the LLM tools) grew meanwhile."""
+    for dialogue in dialogues:
+        before = failures(tool)
+        yield dialogue
+        if on_dialogue is not None:
+            on_dialogue(failures(tool) > before)
+
+
+async def reporting_stream(
+    dialogues: AsyncIterator[Dialogue], tool: object, on_dialogue: OnDialogue | None
+) -> AsyncIterator[Dialogue]:
+    """As `reporting`, for a stream of annotated dialogues: each is told as it comes out."""
+    before = failures(tool)
+    async for dialogue in dialogues:
+        now = failures(tool)
+        if on_dialogue is not None:
+            on_dialogue(now > before)
+        before = now
+        yield dialogue
+
+
+def failures(tool: object) -> int:
+    """The unreadable LLM answers a tool has met so far (0 for the rule-based ones)."""
+    failed = getattr(tool, "failed", 0)
+    return failed if isinstance(failed, int) else 0
 
 
 def extractor_kind(extractor: str, annotator: str | None) -> str:

@@ -271,6 +271,7 @@ async def evaluate_llm_needs(extractor: LLMNeedExtractor, dialogues: Iterable[Di
         read = await extractor.read(strip_acts(dialogue))
         if read.need is None:
             result.failed += 1
+            extractor.failed += 1  # the extractor's running count, as when it annotates (progress reads it)
         predicted = read.need if read.need is not None else InformationNeed()
         result.dialogues += 1
         for part in gold[1]:

@@ -13,6 +13,7 @@ only when both answers pick the same movie (a model that always answers "A" then
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -97,8 +98,10 @@ async def preference_accuracy(
     true_ratings: dict[str, dict[str, float]],
     domain: Domain,
     options: AccuracyOptions,
+    on_user: Callable[[bool], None] | None = None,
 ) -> AccuracyReport:
-    """Put pairs of each user's targets to each representation (`true_ratings`: user -> item -> rating)."""
+    """Put pairs of each user's targets to each representation (`true_ratings`: user -> item -> rating);
+    `on_user(failed)` hears of each user done (`failed`: an answer of theirs could not be used)."""
     template = load_template(PROMPTS, "choose.j2")
     choices: list[PairChoice] = []
     for person in users:
@@ -109,7 +112,10 @@ async def preference_accuracy(
             ratings, options.pairs_per_user, random.Random(derive_seed(options.seed, person.id))
         )
         if not pairs:
+            if on_user is not None:
+                on_user(False)
             continue
+        asked = len(choices)
         general = await general_preferences(
             llm,
             person,
@@ -155,6 +161,8 @@ async def preference_accuracy(
                         error=error,
                     )
                 )
+        if on_user is not None:
+            on_user(any(choice.error is not None for choice in choices[asked:]))
     return AccuracyReport(users=len(users), scores=score(choices, options.representations), choices=choices)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 from crsim.model import annotations as keys
@@ -28,6 +28,9 @@ from crsim.studies.language.measures import (
 from crsim.studies.language.richness import RuleKeyPoints
 
 #: Persona keys holding the linguistic pattern (written by the RecUserSim-style simulator).
+#: Told of each dialogue as soon as it is measured (progress displays).
+OnMeasured = Callable[[DialogueMeasures], None]
+
 PATTERN_KEYS = tuple(key.name for key in keys.PATTERN_KEYS)
 
 
@@ -147,15 +150,20 @@ async def measure_dialogues(
     *,
     run: str = "",
     concurrency: int = 8,
+    on_measured: OnMeasured | None = None,
 ) -> list[DialogueMeasures]:
-    """All dialogues, in input order, `concurrency` at a time."""
+    """All dialogues, in input order, `concurrency` at a time; `on_measured` hears of each as it is
+    done (in completion order)."""
     thresholds = thresholds or Thresholds()
     limit = asyncio.Semaphore(max(1, concurrency))
     dialogues = list(dialogues)  # a reading error surfaces here, before any coroutine exists
 
     async def one(dialogue: Dialogue) -> DialogueMeasures:
         async with limit:
-            return await measure_dialogue(dialogue, measurer, thresholds, run=run)
+            measured = await measure_dialogue(dialogue, measurer, thresholds, run=run)
+        if on_measured is not None:
+            on_measured(measured)
+        return measured
 
     return list(await asyncio.gather(*(one(d) for d in dialogues)))
 

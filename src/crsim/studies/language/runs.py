@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import ValidationError
 
@@ -23,9 +23,17 @@ from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE
 from crsim.studies.language.measures import DialogueMeasures, Thresholds
 
 if TYPE_CHECKING:
-    from crsim.studies.language.measuring import Measurer
+    from crsim.studies.language.measuring import Measurer, OnMeasured
 
-__all__ = ["MeasureOptions", "Measured", "Method", "measure_runs", "thresholds", "write_utterances"]
+__all__ = [
+    "MeasureOptions",
+    "MeasureProgress",
+    "Measured",
+    "Method",
+    "measure_runs",
+    "thresholds",
+    "write_utterances",
+]
 
 
 class Method(StrEnum):
@@ -64,6 +72,15 @@ class MeasureOptions:
             raise CrsimError("--items applies to --measure rules only")
 
 
+class MeasureProgress(Protocol):
+    """What `measure_runs` tells a progress display (crsim.progress.PhaseMeter is one): the dialogues
+    to measure, then each one measured and whether a value of it could not be read."""
+
+    def set_total(self, total: int) -> None: ...
+
+    def advance(self, count: int = 1, *, error: bool = False) -> None: ...
+
+
 def thresholds(short_max: int, medium_max: int, low_max: int) -> Thresholds:
     """The category thresholds; inconsistent ones are a ConfigError naming `--medium-max`."""
     try:
@@ -80,8 +97,11 @@ def dialogue_file(run: Path) -> Path:
     return path
 
 
-def measure_runs(runs: list[Path], options: MeasureOptions) -> Measured:
+def measure_runs(
+    runs: list[Path], options: MeasureOptions, progress: MeasureProgress | None = None
+) -> Measured:
     """Every run's user utterances; all paths are checked before the first is measured."""
+    from crsim.model.run_folder.folder import count_lines
     from crsim.studies.language.measuring import name_groups
 
     options.check()
@@ -89,11 +109,27 @@ def measure_runs(runs: list[Path], options: MeasureOptions) -> Measured:
     names = [run.name if run.is_dir() else run.stem for run in runs]
     if len(set(names)) < len(names):
         names = [str(run) for run in runs]
-    measured = asyncio.run(_measure_all(paths, names, options))
+    on_measured: OnMeasured | None = None
+    if progress is not None:
+        progress.set_total(sum(count_lines(path) for path in paths))
+        on_measured = _advancing(progress)
+    measured = asyncio.run(_measure_all(paths, names, options, on_measured))
     return Measured(name_groups(measured), names, options.thresholds)
 
 
-async def _measure_llm(path: Path, run: str, options: MeasureOptions) -> list[DialogueMeasures]:
+def _advancing(progress: MeasureProgress) -> OnMeasured:
+    """An `on_measured` advancing `progress`, with an error when a value of the dialogue was unreadable."""
+    from crsim.studies.language.measuring import error_counts
+
+    def advance(item: DialogueMeasures) -> None:
+        progress.advance(error=sum(error_counts([item]).values()) > 0)
+
+    return advance
+
+
+async def _measure_llm(
+    path: Path, run: str, options: MeasureOptions, on_measured: OnMeasured | None
+) -> list[DialogueMeasures]:
     """One run with the LLM judges; the response cache defaults to the run folder's."""
     from crsim.llm.client import LLMHub
     from crsim.llm.config import LLMSettings, load_llm_settings
@@ -111,14 +147,19 @@ async def _measure_llm(path: Path, run: str, options: MeasureOptions) -> list[Di
         measurer: Measurer = LLMMeasurer(LLMJudge(hub))
         dialogues = iter_dialogues(path)
         return await measure_dialogues(
-            dialogues, measurer, options.thresholds, run=run, concurrency=options.concurrency
+            dialogues,
+            measurer,
+            options.thresholds,
+            run=run,
+            concurrency=options.concurrency,
+            on_measured=on_measured,
         )
     finally:
         await hub.aclose()
 
 
 async def _measure_all(
-    paths: list[Path], names: list[str], options: MeasureOptions
+    paths: list[Path], names: list[str], options: MeasureOptions, on_measured: OnMeasured | None
 ) -> list[DialogueMeasures]:
     from crsim.model.io import iter_dialogues
     from crsim.studies.language.measuring import RuleMeasurer, measure_dialogues
@@ -127,14 +168,19 @@ async def _measure_all(
     rules: Measurer | None = None
     for path, name in zip(paths, names, strict=True):
         if options.method is Method.LLM:
-            measured += await _measure_llm(path, name, options)
+            measured += await _measure_llm(path, name, options, on_measured)
             continue
         if rules is None:
             from crsim.data.augment.base import annotation_domain
 
             rules = RuleMeasurer(annotation_domain(options.items))
         measured += await measure_dialogues(
-            iter_dialogues(path), rules, options.thresholds, run=name, concurrency=options.concurrency
+            iter_dialogues(path),
+            rules,
+            options.thresholds,
+            run=name,
+            concurrency=options.concurrency,
+            on_measured=on_measured,
         )
     return measured
 
