@@ -223,7 +223,9 @@ class UnderstandingSpec(_Spec):
         default_factory=dict,
         description="Nouns LLM prompts use for the people of a domain: `user` (who uses the items, e.g. "
         "'reader'), `user_role` ('a book reader'), `expert` ('a literary critic'), `kind` (the noun after "
-        "a kind of item: 'novel') and `aspects` (what one may come to like: 'a theme, an author'); "
+        "a kind of item: 'novel'), `aspects` (what one may come to like: 'a theme, an author'), "
+        "`details` (examples of what one may ask about an item: 'its author, pages, ...') and "
+        "`contradiction` (an example of a contradictory profile, for RecUserSim's profile check); "
         "defaults from the item noun and the slots.",
     )
     item_text: list[str] | None = Field(
@@ -296,17 +298,22 @@ def prompt_words(domain: Domain) -> dict[str, str]:
 
 def prompt_nouns(domain: Domain) -> dict[str, str]:
     """The nouns LLM prompts name a domain's people and item features with (`user`, `user_role`,
-    `expert`, `kind`, `aspects`; see `UnderstandingSpec.prompt_nouns`): the domain's
-    `understanding.prompt_nouns` phrasing over generic ones made from the item noun and the slots."""
+    `expert`, `kind`, `aspects`, `details`, `contradiction`; see `UnderstandingSpec.prompt_nouns`):
+    the domain's `understanding.prompt_nouns` phrasing over generic ones made from the item noun and
+    the slots."""
     spec = understanding_spec(phrasing(domain, "understanding"))
     slots = [s.name.replace("_", " ") for s in domain.informable if s.kind != SlotKind.TEXT][:3]
     aspects = ", ".join(f"{'an' if name[:1] in 'aeiou' else 'a'} {name}" for name in slots)
+    requestable = [s.name.replace("_", " ") for s in domain.requestable][:4]
     defaults = {
         "user": "person",
         "user_role": "a person",
         "expert": f"an expert on {domain.item_noun_plural}",
         "kind": domain.item_noun,
         "aspects": aspects or f"something about the {domain.item_noun}",
+        "details": "its " + ", ".join([*requestable, "..."]) if requestable else "anything about it",
+        "contradiction": f"disliking one kind of {domain.item_noun} while loving another that is "
+        "much the same, or a wish that no item could meet",
     }
     return {**defaults, **spec.prompt_nouns}
 

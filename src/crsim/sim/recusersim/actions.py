@@ -23,7 +23,8 @@ class UserAction:
     """One thing a simulated user can do in a turn."""
 
     name: str
-    #: What the action is, for the action-selection prompt.
+    #: What the action is, for the action-selection prompt; `{details}` stands for examples of the
+    #: details one can ask about an item, in the domain's words (`crs.cues.prompt_nouns`).
     meaning: str
     #: What to write, for the response prompt.
     instruction: str
@@ -94,7 +95,7 @@ NEGATIVE = UserAction(
 )
 INQUIRE = UserAction(
     "inquire_attribute",
-    "ask about a detail of the recommended item (its plot, cast, director, year, ...)",
+    "ask about a detail of the recommended item ({details})",
     "Ask about one detail of the recommended item that matters to you.",
     needs_recommendation=True,
 )

@@ -222,7 +222,12 @@ class RecUserSim:
             or "nothing specific"
         )
         template = load_template(PROMPTS, "resolve.j2")
-        variables = {"domain": self.domain.name, "lines": lines, "wish": wish}
+        variables = {
+            "domain": self.domain.name,
+            "lines": lines,
+            "wish": wish,
+            "contradiction": prompt_nouns(self.domain)["contradiction"],
+        }
         messages = [
             system_message(render(template, part="system", **variables)),
             user_message(render(template, part="task", **variables)),
@@ -326,8 +331,13 @@ class RecUserSim:
         fields["actions"] = (list[names], Field(min_length=1, max_length=self.settings.max_actions))  # type: ignore[valid-type]
         schema = create_model("ActionSelection", __config__=ConfigDict(extra="forbid"), **fields)
         pattern = self.dictionary.action_patterns[memory.profile.traits.action_pattern]
+        details = prompt_nouns(self.domain)["details"]
         shown = [
-            {"name": a.name, "meaning": a.meaning, "tendency": pattern.tendencies.get(a.name)}
+            {
+                "name": a.name,
+                "meaning": a.meaning.replace("{details}", details),
+                "tendency": pattern.tendencies.get(a.name),
+            }
             for a in available
         ]
         answer = await self.ask_json(
