@@ -103,15 +103,12 @@ def meta_eval(
     Pearson r and Spearman rho per split (ReDial, OpenDialKG) and aspect, pooled over all labelled
     turns or dialogues, with N and the labels that had no prediction; the published baselines beside.
     """
-    from crsim.llm.config import LLMSettings, load_llm_settings
     from crsim.meta.baselines import load_baselines
     from crsim.meta.correlation import meta_evaluate
-    from crsim.meta.gold import load_gold
-    from crsim.meta.predictions import read_run_file, write_run_file
+    from crsim.meta.predictions import write_run_file
     from crsim.meta.ranking import rank_systems
-    from crsim.meta.report import build_report, markdown_report, rich_report
+    from crsim.meta.report import build_report
     from crsim.progress import ProgressReport
-    from crsim.registry import metric_registry
 
     progress = ProgressReport(enabled=not as_json)
     with user_errors():
@@ -127,28 +124,10 @@ def meta_eval(
             progress.print_summary()
             _print_learned(reports, as_json=as_json, markdown=markdown, save_run=save_run)
             return
-        calls: dict[str, int] = {}
-        if run_file is not None:
-            predictions: Predictions = read_run_file(run_file)
-            label = name or _run_name(run_file)
-            gold_set = load_gold(gold, limit_per_split=limit)
-        else:
-            assert evaluator is not None
-            args = parse_args(arg or [])
-            # bad names, arguments or model settings fail before the data is read
-            metric_registry.params(evaluator, args, where="--evaluator")
-            settings = load_llm_settings(config) if config is not None else LLMSettings()
-            gold_set = load_gold(gold, link_items=True, limit_per_split=limit)
-            predictions, label, calls = _evaluate(
-                ComponentSpec(name=evaluator, args=args),
-                settings,
-                work_dir,
-                concurrency,
-                default_aspect,
-                gold_set,
-                progress,
-            )
-            label = name or label
+        predictions, label, gold_set, calls = _predictions(
+            run_file, evaluator, arg, config, work_dir, concurrency, default_aspect, gold, limit, progress
+        )
+        label = name or label
         if save_run is not None:
             write_run_file(predictions, save_run, order=[c.conv_id for c in gold_set])
         result = meta_evaluate(gold_set, predictions, label)
@@ -157,6 +136,53 @@ def meta_eval(
         ranking = rank_systems(gold_set, predictions, ranked_by) if rank else None
         report = build_report(result, load_baselines(), ranking)
     progress.print_summary()
+    _print_report(report, calls, save_run, as_json=as_json, markdown=markdown)
+
+
+def _predictions(
+    run_file: Path | None,
+    evaluator: str | None,
+    arg: list[str] | None,
+    config: Path | None,
+    work_dir: Path | None,
+    concurrency: int,
+    default_aspect: str,
+    gold: Path | None,
+    limit: int | None,
+    progress: ProgressReport,
+) -> tuple[Predictions, str, GoldSet, dict[str, int]]:
+    """The predictions to score (read from a run file, or made by running the evaluator on the gold
+    conversations), their label, the gold set and the LLM calls made by role."""
+    from crsim.llm.config import LLMSettings, load_llm_settings
+    from crsim.meta.gold import load_gold
+    from crsim.meta.predictions import read_run_file
+    from crsim.registry import metric_registry
+
+    if run_file is not None:
+        return read_run_file(run_file), _run_name(run_file), load_gold(gold, limit_per_split=limit), {}
+    assert evaluator is not None
+    args = parse_args(arg or [])
+    # bad names, arguments or model settings fail before the data is read
+    metric_registry.params(evaluator, args, where="--evaluator")
+    settings = load_llm_settings(config) if config is not None else LLMSettings()
+    gold_set = load_gold(gold, link_items=True, limit_per_split=limit)
+    predictions, label, calls = _evaluate(
+        ComponentSpec(name=evaluator, args=args),
+        settings,
+        work_dir,
+        concurrency,
+        default_aspect,
+        gold_set,
+        progress,
+    )
+    return predictions, label, gold_set, calls
+
+
+def _print_report(
+    report: MetaReport, calls: dict[str, int], save_run: Path | None, *, as_json: bool, markdown: bool
+) -> None:
+    from crsim.meta.report import markdown_report, rich_report
+
     if as_json:
         typer.echo(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
     elif markdown:
