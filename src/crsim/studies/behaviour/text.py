@@ -132,13 +132,16 @@ def role_flip_patterns(domain: Domain) -> list[re.Pattern[str]]:
     """The cues of a message in the recommender's voice, with the domain's item nouns
     (docs/behaviour.md lists them)."""
     nouns = "|".join(re.escape(n) for n in dict.fromkeys((domain.item_noun, domain.item_noun_plural)))
+    kinds = r"(?:kind|kinds|type|types|sort|genre)s?"
     cues = [
         r"\bi(?: would|'d| can| could)? (?:highly )?(?:recommend|suggest)\b",
         r"\blet me (?:recommend|suggest)\b",
         r"\bhere (?:are|is) (?:some|a few|a couple|my|a list|an? (?:great|good))\b",
         r"\byou (?:might|may|would|will|could) (?:also )?(?:like|enjoy|love)\b",
         r"\byou should (?:watch|try|check out|see|read|visit|listen to)\b",
-        rf"\bwhat (?:kind|kinds|type|types|sort|genre)s? of (?:{nouns}) (?:do|would|are) you\b",
+        rf"\bwhat {kinds} of (?:{nouns}) (?:do|would) you "
+        r"(?:like|enjoy|prefer|want|usually|feel like|have in mind)\b",
+        rf"\bwhat {kinds} of (?:{nouns}) are you (?:looking for|in the mood for)\b",
         rf"\bwhat (?:{nouns}) (?:do|would) you (?:like|enjoy|prefer|want)\b",
         r"\bdo you have (?:any )?(?:preferences|a preference|a favou?rite)\b",
         r"\bwhat are your (?:preferences|favou?rite)\b",
