@@ -84,6 +84,11 @@ def test_claims_that_contradict_the_item(domain: Domain) -> None:
     assert hits(domain, two_items, "claim_contradicts_item") == []  # a claim pinned to no single item
 
 
+def test_claims_leave_open_vocabularies_out(domain: Domain) -> None:
+    slots = {slot for meanings in claim_phrases(domain).values() for slot, _ in meanings}
+    assert slots == {"genre", "actor", "director"}  # keywords: listed incompletely by the catalogue
+
+
 def test_crs_repeats(domain: Domain) -> None:
     loop = [("crs", "Is there an actor you like?"), ("user", "No."), ("crs", "Is there an actor you like?")]
     assert hits(domain, loop, "crs_repeats") == [True]

@@ -210,3 +210,14 @@ def test_stop_before_recommendation(domain: Domain) -> None:
 def test_empty_messages_do_not_crash(domain: Domain, text: str) -> None:
     d = dialogue([("user", text), ("crs", text), ("user", text)])
     assert {o.measure for o in simulator_observations(Facts(d, domain), role_flip_patterns(domain))}
+
+
+def test_broken_dialogues_do_not_count_as_unstated(domain: Domain) -> None:
+    broke = dialogue([("crs", "Hi! What would you like?")], ended=TerminationReason.USER_ERROR)
+    assert hit(domain, broke, "all_constraints_stated") is None
+    assert hit(domain, broke, "all_requests_asked") is None
+    assert observed(domain, broke, "constraints_stated") == []
+    cut = dialogue([("user", "A comedy.")], ended=TerminationReason.INFRASTRUCTURE_ERROR)
+    assert (
+        observed(domain, cut, "all_constraints_stated")[0].note == "the dialogue broke (infrastructure_error)"
+    )

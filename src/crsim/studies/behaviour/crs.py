@@ -92,8 +92,10 @@ def _time_claims(scope: str, item: Item) -> list[str]:
 
 
 def claim_phrases(domain: Domain) -> dict[str, list[tuple[str, str]]]:
-    """Lower-cased value -> (slot, value) for the values of informable label slots (not time slots);
-    only canonical values, not synonyms, so that a claim names a value exactly."""
+    """Lower-cased value -> (slot, value) for the values of the label slots whose claims are checked:
+    informable categorical or multi slots (not time slots) that users ask about (requestable) or that
+    name the kind of item (`_KIND_CUES`); open vocabularies such as movie keywords, which catalogues
+    list incompletely, are left out. Only canonical values, not synonyms, so a claim names a value."""
     found: dict[str, list[tuple[str, str]]] = {}
     for phrase, meanings in domain.lexicon().items():
         for slot, value in meanings:
@@ -103,6 +105,8 @@ def claim_phrases(domain: Domain) -> dict[str, list[tuple[str, str]]]:
                 or s.kind not in (SlotKind.MULTI, SlotKind.CATEGORICAL)
                 or s.attribute in ("decade", "year")
             ):
+                continue
+            if not (s.requestable or _KIND_CUES & {normalize(c) for c in s.cues}):
                 continue
             if phrase == value:
                 found.setdefault(phrase, []).append((slot, value))
@@ -128,7 +132,8 @@ def _claimed(words: list[str], start: int, end: int, slot: str, domain: Domain) 
 def _attribute_claims(
     scope: str, item: Item, domain: Domain, phrases: dict[str, list[tuple[str, str]]]
 ) -> list[str]:
-    """Slot values claimed for the item in the scope that its metadata does not hold."""
+    """Slot values claimed for the item in the scope that its metadata does not hold: a phrase is
+    wrong when it is claimed under some meaning and the item holds none of its claimed meanings."""
     words = normalize(scope).split()
     wrong: list[str] = []
     for start in range(len(words)):
@@ -136,10 +141,12 @@ def _attribute_claims(
             meanings = phrases.get(" ".join(words[start:end]))
             if not meanings:
                 continue
-            for slot, value in meanings:
-                values = [v.lower() for v in item.values(domain.attribute(slot))]
-                if values and value not in values and _claimed(words, start, end, slot, domain):
-                    wrong.append(f"says {slot} {value}, the item has {', '.join(values[:4])}")
+            claimed = [(slot, value) for slot, value in meanings if _claimed(words, start, end, slot, domain)]
+            held = {slot: [v.lower() for v in item.values(domain.attribute(slot))] for slot, _ in claimed}
+            checkable = [(slot, value) for slot, value in claimed if held[slot]]
+            if checkable and not any(value in held[slot] for slot, value in checkable):
+                slot, value = checkable[0]
+                wrong.append(f"says {slot} {value}, the item has {', '.join(held[slot][:4])}")
             break
     return wrong
 

@@ -9,7 +9,7 @@ from functools import cached_property
 from crsim.crs.understanding import Understanding, understand
 from crsim.data.augment.rules import user_context
 from crsim.model.acts import Intent
-from crsim.model.dialogue import Dialogue, Role, TerminationReason, Utterance
+from crsim.model.dialogue import Dialogue, Fault, Role, TerminationReason, Utterance
 from crsim.model.domain import Domain
 from crsim.model.items import Item
 
@@ -50,6 +50,15 @@ class Facts:
     def user_ended(self) -> bool:
         term = self.dialogue.termination
         return term is not None and term.reason is TerminationReason.USER_ENDED
+
+    @property
+    def broken(self) -> str | None:
+        """Why the dialogue cannot show what a whole dialogue of the user would (the simulator or the
+        infrastructure broke it, or it holds no user message), or None."""
+        term = self.dialogue.termination
+        if term is not None and term.fault in (Fault.USER, Fault.INFRASTRUCTURE):
+            return f"the dialogue broke ({term.reason.value})"
+        return None if self.user_indices() else "no user message"
 
     @cached_property
     def understood(self) -> dict[int, Understanding]:

@@ -45,8 +45,8 @@ def constraints_stated(facts: Facts) -> Iterator[Observation]:
         yield _obs(facts, "all_constraints_stated", None, "no information need recorded")
         return
     wanted = _constraints(facts)
-    if not wanted:
-        yield _obs(facts, "all_constraints_stated", None, "the need has no constraints")
+    if not wanted or facts.broken:
+        yield _obs(facts, "all_constraints_stated", None, facts.broken or "the need has no constraints")
         return
     stated = set().union(*(facts.stated(i) for i in facts.user_indices()))
     missing = [f"{slot}={value}" for slot, value in wanted if (slot, value) not in stated]
@@ -66,6 +66,9 @@ def requests_asked(facts: Facts) -> Iterator[Observation]:
             None,
             "no information need recorded" if need is None else "the need has no requests",
         )
+        return
+    if facts.broken:
+        yield _obs(facts, "all_requests_asked", None, facts.broken)
         return
     asked = set().union(*(facts.asked(i) for i in facts.user_indices()))
     for slot in need.requests:
