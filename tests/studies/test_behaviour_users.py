@@ -193,6 +193,18 @@ def test_contradicting_acceptance(domain: Domain) -> None:
         need=need,
     )
     assert hit(domain, hedged, "contradicting_acceptance") is None  # no acceptance: nothing to check
+    satisfied = dialogue(
+        [("user", "A comedy."), ("crs", "Try Heat (1995).", [HEAT]), ("user", "Thank you, goodbye!")],
+        need=need,
+    )
+    assert (
+        hit(domain, satisfied, "contradicting_acceptance") is True
+    )  # ended right after it, not turning it down
+    turned_down = dialogue(
+        [("user", "A comedy."), ("crs", "Try Heat (1995).", [HEAT]), ("user", "No, not that one. Bye.")],
+        need=need,
+    )
+    assert hit(domain, turned_down, "contradicting_acceptance") is None
 
 
 def test_stop_before_recommendation(domain: Domain) -> None:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from crsim.model.acts import Intent
 from crsim.model.dialogue import Role
 from crsim.model.items import Item
 from crsim.studies.behaviour.facts import Facts
 from crsim.studies.behaviour.observation import Kind, Observation
 from crsim.studies.behaviour.text import END_MARKER, parrots, repeated, role_flip, title_in
+
+#: Intents by which a closing message turns the last recommendation down (no satisfied ending).
+_TURNED_DOWN = frozenset({Intent.REJECT, Intent.DENY, Intent.REQUEST_RECOMMENDATION, Intent.SEEN})
 
 
 def _obs(facts: Facts, measure: str, hit: bool | None, note: str = "") -> Observation:
@@ -150,6 +154,21 @@ def _violations(item: Item, constraints: list[tuple[str, str]], facts: Facts) ->
     return broken, checked
 
 
+def _accepted_after(facts: Facts, index: int) -> list[str]:
+    """Catalogue items the user message at `index` accepts out of the CRS message just before it:
+    what it accepts (`Facts.accepted`), or, when it is the user's closing message of a dialogue it
+    ended right after a one-item recommendation and does not turn it down, that item (it ended
+    satisfied)."""
+    before = facts.utterances[index - 1] if index > 0 else None
+    if before is None or before.role is not Role.CRS or not before.recommended_items:
+        return []
+    accepted = [i for i in facts.accepted(index) if i in before.recommended_items]
+    closing = facts.user_ended and index == facts.user_indices()[-1] and len(before.recommended_items) == 1
+    if not accepted and closing and not facts.understood[index].intents & _TURNED_DOWN:
+        accepted = list(before.recommended_items)
+    return [i for i in accepted if facts.item(i) is not None]
+
+
 def contradicting_acceptance(facts: Facts) -> Iterator[Observation]:
     constraints = _constraints(facts)
     if not constraints:
@@ -157,26 +176,16 @@ def contradicting_acceptance(facts: Facts) -> Iterator[Observation]:
         return
     checked_any = False
     for index in facts.user_indices():
-        before = facts.utterances[index - 1] if index > 0 else None
-        if before is None or before.role is not Role.CRS or not before.recommended_items:
-            continue
-        for item_id in facts.accepted(index):
-            item = facts.item(item_id)
-            if item is None or item_id not in before.recommended_items:
-                continue
+        for item_id in _accepted_after(facts, index):
+            item = facts.domain.items[item_id]
             broken, checked = _violations(item, constraints, facts)
             checked_any = checked_any or checked > 0
             if broken:
-                yield _obs(
-                    facts, "contradicting_acceptance", True, f"{item.display_title}: {'; '.join(broken)}"
-                )
+                note = f"{item.display_title}: {'; '.join(broken)}"
+                yield _obs(facts, "contradicting_acceptance", True, note)
                 return
-    yield _obs(
-        facts,
-        "contradicting_acceptance",
-        False if checked_any else None,
-        "" if checked_any else "no acceptance of a checkable item",
-    )
+    note = "" if checked_any else "no acceptance of a checkable item"
+    yield _obs(facts, "contradicting_acceptance", False if checked_any else None, note)
 
 
 def stop_before_recommendation(facts: Facts) -> Iterator[Observation]:
