@@ -90,3 +90,10 @@ def test_a_dialogue_file_needs_a_domain_and_a_folder_a_manifest(tmp_path: Path) 
         behaviour_report(path)
     with pytest.raises(DataError, match="no manifest"):
         behaviour_report(tmp_path / "run")
+
+
+def test_every_measure_is_defined_in_the_docs() -> None:
+    from crsim.studies.behaviour import MEASURES
+
+    page = (Path(__file__).parents[2] / "docs" / "behaviour.md").read_text(encoding="utf-8")
+    assert [name for name in MEASURES if f"**{name}**" not in page] == []

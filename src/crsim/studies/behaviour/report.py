@@ -82,41 +82,42 @@ class BehaviourReport(BaseModel):
         return [r for r in self.rows if r.kind is kind]
 
 
+def _row(key: tuple[Kind, str, str], found: list[Observation], detail: str) -> Row:
+    """The row of one measure of one subject from its observations."""
+    kind, subject, measure = key
+    hits = [o for o in found if o.hit]
+    shown = [o for o in found if o.hit is False] if MEASURES[measure].wanted else hits
+    n = sum(1 for o in found if o.hit is not None)
+    low, high = wilson(len(hits), n) if n else (None, None)
+    return Row(
+        kind=kind,
+        subject=subject,
+        measure=measure,
+        unit=MEASURES[measure].unit,
+        n=n,
+        k=len(hits),
+        value=len(hits) / n if n else None,
+        ci_low=low,
+        ci_high=high,
+        interval=WILSON if n else None,
+        not_evaluable=len(found) - n,
+        examples=[f"{o.dialogue_id}: {o.note}" if o.note else o.dialogue_id for o in shown[:EXAMPLES]],
+        detail=detail,
+    )
+
+
 def aggregate(observations: Iterable[Observation], details: dict[str, str] | None = None) -> list[Row]:
-    """One row per (kind, subject, measure) in MEASURES order, subjects in order of appearance."""
+    """One row per (kind, subject, measure): simulators, CRSs, judges; measures in MEASURES order;
+    subjects in order of appearance. `details`: judge label -> its score spread (`score_at_max` rows)."""
     groups: dict[tuple[Kind, str, str], list[Observation]] = {}
     for obs in observations:
         groups.setdefault((obs.kind, obs.subject, obs.measure), []).append(obs)
-    order = list(MEASURES)
-    rows = []
-    for (kind, subject, measure), found in sorted(
-        groups.items(),
-        key=lambda kv: (kv[0][0] != Kind.SIMULATOR, kv[0][0] != Kind.CRS, order.index(kv[0][2])),
-    ):
-        hits = [o for o in found if o.hit]
-        shown = [o for o in found if o.hit is False] if MEASURES[measure].wanted else hits
-        n = sum(1 for o in found if o.hit is not None)
-        low, high = wilson(len(hits), n) if n else (None, None)
-        rows.append(
-            Row(
-                kind=kind,
-                subject=subject,
-                measure=measure,
-                unit=MEASURES[measure].unit,
-                n=n,
-                k=len(hits),
-                value=len(hits) / n if n else None,
-                ci_low=low,
-                ci_high=high,
-                interval=WILSON if n else None,
-                not_evaluable=len(found) - n,
-                examples=[
-                    f"{o.dialogue_id}: {o.note}" if o.note else o.dialogue_id for o in shown[:EXAMPLES]
-                ],
-                detail=(details or {}).get(subject, "") if measure == "score_at_max" else "",
-            )
-        )
-    return rows
+    kinds, measures = list(Kind), list(MEASURES)
+    ordered = sorted(groups, key=lambda key: (kinds.index(key[0]), measures.index(key[2])))
+    spread = details or {}
+    return [
+        _row(key, groups[key], spread.get(key[1], "") if key[2] == "score_at_max" else "") for key in ordered
+    ]
 
 
 def observe(records: RunRecords) -> tuple[list[Observation], dict[str, str]]:
