@@ -30,7 +30,7 @@ TITLE_FUZZY_MIN_CHARS = 12
 
 #: A closing "Label: Title (Year); Title (Year)." that a CRS appended to name its listed items (crsim's
 #: `llm` CRS writes "Suggestion: X." when its text did not name X). It is a label, not the message.
-_APPENDED_LABEL = re.compile(r"\s+[A-Z][a-z]+:\s+[^:]+\.?\s*$")
+_LABEL_START = re.compile(r"\s+[A-Z][a-z]+:\s+")
 #: End-of-dialogue markers a simulator's model may write into the message itself.
 END_MARKER = re.compile(r"\[\s*(?:end|stop|done|exit|quit)\s*\]|<\|?\s*end(?:oftext)?\s*\|?>", re.I)
 #: A message ends complete on one of these (after trailing spaces): sentence punctuation, closing
@@ -65,14 +65,15 @@ def parrots(user: str, crs: str) -> bool:
 
 
 def body(text: str, listed: list[Item]) -> str:
-    """A CRS message without a closing label that only lists its items' titles ("... Suggestion: Heat
-    (1995)."): what the CRS wrote itself. Unchanged when there is no such label."""
-    match = _APPENDED_LABEL.search(text)
-    if match is None or not listed:
+    """A CRS message without a closing label that lists its items' titles ("... Suggestion: Heat
+    (1995)."): what the CRS wrote itself. The label is the last `Word: ` whose rest of the message
+    names a listed item (a title may hold a colon); unchanged when there is none."""
+    if not listed:
         return text
-    tail = match.group()
-    if any(title_in(tail, item) for item in listed):
-        return text[: match.start()]
+    for match in reversed(list(_LABEL_START.finditer(text))):
+        tail = text[match.end() :]
+        if any(title_in(tail, item) for item in listed):
+            return text[: match.start()]
     return text
 
 
