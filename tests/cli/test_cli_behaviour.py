@@ -82,3 +82,15 @@ def test_analyze_behaviour_of_no_run_is_a_one_line_error(tmp_path: Path) -> None
     failed = crsim("analyze", "behaviour", str(tmp_path))
     assert failed.returncode != 0 and "Traceback" not in failed.stderr
     assert "no manifest.json" in failed.stderr and failed.stderr.strip().count("\n") == 0
+
+
+def test_analyze_behaviour_says_when_there_is_nothing_to_measure(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from crsim.cli.analyze import analyze_app
+
+    empty = tmp_path / "dialogues.jsonl"
+    empty.write_text("", encoding="utf-8")
+    result = CliRunner().invoke(analyze_app, ["behaviour", str(empty), "--domain", "movies"])
+    assert result.exit_code == 0, result.output
+    assert "no dialogue to measure" in result.output

@@ -240,6 +240,8 @@ def behaviour_command(
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
         return
+    if not report.rows:
+        console.print(f"no dialogue to measure in {escape(str(run))}", highlight=False)
     for table in behaviour_tables(report):
         console.print(table)
     for line in examples_text(report):
