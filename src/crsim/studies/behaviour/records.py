@@ -101,6 +101,12 @@ def read_run(path: Path, domain: Domain | None, scores: list[Path]) -> RunRecord
     config: dict[str, Any] = {}
     if path.is_dir():
         if not is_run_folder(path):
+            if (path / SCORES).is_file():
+                raise DataError(
+                    f"an evaluation folder ({SCORES}, no manifest.json): give the run folder it scored "
+                    "and this folder with --scores",
+                    path=str(path),
+                )
             raise DataError(
                 "not a run folder (no manifest.json); expected `crsim run` output", path=str(path)
             )
