@@ -91,7 +91,7 @@ def test_a_dialogue_file_needs_a_domain_and_a_folder_a_manifest(tmp_path: Path) 
     with pytest.raises(DataError, match="no manifest"):
         behaviour_report(tmp_path / "run")
     (tmp_path / "run" / "scores.jsonl").write_text("", encoding="utf-8")
-    with pytest.raises(DataError, match="an evaluation folder .* with --scores"):
+    with pytest.raises(DataError, match=r"an evaluation folder .* with --scores"):
         behaviour_report(tmp_path / "run")
 
 
