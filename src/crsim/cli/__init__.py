@@ -89,8 +89,8 @@ COMMANDS: dict[str, LazyCommand] = {
     "analyze": LazyCommand(
         "crsim.cli.analyze",
         "analyze_app",
-        "`crsim analyze`: diversity and controllability of simulated users' language, and the consistency\n"
-        "of two judge configurations' scores.",
+        "`crsim analyze`: diversity and controllability of simulated users' language, the consistency\n"
+        "of two judge configurations' scores, and the behaviour report of a run.",
     ),
     "judge": LazyCommand(
         "crsim.cli.judge",

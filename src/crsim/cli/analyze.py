@@ -1,5 +1,5 @@
-"""`crsim analyze`: diversity and controllability of simulated users' language, and the consistency
-of two judge configurations' scores."""
+"""`crsim analyze`: diversity and controllability of simulated users' language, the consistency
+of two judge configurations' scores, and the behaviour report of a run."""
 
 from __future__ import annotations
 
@@ -197,6 +197,63 @@ def consistency_command(
     for side, labels in (("A", report.only_in_a), ("B", report.only_in_b)):
         if labels:
             console.print(f"only in {side}: {escape(', '.join(labels))}", highlight=False)
+
+
+@analyze_app.command("behaviour")
+def behaviour_command(
+    run: Annotated[
+        Path, typer.Argument(help="A run folder written by `crsim run` (or a dialogue JSONL file).")
+    ],
+    scores: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--scores",
+            help=f"Judge scores: a {SCORES} or an evaluation folder holding one (repeatable); "
+            f"default: the run folder's {SCORES}, if any.",
+        ),
+    ] = None,
+    domain: Annotated[
+        str | None,
+        typer.Option(help="Domain (name or domain file) of a dialogue file; default: the run's manifest."),
+    ] = None,
+    as_json: JsonOption = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Also write the report: the tidy table for a .csv path, else JSON."),
+    ] = None,
+) -> None:
+    """Per simulator, CRS and judge: how often each behaviour measure fires (k of n, with a 95% Wilson
+    interval), computed by rules from the records without an LLM (docs/behaviour.md)."""
+    from crsim.studies.behaviour import behaviour_report
+    from crsim.studies.behaviour.report import write_report
+    from crsim.studies.behaviour.tables import behaviour_tables, examples_text
+
+    with user_errors():
+        named = None
+        if domain is not None:
+            from crsim.data.domains import domain_named
+
+            named = domain_named(domain)
+        report = behaviour_report(run, named, scores or [])
+        if out is not None:
+            write_report(report, out)
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    if not report.rows:
+        console.print(f"no dialogue to measure in {escape(str(run))}", highlight=False)
+    for table in behaviour_tables(report):
+        console.print(table)
+    for line in examples_text(report):
+        console.print(escape(line), highlight=False)
+    if report.unreadable:
+        console.print(f"[red]{len(report.unreadable)} unreadable record(s)[/red], left out:", highlight=False)
+        for problem in report.unreadable[:5]:
+            console.print(
+                escape(f"  {problem.path}, line {problem.line}: {problem.problem}"), highlight=False
+            )
+    if out is not None:
+        _say_written([out])
 
 
 def _measure(runs: list[Path], options: MeasureOptions, as_json: bool) -> Measured:

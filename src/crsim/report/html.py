@@ -28,7 +28,15 @@ from crsim.report.collect import RunView, collect_run
 from crsim.report.compare import html_comparisons, run_comparisons
 from crsim.report.figures import Palette
 from crsim.report.run_folder import item_titles
-from crsim.report.sections import ReportContext, count_rows, metric_tables, pairings, plot_list, rank_table
+from crsim.report.sections import (
+    ReportContext,
+    behaviour_sections,
+    count_rows,
+    metric_tables,
+    pairings,
+    plot_list,
+    rank_table,
+)
 from crsim.report.tables import USER_NOTE
 
 #: Dialogues per run kept for the browser unless told otherwise (the plots and tables use all).
@@ -93,6 +101,7 @@ def build_report(
         plots=plot_list(context, rank_by),
         ranks=rank_table(context, rank_by),
         comparisons=html_comparisons(compared),
+        behaviour=behaviour_sections(context),
         rank_by=rank_by,
         shown=sum(len(v.browser) for v in views),
         total=sum(v.total_dialogues for v in views),

@@ -12,6 +12,7 @@ from typing import Any
 
 from crsim.eval.evaluate import GroupSummary
 from crsim.eval.stats import USER_BOOTSTRAP, Aggregate
+from crsim.model.dialogue import Role
 from crsim.report import plots
 from crsim.report.collect import RunView
 from crsim.report.figures import (
@@ -24,6 +25,8 @@ from crsim.report.figures import (
     rank_text,
 )
 from crsim.report.tables import USER_MARK, evaluable_text, failures, failures_text, users_text
+from crsim.studies.behaviour import MEASURES, BehaviourReport, Kind, behaviour_report
+from crsim.studies.behaviour.tables import cell_text
 from crsim.studies.compare import MetricComparison
 
 #: Metric columns per results table: more would push the table past a laptop screen.
@@ -382,3 +385,56 @@ def rank_table(context: ReportContext, rank_by: str | None) -> dict[str, Any]:
             )
         rows.append({"crs": crs, "colour": context.palette.crs_colours.get(crs, "#555555"), "cells": cells})
     return {"columns": table.columns, "rows": rows}
+
+
+# ---------------------------------------------------------------------------------------------
+# Behaviour (docs/behaviour.md)
+
+
+def _llm_driven(view: RunView) -> bool:
+    """Whether a run has participants whose behaviour the section is about: a simulator or CRS that
+    called a language model in some dialogue, or scores an LLM judge gave."""
+    for dialogue in view.folder.dialogues():
+        if any(role in (Role.USER, Role.CRS) for role in dialogue.llm_usage):
+            return True
+    return bool(view.judged)
+
+
+def _behaviour_table(report: BehaviourReport, kind: Kind) -> dict[str, Any] | None:
+    """One kind's table for the template: measures as rows, subjects as columns, examples per cell."""
+    rows = report.rows_of(kind)
+    if not rows:
+        return None
+    subjects = list(dict.fromkeys(r.subject for r in rows))
+    cells = {(r.measure, r.subject): r for r in rows}
+    measures = []
+    for name in dict.fromkeys(r.measure for r in rows):
+        found = [cells.get((name, s)) for s in subjects]
+        measures.append(
+            {
+                "name": name,
+                "unit": MEASURES[name].unit,
+                "question": MEASURES[name].question,
+                "cells": [
+                    None
+                    if row is None
+                    else {"text": cell_text(row), "examples": "\n".join(row.examples), "fired": row.k > 0}
+                    for row in found
+                ],
+            }
+        )
+    spread = [cells[("score_at_max", s)].detail if ("score_at_max", s) in cells else "" for s in subjects]
+    return {"kind": kind.value, "subjects": subjects, "measures": measures, "spread": spread}
+
+
+def behaviour_sections(context: ReportContext) -> list[dict[str, Any]]:
+    """Per run with LLM-driven participants: the behaviour report's tables (simulators, CRSs, judges);
+    none for runs of rule-based components only."""
+    found = []
+    for view in context.views:
+        if not _llm_driven(view):
+            continue
+        report = behaviour_report(view.folder.path)
+        tables = [t for kind in Kind if (t := _behaviour_table(report, kind)) is not None]
+        found.append({"run": view.label, "tables": tables, "unreadable": len(report.unreadable)})
+    return found

@@ -1,0 +1,115 @@
+"""One finding of one measure on one dialogue (or message, or score), and what each measure is about."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Kind(StrEnum):
+    """Whose behaviour a measure is about."""
+
+    SIMULATOR = "simulator"
+    CRS = "crs"
+    JUDGE = "judge"
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One unit (a dialogue, a message or a score) of one measure: `hit` True when the measure fires,
+    False when it does not, None when the unit cannot be evaluated (`note` says why). For a hit,
+    `note` holds the evidence (the cue, the title, the claim)."""
+
+    kind: Kind
+    subject: str
+    measure: str
+    dialogue_id: str
+    hit: bool | None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A measure's name, whose behaviour it is about, its unit, and its question in one line."""
+
+    name: str
+    kind: Kind
+    unit: str
+    question: str
+    #: Whether firing is what a good simulator, CRS or judge does (then the examples are misses).
+    wanted: bool = False
+
+
+_S, _C, _J = Kind.SIMULATOR, Kind.CRS, Kind.JUDGE
+
+#: Every measure of the report, in report order (docs/behaviour.md defines each).
+MEASURES: dict[str, Measure] = {
+    m.name: m
+    for m in (
+        Measure(
+            "first_turn_end",
+            _S,
+            "dialogue",
+            "the user ended on turn 1, or wrote an end marker in its first message",
+        ),
+        Measure(
+            "constraints_stated", _S, "constraint", "the user stated this constraint of its need", wanted=True
+        ),
+        Measure(
+            "all_constraints_stated",
+            _S,
+            "dialogue",
+            "the user stated every constraint of its need",
+            wanted=True,
+        ),
+        Measure(
+            "requests_asked",
+            _S,
+            "request",
+            "a user message asked about this requested attribute",
+            wanted=True,
+        ),
+        Measure(
+            "all_requests_asked",
+            _S,
+            "dialogue",
+            "user messages asked about every requested attribute",
+            wanted=True,
+        ),
+        Measure("target_leaked", _S, "dialogue", "a user message named a target before the CRS named it"),
+        Measure("role_flip", _S, "message", "the user message speaks in the recommender's voice"),
+        Measure("role_flip_dialogue", _S, "dialogue", "some user message speaks in the recommender's voice"),
+        Measure("user_repeats", _S, "dialogue", "two consecutive user messages are near-duplicates"),
+        Measure("parroting", _S, "dialogue", "a user message repeats the CRS message before it"),
+        Measure(
+            "contradicting_acceptance", _S, "dialogue", "the user accepted an item that violates its need"
+        ),
+        Measure(
+            "stop_before_recommendation", _S, "dialogue", "the user ended before any item was recommended"
+        ),
+        Measure("truncated", _C, "message", "the CRS message is cut (no complete ending, or at the cap)"),
+        Measure(
+            "text_names_item", _C, "message", "the text names every item the message recommends", wanted=True
+        ),
+        Measure(
+            "claim_contradicts_item",
+            _C,
+            "message",
+            "a year, decade or attribute claimed for a named item is not the item's",
+        ),
+        Measure("crs_repeats", _C, "dialogue", "two consecutive CRS messages are near-duplicates"),
+        Measure("score_at_max", _J, "score", "the score is the top of the rubric's scale"),
+        Measure(
+            "relevance_without_recommendation",
+            _J,
+            "score",
+            "relevance above the lowest level though nothing was recommended",
+        ),
+        Measure(
+            "proactiveness_lowest_despite_questions",
+            _J,
+            "score",
+            "proactiveness at the lowest level though the CRS asked >= 2 questions",
+        ),
+    )
+}

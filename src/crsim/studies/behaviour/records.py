@@ -1,0 +1,128 @@
+"""What the behaviour report reads: a run's dialogues (bad records counted, never fatal), its domain,
+the configured CRS message caps, and the judge scores of the run or of an evaluation folder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from crsim.data.domains import domain_of
+from crsim.errors import DataError
+from crsim.model.dialogue import Dialogue
+from crsim.model.domain import Domain
+from crsim.model.run_folder import SCORES, ScoreRecord, is_run_folder, load_manifest
+from crsim.model.run_folder.files import DIALOGUES
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A line of a file that could not be read as its record type: where, and what was wrong."""
+
+    path: str
+    line: int
+    problem: str
+
+
+@dataclass
+class RunRecords:
+    """The records of one run as the measures need them."""
+
+    name: str
+    domain: Domain
+    dialogues: list[Dialogue]
+    scores: list[ScoreRecord] = field(default_factory=list)
+    #: CRS id -> `max_message_chars` its configuration set (when the manifest says).
+    caps: dict[str, int] = field(default_factory=dict)
+    #: Judge label -> the rubric its configuration named (when the manifest says).
+    rubrics: dict[str, str] = field(default_factory=dict)
+    unreadable: list[Unreadable] = field(default_factory=list)
+
+
+def _located(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    return f"field '{where}': {err['msg']}" if where else err["msg"]
+
+
+def read_lines(path: Path, parse: Any, bad: list[Unreadable]) -> Iterator[Any]:
+    """`parse(text)` of each non-blank line; a line that is not UTF-8 or fails validation is recorded
+    in `bad` (file, line, field) and skipped, so one bad record never sinks the report."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield parse(raw.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                bad.append(Unreadable(str(path), number, f"not UTF-8 text (byte {exc.start})"))
+            except ValidationError as exc:
+                bad.append(Unreadable(str(path), number, _located(exc)))
+
+
+def read_scores(path: Path, bad: list[Unreadable]) -> list[ScoreRecord]:
+    """The score records of a scores file, or of the scores file inside an evaluation folder."""
+    file = path / SCORES if path.is_dir() else path
+    if not file.is_file():
+        raise DataError(f"no {SCORES} here; expected scores written by `crsim evaluate`", path=str(path))
+    return list(read_lines(file, ScoreRecord.model_validate_json, bad))
+
+
+def _component_args(config: dict[str, Any], kind: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(label, name, args) of each component of a kind in a run config (label: the id, else the name)."""
+    for spec in config.get(kind) or []:
+        if isinstance(spec, dict) and isinstance(spec.get("name"), str):
+            args = spec.get("args") if isinstance(spec.get("args"), dict) else {}
+            yield str(spec.get("id") or spec["name"]), spec["name"], args or {}
+
+
+def configured(config: dict[str, Any]) -> tuple[dict[str, int], dict[str, str]]:
+    """The message caps of the run's CRSs and the rubrics of its judges, by label, from its config."""
+    caps = {
+        label: args["max_message_chars"]
+        for label, _name, args in _component_args(config, "crss")
+        if isinstance(args.get("max_message_chars"), int)
+    }
+    rubrics = {}
+    for label, name, args in _component_args(config, "metrics"):
+        rubric = args.get("rubric")
+        if name == "judge" and isinstance(rubric, str):
+            rubrics[label if label != name else rubric] = rubric
+    return caps, rubrics
+
+
+def read_run(path: Path, domain: Domain | None, scores: list[Path]) -> RunRecords:
+    """A run folder (manifest + dialogues) or a dialogue file, with the scores it holds or that
+    `scores` name. `domain` overrides the manifest's; without either it is a DataError."""
+    bad: list[Unreadable] = []
+    config: dict[str, Any] = {}
+    if path.is_dir():
+        if not is_run_folder(path):
+            if (path / SCORES).is_file():
+                raise DataError(
+                    f"an evaluation folder ({SCORES}, no manifest.json): give the run folder it scored "
+                    "and this folder with --scores",
+                    path=str(path),
+                )
+            raise DataError(
+                "not a run folder (no manifest.json); expected `crsim run` output", path=str(path)
+            )
+        manifest = load_manifest(path)
+        config = manifest.config
+        dialogues_path = path / DIALOGUES
+        if domain is None:
+            domain = domain_of(manifest)
+    else:
+        dialogues_path = path
+    if domain is None:
+        raise DataError("a dialogue file names no domain; give one (--domain)", path=str(path))
+    if not dialogues_path.is_file():
+        raise DataError("file not found; expected dialogues in JSON Lines", path=str(dialogues_path))
+    dialogues = list(read_lines(dialogues_path, Dialogue.model_validate_json, bad))
+    score_files = scores or ([path / SCORES] if path.is_dir() and (path / SCORES).is_file() else [])
+    records = [record for file in score_files for record in read_scores(file, bad)]
+    caps, rubrics = configured(config)
+    return RunRecords(path.resolve().name, domain, dialogues, records, caps, rubrics, bad)

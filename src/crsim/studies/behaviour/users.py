@@ -1,0 +1,208 @@
+"""Per-simulator measures of one dialogue: how the simulated user behaved (docs/behaviour.md)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from crsim.model.acts import Intent
+from crsim.model.dialogue import Role
+from crsim.model.items import Item
+from crsim.studies.behaviour.facts import Facts
+from crsim.studies.behaviour.observation import Kind, Observation
+from crsim.studies.behaviour.text import END_MARKER, parrots, repeated, role_flip, title_in
+
+#: Intents by which a closing message turns the last recommendation down (no satisfied ending).
+_TURNED_DOWN = frozenset({Intent.REJECT, Intent.DENY, Intent.REQUEST_RECOMMENDATION, Intent.SEEN})
+
+
+def _obs(facts: Facts, measure: str, hit: bool | None, note: str = "") -> Observation:
+    return Observation(Kind.SIMULATOR, facts.simulator, measure, facts.dialogue.id, hit, note)
+
+
+def first_turn_end(facts: Facts) -> Iterator[Observation]:
+    users = facts.user_indices()
+    if not users:
+        yield _obs(facts, "first_turn_end", None, "no user message")
+        return
+    first = facts.utterances[users[0]].text
+    marker = END_MARKER.search(first)
+    if marker is not None:
+        yield _obs(facts, "first_turn_end", True, f"end marker {marker.group()!r} in the first message")
+    elif facts.dialogue.termination is None:
+        yield _obs(facts, "first_turn_end", None, "no termination recorded")
+    else:
+        ended = facts.user_ended and len(users) == 1
+        yield _obs(facts, "first_turn_end", ended, "the user ended after one message" if ended else "")
+
+
+def _constraints(facts: Facts) -> list[tuple[str, str]]:
+    need = facts.dialogue.information_need
+    if need is None:
+        return []
+    return [(slot, value.lower()) for slot in need.constraints for value in need.constraint_values(slot)]
+
+
+def constraints_stated(facts: Facts) -> Iterator[Observation]:
+    need = facts.dialogue.information_need
+    if need is None:
+        yield _obs(facts, "all_constraints_stated", None, "no information need recorded")
+        return
+    wanted = _constraints(facts)
+    if not wanted or facts.broken:
+        yield _obs(facts, "all_constraints_stated", None, facts.broken or "the need has no constraints")
+        return
+    stated = set().union(*(facts.stated(i) for i in facts.user_indices()))
+    missing = [f"{slot}={value}" for slot, value in wanted if (slot, value) not in stated]
+    for slot, value in wanted:
+        yield _obs(facts, "constraints_stated", (slot, value) in stated, f"{slot}={value}")
+    yield _obs(
+        facts, "all_constraints_stated", not missing, "missing " + ", ".join(missing) if missing else ""
+    )
+
+
+def requests_asked(facts: Facts) -> Iterator[Observation]:
+    need = facts.dialogue.information_need
+    if need is None or not need.requests:
+        yield _obs(
+            facts,
+            "all_requests_asked",
+            None,
+            "no information need recorded" if need is None else "the need has no requests",
+        )
+        return
+    if facts.broken:
+        yield _obs(facts, "all_requests_asked", None, facts.broken)
+        return
+    asked = set().union(*(facts.asked(i) for i in facts.user_indices()))
+    for slot in need.requests:
+        yield _obs(facts, "requests_asked", slot in asked, slot)
+    missing = [slot for slot in need.requests if slot not in asked]
+    yield _obs(
+        facts, "all_requests_asked", not missing, "not asked: " + ", ".join(missing) if missing else ""
+    )
+
+
+def _title_named_by_crs(facts: Facts, index: int, item: Item) -> bool:
+    """Whether the CRS named the item before `index`: listed it, or wrote its title."""
+    if item.id in facts.named_before(index):
+        return True
+    return any(u.role is Role.CRS and title_in(u.text, item) for u in facts.utterances[:index])
+
+
+def target_leaked(facts: Facts) -> Iterator[Observation]:
+    need = facts.dialogue.information_need
+    targets = [t for t in (need.targets if need else []) if facts.item(t) is not None]
+    if not targets or not facts.user_indices():
+        why = "no target in the catalogue" if facts.user_indices() else "no user message"
+        yield _obs(facts, "target_leaked", None, why)
+        return
+    for index in facts.user_indices():
+        text = facts.utterances[index].text
+        for target in targets:
+            item = facts.item(target)
+            if item is not None and title_in(text, item) and not _title_named_by_crs(facts, index, item):
+                yield _obs(facts, "target_leaked", True, item.display_title)
+                return
+    yield _obs(facts, "target_leaked", False)
+
+
+def role_flips(facts: Facts, patterns: list[re.Pattern[str]]) -> Iterator[Observation]:
+    users = facts.user_indices()
+    if not users:
+        yield _obs(facts, "role_flip_dialogue", None, "no user message")
+        return
+    first_cue = ""
+    for index in users:
+        cue = role_flip(facts.utterances[index].text, patterns)
+        yield _obs(facts, "role_flip", cue is not None, cue or "")
+        first_cue = first_cue or (cue or "")
+    yield _obs(facts, "role_flip_dialogue", bool(first_cue), first_cue)
+
+
+def repetition(facts: Facts) -> Iterator[Observation]:
+    users = facts.user_indices()
+    if len(users) < 2:
+        yield _obs(facts, "user_repeats", None, "fewer than 2 user messages")
+    else:
+        texts = [facts.utterances[i].text for i in users]
+        pairs = repeated(texts)
+        yield _obs(facts, "user_repeats", bool(pairs), f"user message {pairs[0]}" if pairs else "")
+    answering = [i for i in users if i > 0 and facts.utterances[i - 1].role is Role.CRS]
+    if not answering:
+        yield _obs(facts, "parroting", None, "no user message follows a CRS message")
+        return
+    parroted = [
+        users.index(i) + 1
+        for i in answering
+        if parrots(facts.utterances[i].text, facts.utterances[i - 1].text)
+    ]
+    yield _obs(facts, "parroting", bool(parroted), f"user message {parroted[0]}" if parroted else "")
+
+
+def _violations(item: Item, constraints: list[tuple[str, str]], facts: Facts) -> tuple[list[str], int]:
+    """The constraints the item's metadata contradicts, and how many could be checked at all (an
+    item without values for a constraint's attribute cannot contradict it)."""
+    broken, checked = [], 0
+    for slot, value in constraints:
+        values = [v.lower() for v in item.values(facts.domain.attribute(slot))]
+        if not values:
+            continue
+        checked += 1
+        if value not in values:
+            broken.append(f"{slot}={value} (has {', '.join(values[:4])})")
+    return broken, checked
+
+
+def _accepted_after(facts: Facts, index: int) -> list[str]:
+    """Catalogue items the user message at `index` accepts out of the CRS message just before it:
+    what it accepts (`Facts.accepted`), or, when it is the user's closing message of a dialogue it
+    ended right after a one-item recommendation and does not turn it down, that item (it ended
+    satisfied)."""
+    before = facts.utterances[index - 1] if index > 0 else None
+    if before is None or before.role is not Role.CRS or not before.recommended_items:
+        return []
+    accepted = [i for i in facts.accepted(index) if i in before.recommended_items]
+    closing = facts.user_ended and index == facts.user_indices()[-1] and len(before.recommended_items) == 1
+    if not accepted and closing and not facts.understood[index].intents & _TURNED_DOWN:
+        accepted = list(before.recommended_items)
+    return [i for i in accepted if facts.item(i) is not None]
+
+
+def contradicting_acceptance(facts: Facts) -> Iterator[Observation]:
+    constraints = _constraints(facts)
+    if not constraints:
+        yield _obs(facts, "contradicting_acceptance", None, "the need has no constraints")
+        return
+    checked_any = False
+    for index in facts.user_indices():
+        for item_id in _accepted_after(facts, index):
+            item = facts.domain.items[item_id]
+            broken, checked = _violations(item, constraints, facts)
+            checked_any = checked_any or checked > 0
+            if broken:
+                note = f"{item.display_title}: {'; '.join(broken)}"
+                yield _obs(facts, "contradicting_acceptance", True, note)
+                return
+    note = "" if checked_any else "no acceptance of a checkable item"
+    yield _obs(facts, "contradicting_acceptance", False if checked_any else None, note)
+
+
+def stop_before_recommendation(facts: Facts) -> Iterator[Observation]:
+    if not facts.user_ended:
+        yield _obs(facts, "stop_before_recommendation", None, "the user did not end the dialogue")
+        return
+    recommended = any(u.role is Role.CRS and u.recommended_items for u in facts.utterances)
+    yield _obs(facts, "stop_before_recommendation", not recommended)
+
+
+def simulator_observations(facts: Facts, patterns: list[re.Pattern[str]]) -> Iterator[Observation]:
+    """Every simulator measure of one dialogue."""
+    yield from first_turn_end(facts)
+    yield from constraints_stated(facts)
+    yield from requests_asked(facts)
+    yield from target_leaked(facts)
+    yield from role_flips(facts, patterns)
+    yield from repetition(facts)
+    yield from contradicting_acceptance(facts)
+    yield from stop_before_recommendation(facts)

@@ -1,0 +1,64 @@
+"""The report's Behaviour section: shown for runs whose simulator, CRS or judge is a language model
+(here the scripted provider), with the behaviour tables and their examples; absent for runs of
+rule-based components only, whose report stays as it was."""
+
+from __future__ import annotations
+
+import asyncio
+import html as html_lib
+import re
+from pathlib import Path
+from typing import Any
+
+from crsim.eval.evaluation import evaluate_path
+from crsim.report.html import build_report
+from crsim.report.run_folder import open_run
+from crsim.run.batch import run_batch
+from crsim.run.build import build_experiment
+from crsim.run.config import ExperimentConfig
+from report_support import small_run
+
+SCRIPTED: dict[str, Any] = {
+    "name": "behaviour-report",
+    "seed": 7,
+    "users": {"size": 2},
+    "simulators": [{"name": "llm_single", "args": {"max_tokens": 40}}],
+    "crss": [{"name": "retrieval"}],
+    "max_turns": 2,
+    "llm": {
+        "default": {
+            "provider": "scripted",
+            "model": "check",
+            "replies": ["Here are some movies you might like.", "I recommend a comedy to you. Bye. [END]"],
+        }
+    },
+}
+
+
+def _section(page: str) -> str:
+    match = re.search(r'<section id="behaviour">(.*?)</section>', page, re.S)
+    assert match is not None
+    return match.group(1)
+
+
+def test_behaviour_section_for_llm_driven_runs(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    asyncio.run(run_batch(build_experiment(ExperimentConfig.model_validate(SCRIPTED)), run_dir))
+    evaluate_path(run_dir)
+    page = build_report([open_run(run_dir)])
+    section = _section(page)
+    assert "<h3>simulator</h3>" in section and "<h3>crs</h3>" in section
+    row = re.search(
+        r">role_flip_dialogue</td><td>dialogue</td><td class=\"num\" title=\"([^\"]*)\">([^<]*)<", section
+    )
+    assert row is not None
+    examples, cell = html_lib.unescape(row.group(1)), row.group(2)
+    assert cell.startswith("2/2 100% [")  # both users opened in the recommender's voice
+    assert "retrieval/llm_single/" in examples and "Here are some" in examples
+    assert 'href="#behaviour"' in page
+
+
+def test_no_behaviour_section_for_rule_based_runs(tmp_path: Path) -> None:
+    run_dir = small_run(tmp_path / "run", users=2)
+    page = build_report([open_run(run_dir)])
+    assert 'id="behaviour"' not in page and 'href="#behaviour"' not in page
