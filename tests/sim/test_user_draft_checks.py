@@ -126,6 +126,16 @@ async def test_the_facts_of_a_recommended_item_that_does_not_fit_reach_the_promp
     assert turn.text == "No, that is not for me." and not found(turn)  # no question about an unfit item
 
 
+async def test_accepting_an_item_that_contradicts_the_need_is_asked_again(domain: Domain) -> None:
+    provider = queue("Hi.", "Sounds great, I'll watch it! [END]", "Sounds perfect!")
+    sim = build(SinglePromptSimulator, "llm_single", provider, domain)
+    await sim.start(fan())
+    turn = await sim.respond(CRSReply("Try Toy Story.", recommended_items=[TOY_STORY]))
+    assert found(turn) == [("accepts_unfit", "retried"), ("accepts_unfit", "fallback")]
+    assert turn.text.startswith("That is not quite what I am looking for") and not turn.end
+    assert "do not accept it" in last_prompt(provider)
+
+
 async def test_a_pending_request_is_asked_before_the_user_accepts_and_ends(domain: Domain) -> None:
     provider = queue("Hi.", "Great, I'll watch it! [END]", "Thanks, bye! [END]")
     sim = build(SinglePromptSimulator, "llm_single", provider, domain)

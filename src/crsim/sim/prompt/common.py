@@ -292,9 +292,9 @@ def prompt_messages(template: jinja2.Template, name: str, variables: dict[str, A
     return [system_message(texts[0]), user_message(texts[1])]
 
 
-#: Checks a draft can fail, in the order they are tried (`checks` module; `guidance.j2` words the
-#: correction of each).
-DRAFT_CHECKS = ("role_flip", "target_named", "parrot", "repeat")
+#: Checks a draft can fail, in the order they are tried (`checks` module and `NeedTracker.accepts_unfit`;
+#: `guidance.j2` words the correction of each).
+DRAFT_CHECKS = ("role_flip", "target_named", "accepts_unfit", "parrot", "repeat")
 
 
 class PromptSimulator:
@@ -439,6 +439,9 @@ class PromptSimulator:
         named = self.checker.named_titles(body, [e.text for e in self.history if e.role == Role.CRS])
         if named:
             return "target_named", "; ".join(named)
+        unfit = self.tracker.accepts_unfit(body)
+        if unfit:
+            return "accepts_unfit", unfit
         crs = [e.text for e in self.history[-1:] if e.role == Role.CRS]
         if checks.repeats(body, crs):
             return "parrot", crs[0]

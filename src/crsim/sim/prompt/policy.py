@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from crsim.crs.base import CRSReply
-from crsim.crs.cues import domain_cues
+from crsim.crs.cues import REJECT, domain_cues
 from crsim.model.domain import Domain
 from crsim.model.mentions import split_linked
 from crsim.model.text import normalize
@@ -44,7 +44,8 @@ class NeedTracker:
     asked: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self._inquiries = domain_cues(self.domain).inquiries
+        cues = domain_cues(self.domain)
+        self._inquiries, self._accept = cues.inquiries, cues.accept
 
     def heard(self, reply: CRSReply) -> None:
         """A CRS reply: the items it recommends are its ids, or for a reply that gives none and does
@@ -88,6 +89,17 @@ class NeedTracker:
             item_facts(item, attributes),
             mismatches(item, self.constraints, attributes),
         )
+
+    def accepts_unfit(self, text: str) -> str | None:
+        """The constraint slots an item just recommended contradicts, when the text accepts it (the
+        domain's acceptance cues, no rejection) although it does not fit; else None."""
+        shown = self.shown()
+        if shown is None or not shown.mismatched:
+            return None
+        norm = normalize(text)
+        if self._accept.search(norm) and not REJECT.search(norm):
+            return f"{shown.title}: {', '.join(shown.mismatched)}"
+        return None
 
     def pending(self) -> list[str]:
         """Requests still to ask about the item just recommended (none when it does not fit the need:
