@@ -97,10 +97,10 @@ class DualPromptSimulator(PromptSimulator):
         return self.say(text, raw, notes)
 
     async def _decide(self, notes: dict[str, Any]) -> StopDecision:
-        """The stop decision; one whose reason names an item never recommended is asked again once
-        (the second answer is kept either way, and the names are recorded)."""
+        """The stop decision; a "stop" whose reason names an item never recommended is asked again
+        once (the second answer is kept either way, and the names are recorded)."""
         decision = await self._ask_decision(notes, correction=False)
-        unrecommended = self._unrecommended(decision.reason)
+        unrecommended = self._unrecommended(decision.reason) if decision.decision == "stop" else None
         if unrecommended:
             checks.note(notes, "reason_unrecommended", "retried", draft=decision.reason, detail=unrecommended)
             decision = await self._ask_decision(notes, correction=True)
