@@ -38,7 +38,16 @@ FIXTURE = Path(__file__).parents[1] / "fixtures" / "movie_prompts_pepper.json"
 
 
 def provider() -> ScriptedProvider:
-    """Reflections and review likes for JSON requests, "A" for choices, a fixed message otherwise."""
+    """Reflections and review likes for JSON requests, "A" for choices, otherwise messages that
+    differ (a repeated one would be asked again by the simulators' repeat check)."""
+    said = iter(
+        [
+            "Something clever would be great.",
+            "I enjoy stories with a twist at the end.",
+            "Maybe a lighter one with a strong cast?",
+            "Anything slow-burning and atmospheric works too.",
+        ]
+    )
 
     def script(messages: list[Message], generation: ResolvedGeneration) -> str:
         if generation.grammar is not None:
@@ -49,7 +58,7 @@ def provider() -> ScriptedProvider:
             return '{"likes": ["clever plot"], "dislikes": ["slow start"]}'
         if "Begin with" in messages[-1]["content"]:
             return "You enjoy clever stories and dislike slow starts."
-        return "Something clever would be great."
+        return next(said)
 
     return ScriptedProvider(script)
 

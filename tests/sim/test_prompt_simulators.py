@@ -122,17 +122,23 @@ async def test_the_users_own_persona_wins_and_none_is_fine(domain: Domain) -> No
     assert "Keanu Reeves" not in no_preferences and "The Matrix (1999)" in no_preferences
     assert "open to suggestions" in blank and "Who you are" not in blank
     opening = provider.requests[3][0][1]["content"]
-    assert (
-        opening == "The conversation has not started yet. Write the user's first message, and only its text."
+    assert opening.startswith(
+        "The conversation has not started yet. Write the user's first message, and only its text.\n\n["
     )
+    assert "Nothing has been recommended to you yet: do not end the conversation" in opening
 
 
 async def test_the_stop_token_ends_the_dialogue(domain: Domain) -> None:
-    sim = single(
-        replies("I'd like a thriller.", "Great, I'll watch it tonight. [END] Recommender: Enjoy!"), domain
+    # the user asks about the director (its request) before it ends: an end is taken once nothing is pending
+    answers = (
+        "I'd like a thriller.",
+        "Who directed it?",
+        "Great, I'll watch it tonight. [END] Recommender: Enjoy!",
     )
+    sim = single(replies(*answers), domain)
     opening = await sim.start(movie_fan())
-    last = await sim.respond(CRSReply("How about Heat (1995)?"))
+    await sim.respond(CRSReply("How about Heat (1995)?"))
+    last = await sim.respond(CRSReply("Michael Mann."))
     assert opening.annotations["stop_token_seen"] is False and not opening.end
     assert last.end and last.text == "Great, I'll watch it tonight."
     assert last.annotations["stop_token_seen"] is True
@@ -140,7 +146,7 @@ async def test_the_stop_token_ends_the_dialogue(domain: Domain) -> None:
 
 
 async def test_a_bare_stop_token_gives_the_closing_utterance(domain: Domain) -> None:
-    sim = single(replies("Hi.", "User: [end]"), domain, closing_utterance="Bye now.")
+    sim = single(replies("Hi.", "User: [end]"), domain, closing_utterance="Bye now.", patience=1)
     await sim.start(movie_fan())
     last = await sim.respond(CRSReply("Anything else?"))
     assert (last.text, last.end) == ("Bye now.", True)
@@ -149,7 +155,7 @@ async def test_a_bare_stop_token_gives_the_closing_utterance(domain: Domain) -> 
 
 async def test_a_custom_stop_token(domain: Domain) -> None:
     provider = replies("That settles it <<DONE>>")
-    turn = await single(provider, domain, stop_token="<<DONE>>").start(movie_fan())
+    turn = await single(provider, domain, stop_token="<<DONE>>", patience=1).start(movie_fan())
     assert (turn.text, turn.end) == ("That settles it", True)
     assert "<<DONE>>" in provider.requests[0][0][0]["content"]
 
@@ -209,15 +215,15 @@ async def test_the_conversation_as_alternating_messages(domain: Domain) -> None:
     await single(provider, domain, history_format="messages").start(movie_fan(), CRSReply("Welcome!"))
     opening, second, greeted = (request[0] for request in provider.requests)
     assert [m["role"] for m in opening] == ["system", "user"]
-    assert opening[1]["content"] == "Start the conversation: write your first message to the recommender."
+    assert opening[1]["content"].startswith(
+        "Start the conversation: write your first message to the recommender."
+    )
     assert "The messages you receive are the recommender's" in opening[0]["content"]
     assert "The Matrix (1999)" in opening[0]["content"] and "[END]" in opening[0]["content"]
-    assert second[1:] == [
-        {"role": "assistant", "content": "Hi there."},
-        {"role": "user", "content": "What genre?"},
-    ]
+    assert second[1] == {"role": "assistant", "content": "Hi there."}
+    assert second[2]["role"] == "user" and second[2]["content"].startswith("What genre?\n\n[")
     assert second[0] == opening[0]
-    assert greeted[1:] == [{"role": "user", "content": "Welcome!"}]
+    assert len(greeted) == 2 and greeted[1]["content"].startswith("Welcome!\n\n[Nothing has been recommended")
 
 
 async def test_old_turns_are_left_out_of_the_response_prompt(domain: Domain) -> None:
@@ -292,7 +298,8 @@ async def test_a_custom_template_file(domain: Domain, tmp_path: Path) -> None:
     )
     provider = replies("ok")
     await single(provider, domain, prompt=str(template)).start(movie_fan(), CRSReply("Hi"))
-    assert [m["content"] for m in provider.requests[0][0]] == ["Be sci-fi fan.", "Recommender: Hi|User"]
+    sent = [m["content"] for m in provider.requests[0][0]]
+    assert sent[0] == "Be sci-fi fan." and sent[1].startswith("Recommender: Hi|User\n\n[")  # + the guidance
     one_part = tmp_path / "one_part.j2"
     one_part.write_text('{% if part == "system" %}Only a system part.{% endif %}', encoding="utf-8")
     with pytest.raises(ConfigError, match="renders nothing for part 'conversation'"):
@@ -331,10 +338,12 @@ def test_registration_and_llm_roles() -> None:
 
 
 async def test_dual_asks_the_stopping_prompt_before_later_turns(domain: Domain) -> None:
+    said = iter(["I want a film.", "Who directed it?", "Do you have something else?"])
+
     def script(messages: list[Message], generation: ResolvedGeneration) -> str:
         if is_decision(generation):
             return decision("continue", "Nothing suitable yet.")
-        return "Do you have something else?"
+        return next(said)
 
     provider = ScriptedProvider(script)
     sim = dual(provider, domain, max_history_turns=1, persona="A film student.")
@@ -357,7 +366,7 @@ async def test_dual_asks_the_stopping_prompt_before_later_turns(domain: Domain) 
     assert stop_generation.seed == derive_seed(11, "stop", 3) % 2**31
     assert "A film student." in stop_system["content"] and "The Matrix (1999)" in stop_system["content"]
     whole = stop_conversation["content"]  # the stopping prompt sees everything, both sides
-    for line in ("Recommender: Welcome!", "User: Do you have something else?", "Recommender: Or Toy Story"):
+    for line in ("Recommender: Welcome!", "User: Who directed it?", "Recommender: Or Toy Story"):
         assert line in whole
     assert whole.index("Welcome!") < whole.index("Heat") < whole.index("Toy Story")
 
@@ -436,7 +445,7 @@ async def test_a_whole_single_prompt_dialogue_with_the_popular_crs(domain: Domai
     users, crss = dialogue.by(Role.USER), dialogue.by(Role.CRS)
     assert [u.text for u in users] == [
         "Hi! I'd like a science fiction film.",
-        "Anything from the nineties?",
+        "Anything from the nineties? Can you tell me its director?",  # the need's request, by the policy
         "Sounds good, thanks!",
     ]
     assert users[-1].annotations["stop_token_seen"] is True

@@ -167,6 +167,16 @@ class ShownItem(_Open):
     seen: bool
 
 
+class DraftCheck(_Open):
+    """One check of an LLM user's draft: which check (`role_flip`, `target_named`, ...), what was done
+    (`retried`, `fallback`, ...), the rejected draft and a detail."""
+
+    check: str
+    action: str
+    draft: str | None = None
+    detail: str | None = None
+
+
 class _KnownLabels(_Open):
     intents: list[str] | None = None
     top_level: list[str] | None = None
@@ -296,6 +306,16 @@ GENERAL_PREFERENCES_NOTE: Key[str] = _declare(
     writers=("sim/pepper/simulator.py",),
     readers=("record readers (docs/pepper.md)",),
     description="PEPPER's general-preferences narrative, on the opening user utterance.",
+)
+DRAFT_CHECKS: Key[list[DraftCheck]] = _declare(
+    "draft_checks",
+    A,
+    list[DraftCheck],
+    "[{check: str, action: str, draft?: str, detail?: str}]",
+    writers=("sim/prompt/checks.py",),
+    readers=("record readers (docs/data-format.md)",),
+    description="What the LLM user's draft checks found and did on this turn (a re-ask, a fallback, an "
+    "end marker ignored, ...); absent when every check passed.",
 )
 
 DATASET_LABELS: Key[dict[str, Any]] = _declare(

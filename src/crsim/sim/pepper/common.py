@@ -10,7 +10,7 @@ from pydantic import Field
 from crsim.components import BuildContext
 from crsim.crs.base import CRSReply
 from crsim.llm.errors import LLMOutputError
-from crsim.llm.prompts import render, template_check
+from crsim.llm.prompts import load_template, render, template_check
 from crsim.llm.types import GenerationConfig, Message, assistant, system, user
 from crsim.model import annotations as keys
 from crsim.model.dialogue import Role
@@ -19,6 +19,8 @@ from crsim.registry import Params as BaseParams
 from crsim.seeding import derive_seed
 from crsim.sim.base import DialogueNotes, UserTurn
 from crsim.sim.pepper.profile import PROMPTS, GeneralPreferences, domain_words, general_preferences
+from crsim.sim.prompt import checks
+from crsim.sim.prompt.common import PROMPTS as USER_PROMPTS
 from crsim.sim.prompt.common import Entry, clean_utterance, recent_turns
 
 TemplateName = Annotated[str, template_check(PROMPTS)]
@@ -67,6 +69,8 @@ class ChatUser:
         self.user: SimulatedUser | None = None
         self.general: GeneralPreferences | None = None
         self.notes = DialogueNotes()
+        self.checker = checks.DraftChecker.build(vars(self.words))
+        self.corrections = load_template(USER_PROMPTS, "guidance.j2")
 
     def dialogue_notes(self) -> DialogueNotes:
         return self.notes
@@ -103,11 +107,39 @@ class ChatUser:
         return chat
 
     async def write(self, messages: list[Message], notes: dict[str, Any], shown: list[str]) -> UserTurn:
-        """Generate, clean and record one user message; an empty one is an error with the raw text."""
+        """Generate, check, clean and record one user message; an empty one is an error with the raw
+        text. A message failing a check (`problem`) is asked again once with a correction, then
+        replaced by `fallback_text`; both are recorded under `draft_checks`."""
+        text, raw = await self._generate(messages, "turn")
+        problem = self.problem(text)
+        if problem is not None:
+            checks.note(notes, problem[0], "retried", draft=raw, detail=problem[1])
+            correction = render(
+                self.corrections,
+                item=self.words.item,
+                items=self.words.items,
+                shown=None,
+                pending=[],
+                wait=False,
+                correction=problem[0],
+            )
+            retry = [*messages[:-1], user(f"{messages[-1]['content']}\n\n[{correction}]")]
+            text, raw = await self._generate(retry, "retry")
+            problem = self.problem(text)
+            if problem is not None:
+                checks.note(notes, problem[0], "fallback", draft=raw, detail=problem[1])
+                text = self.fallback_text()
+        if text != raw.strip():
+            notes["raw_answer"] = raw
+        self.history.append(Entry(Role.USER, text))
+        return UserTurn(text=text, annotations=notes, shown_items=shown)
+
+    async def _generate(self, messages: list[Message], purpose: str) -> tuple[str, str]:
+        """(cleaned text, raw answer); an answer empty once cleaned is an error."""
         config = GenerationConfig(
             temperature=self.settings.temperature,
             max_tokens=self.settings.max_tokens,
-            seed=derive_seed(self.seed, "turn", self.turn) % 2**31,
+            seed=derive_seed(self.seed, purpose, self.turn) % 2**31,
             stop=("\nRecommender:", "\nUser:"),
         )
         completion = await self.llm.generate(messages, config)
@@ -116,10 +148,27 @@ class ChatUser:
             raise LLMOutputError(
                 f"{self.llm.describe()}: the user message is empty once cleaned", completion.text
             )
-        if text != completion.text.strip():
-            notes["raw_answer"] = completion.text
-        self.history.append(Entry(Role.USER, text))
-        return UserTurn(text=text, annotations=notes, shown_items=shown)
+        return text, completion.text
+
+    def problem(self, text: str) -> tuple[str, str] | None:
+        """(check, detail) of the first check the message fails: the recommender's voice, a title
+        the user must not name, the recommender's last message or one of its own repeated."""
+        flipped = self.checker.role_flip(text)
+        if flipped:
+            return "role_flip", flipped
+        named = self.checker.named_titles(text, [e.text for e in self.history if e.role == Role.CRS])
+        if named:
+            return "target_named", "; ".join(named)
+        crs = [e.text for e in self.history[-1:] if e.role == Role.CRS]
+        if checks.repeats(text, crs):
+            return "parrot", crs[0]
+        own = [e.text for e in self.history if e.role == Role.USER]
+        earlier = checks.repeats(text, own)
+        return ("repeat", earlier) if earlier else None
+
+    def fallback_text(self) -> str:
+        """What the user says when both drafts failed a check (subclasses say more)."""
+        return f"Could you suggest some other {self.words.items} that fit my taste?"
 
     def hear(self, reply: CRSReply) -> None:
         self.history.append(Entry(Role.CRS, reply.text))

@@ -10,10 +10,11 @@ is one or two sentences that should say something new. The user never ends the d
 runs until the CRS ends it or the turn budget (`max_turns`, 20 in PEPPER) is spent.
 
 Annotations of each user utterance: `item_interface` (shown ids with `seen`), `reflected_preferences`
-(item, seen, like, dislike; or error and raw answer when unreadable), `raw_answer` when cleaning
-changed the text; the first one also `general_preferences`. `Utterance.shown_items` lists the
-items on screen. The record's `user_profile.persona` gains `general_preferences` and
-`binary_preferences` (read by the pepper3 judge).
+(item, seen, like, dislike; or error and raw answer when unreadable; no dislike when it contradicted
+the like twice), `draft_checks` when a reflection or the message failed a check (`checks`),
+`raw_answer` when cleaning changed the text; the first one also `general_preferences`.
+`Utterance.shown_items` lists the items on screen. The record's `user_profile.persona` gains
+`general_preferences` and `binary_preferences` (read by the pepper3 judge).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from crsim.seeding import derive_seed
 from crsim.sim.base import UserTurn, simulator
 from crsim.sim.pepper.common import ChatUser, PepperParams, TemplateName
 from crsim.sim.pepper.profile import PROMPTS, Feedback, ItemView, item_view, seen_feedback
+from crsim.sim.prompt import checks
 
 
 class Reflection(BaseModel):
@@ -143,11 +145,11 @@ class PepperSimulator(ChatUser):
         reflected: list[Reflected] = []
         records: list[dict[str, Any]] = []
         for entry in shown:
-            result = await self._reflect(entry)
+            result = await self._reflect(entry, notes)
             record = {"item": entry.item.id, "seen": entry.feedback is not None}
             if isinstance(result, Reflected):
                 reflected.append(result)
-                record.update(like=result.like, dislike=result.dislike)
+                record.update(like=result.like, **({"dislike": result.dislike} if result.dislike else {}))
             else:
                 record.update(result)
             records.append(record)
@@ -178,30 +180,50 @@ class PepperSimulator(ChatUser):
         hidden = own[:-window] if window is not None and len(own) > window else []
         return hidden[-self.params.recall_said :] if self.params.recall_said else []
 
-    async def _reflect(self, shown: ShownItem) -> Reflected | dict[str, Any]:
+    async def _reflect(self, shown: ShownItem, notes: dict[str, Any]) -> Reflected | dict[str, Any]:
         """One like and one dislike for a shown item; the same item is reflected on once per dialogue.
-        An unreadable answer is kept as an error with the raw text and left out of the prompt."""
+        An unreadable answer is kept as an error with the raw text and left out of the prompt. A like
+        and dislike of the same thing (`checks.contradictory`) are asked again once; if they still
+        agree, the dislike is dropped. Both steps are recorded under `draft_checks`."""
         cached = self.reflections.get(shown.item.id)
         if cached is not None:
             return cached
+        result = await self._ask_reflection(shown, contradiction=False)
+        if isinstance(result, Reflected) and checks.contradictory(result.like, result.dislike, result.title):
+            draft = f"like: {result.like}; dislike: {result.dislike}"
+            checks.note(notes, "contradictory_reflection", "retried", draft=draft, detail=shown.item.id)
+            result = await self._ask_reflection(shown, contradiction=True)
+            if isinstance(result, Reflected) and checks.contradictory(
+                result.like, result.dislike, result.title
+            ):
+                draft = f"like: {result.like}; dislike: {result.dislike}"
+                checks.note(
+                    notes, "contradictory_reflection", "dislike_dropped", draft=draft, detail=shown.item.id
+                )
+                result = Reflected(result.title, result.like, "")
+        self.reflections[shown.item.id] = result
+        return result
+
+    async def _ask_reflection(self, shown: ShownItem, *, contradiction: bool) -> Reflected | dict[str, Any]:
         assert self.general is not None
-        variables = {**self._vars(), "item": shown.item, "feedback": shown.feedback}
+        variables = {
+            **self._vars(),
+            "item": shown.item,
+            "feedback": shown.feedback,
+            "contradiction": contradiction,
+        }
         messages = [
             system(render(self.reflect_template, part="system", **variables)),
             user(render(self.reflect_template, part="task", **variables)),
         ]
+        purpose = "reflect-again" if contradiction else "reflect"
         config = GenerationConfig(
             temperature=self.settings.temperature,
             max_tokens=self.params.reflect_max_tokens,
-            seed=derive_seed(0, "reflect", shown.item.id) % 2**31,
+            seed=derive_seed(0, purpose, shown.item.id) % 2**31,
         )
         answer = await generate_json(self.llm, messages, Reflection, config)
-        result: Reflected | dict[str, Any]
         if answer.value is None:
-            result = {"error": answer.error, "raw": answer.raw}
-        else:
-            result = Reflected(
-                shown.item.title, " ".join(answer.value.like.split()), " ".join(answer.value.dislike.split())
-            )
-        self.reflections[shown.item.id] = result
-        return result
+            return {"error": answer.error, "raw": answer.raw}
+        like, dislike = (" ".join(text.split()) for text in (answer.value.like, answer.value.dislike))
+        return Reflected(shown.item.title, like, dislike)

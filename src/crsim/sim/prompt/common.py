@@ -20,8 +20,10 @@ The stopping prompt of `llm_dual` is always a transcript: it judges the conversa
 Template variables: `part`, `history_format`, `domain` (the domain's name), `persona` (text or
 None), `need` (a `NeedView`), `examples` (list of transcripts), `stop_token` (text or None),
 `transcript` (the shown history, "" before anyone spoke), `omitted` (utterances left out of
-it), `user_label`, `crs_label`. Undefined variables are errors, so a custom template cannot
-silently lose part of the prompt.
+it), `user_label`, `crs_label`, `item` and `items` (the domain's item nouns). The turn's guidance
+(`guidance.j2`: the item just suggested and whether it fits, requests still to ask, a correction)
+is added in brackets to the end of the last message, whatever the template. Undefined variables
+are errors, so a custom template cannot silently lose part of the prompt.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from crsim.components import BuildContext
 from crsim.crs.base import CRSReply
+from crsim.crs.cues import REJECT, prompt_words
 from crsim.errors import ConfigError, CrsimError, DataError
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render, template_check
@@ -48,10 +51,13 @@ from crsim.model import annotations as keys
 from crsim.model.dialogue import Role
 from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
+from crsim.model.text import normalize
 from crsim.model.user import SimulatedUser
 from crsim.registry import Params as BaseParams
 from crsim.seeding import derive_seed
 from crsim.sim.base import UserTurn
+from crsim.sim.prompt import checks
+from crsim.sim.prompt.policy import NeedTracker, question
 
 #: Package holding the shipped templates; a `prompt` argument may also be a path to a file.
 PROMPTS = "crsim.sim.prompt.prompts"
@@ -105,6 +111,12 @@ class PromptParams(BaseParams):
         "Thank you, that is all for now. Goodbye!",
         min_length=1,
         description="What the user says when they end without words of their own.",
+    )
+    patience: int = Field(
+        6,
+        ge=1,
+        description="Turns the user waits for a first recommendation: before this turn, an end (stop "
+        "token or stop decision) while nothing has been recommended is ignored and annotated.",
     )
 
     @field_validator("examples")
@@ -280,11 +292,18 @@ def prompt_messages(template: jinja2.Template, name: str, variables: dict[str, A
     return [system_message(texts[0]), user_message(texts[1])]
 
 
+#: Checks a draft can fail, in the order they are tried (`checks` module and `NeedTracker.accepts_unfit`;
+#: `guidance.j2` words the correction of each).
+DRAFT_CHECKS = ("role_flip", "target_named", "accepts_unfit", "parrot", "repeat")
+
+
 class PromptSimulator:
-    """One dialogue of an LLM-played user: keeps the history, builds prompts, cleans answers.
+    """One dialogue of an LLM-played user: keeps the history, builds prompts, checks and cleans answers.
 
     Subclasses decide what happens before each user turn (`_next_turn`). One object per
-    dialogue; every sampling seed is derived from the dialogue seed and the turn number.
+    dialogue; every sampling seed is derived from the dialogue seed and the turn number. Each draft
+    is checked (`DRAFT_CHECKS`): a failing one is re-asked once with a correction, and a second
+    failure falls back to a deterministic utterance; both are recorded under `draft_checks`.
     """
 
     needs_llm: ClassVar[bool] = True
@@ -297,26 +316,35 @@ class PromptSimulator:
         self.settings, self.domain, self.seed = params, ctx.require_domain(type(self).__name__), ctx.seed
         self.llm = ctx.require_llms(type(self).__name__).role(params.role)
         self.template = load_template(PROMPTS, params.prompt)
+        self.guidance_template = load_template(PROMPTS, "guidance.j2")
         self.examples = load_examples(params.examples, params.num_examples) if params.examples else ()
+        self.words = prompt_words(self.domain)
         self.history: list[Entry] = []
         self.turn = 0
         self._need: NeedView | None = None
         self._persona: str | None = None
+        self.tracker = NeedTracker(self.domain, {}, [])
+        self.checker = checks.DraftChecker.build(self.words)
 
     async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
         """The user's first utterance (answering the CRS's greeting, if it spoke first)."""
         self._need = need_view(user, self.domain, preferences=self.settings.include_preferences)
         self._persona = persona_text(user, self.settings.persona)
+        constraints = {c.slot: c.values for c in self._need.constraints}
+        self.tracker = NeedTracker(self.domain, constraints, list(self._need.requests))
+        self.checker = checks.DraftChecker.build(self.words, self._need.targets)
         if greeting is not None:
             self.history.append(Entry(Role.CRS, greeting.text))
+            self.tracker.heard(greeting)
         self.turn = 1
         return await self._next_turn()
 
     async def respond(self, reply: CRSReply) -> UserTurn:
-        """The user's next utterance after a CRS reply (read from its text only)."""
+        """The user's next utterance after a CRS reply (its text, and the ids of the items it recommends)."""
         if self._need is None:
             raise RuntimeError("respond() called before start()")
         self.history.append(Entry(Role.CRS, reply.text))
+        self.tracker.heard(reply)
         self.turn += 1
         return await self._next_turn()
 
@@ -332,14 +360,35 @@ class PromptSimulator:
             "need": self._need,
             "user_label": USER_LABEL,
             "crs_label": CRS_LABEL,
+            "item": self.words["item"],
+            "items": self.words["items"],
             **extra,
         }
 
     def call_seed(self, purpose: str) -> int:
         return derive_seed(self.seed, purpose, self.turn) % 2**31
 
-    async def generate_utterance(self, stop_token: str | None) -> tuple[str, str, dict[str, Any]]:
-        """(cleaned text, raw answer, annotations) from the response prompt over the recent history."""
+    def waiting(self) -> bool:
+        """Nothing recommended yet and the user's patience not spent: the user must not end now."""
+        return not self.tracker.recommended and self.turn < self.settings.patience
+
+    def guidance(self, *, wait: bool, correction: str | None = None) -> str:
+        """The notes for this turn (`guidance.j2`): the item just suggested, requests to ask, a correction."""
+        return render(
+            self.guidance_template,
+            item=self.words["item"],
+            items=self.words["items"],
+            shown=self.tracker.shown(),
+            pending=self.tracker.pending(),
+            wait=wait,
+            correction=correction,
+        )
+
+    async def generate_utterance(
+        self, stop_token: str | None, guidance: str = "", purpose: str = "turn"
+    ) -> tuple[str, str, dict[str, Any]]:
+        """(cleaned text, raw answer, annotations) from the response prompt over the recent history,
+        with this turn's guidance at the end of the prompt."""
         shown, omitted = recent_turns(self.history, self.settings.max_history_turns)
         variables = self.variables(examples=list(self.examples), stop_token=stop_token, omitted=omitted)
         if self.settings.history_format == "messages":
@@ -347,15 +396,95 @@ class PromptSimulator:
         else:
             variables["transcript"] = transcript(shown)
             messages = prompt_messages(self.template, self.settings.prompt, variables)
+        if guidance and messages[-1]["role"] == "user":
+            messages[-1] = user_message(f"{messages[-1]['content']}\n\n[{guidance}]")
+        elif guidance:
+            messages.append(user_message(f"[{guidance}]"))
         config = GenerationConfig(
             temperature=self.settings.temperature,
             max_tokens=self.settings.max_tokens,
-            seed=self.call_seed("turn"),
+            seed=self.call_seed(purpose),
             stop=(f"\n{CRS_LABEL}:", f"\n{USER_LABEL}:"),
         )
         completion = await self.llm.generate(messages, config)
         notes: dict[str, Any] = {"history_omitted": omitted} if omitted else {}
         return clean_utterance(completion.text), completion.text, notes
+
+    async def draft(self, stop_token: str | None) -> tuple[str, bool, str, dict[str, Any]]:
+        """(the words before any stop token, whether it was written, raw answer, annotations) of a
+        checked draft: re-asked once with a correction when a check fails, then a fallback."""
+        wait = stop_token is not None and self.waiting()
+        text, raw, notes = await self.generate_utterance(stop_token, self.guidance(wait=wait))
+        body, seen = split_at_stop(text, stop_token) if stop_token else (text, False)
+        problem = self.problem(body)
+        if problem is None:
+            return body, seen, raw, notes
+        checks.note(notes, problem[0], "retried", draft=text, detail=problem[1])
+        guidance = self.guidance(wait=wait, correction=problem[0])
+        text, raw, more = await self.generate_utterance(stop_token, guidance, purpose="retry")
+        notes.update(more)
+        body, seen = split_at_stop(text, stop_token) if stop_token else (text, False)
+        problem = self.problem(body)
+        if problem is not None:
+            body = self.fallback(problem, body, text, notes)
+        return body, seen, raw, notes
+
+    def problem(self, body: str) -> tuple[str, str] | None:
+        """(check, detail) of the first check the draft fails, or None; an empty draft passes."""
+        if not body:
+            return None
+        flipped = self.checker.role_flip(body)
+        if flipped:
+            return "role_flip", flipped
+        named = self.checker.named_titles(body, [e.text for e in self.history if e.role == Role.CRS])
+        if named:
+            return "target_named", "; ".join(named)
+        unfit = self.tracker.accepts_unfit(body)
+        if unfit:
+            return "accepts_unfit", unfit
+        crs = [e.text for e in self.history[-1:] if e.role == Role.CRS]
+        if checks.repeats(body, crs):
+            return "parrot", crs[0]
+        own = [e.text for e in self.history if e.role == Role.USER][-2:]
+        earlier = checks.repeats(body, own)
+        return ("repeat", earlier) if earlier else None
+
+    def fallback(self, problem: tuple[str, str], body: str, draft: str, notes: dict[str, Any]) -> str:
+        """The draft with target titles cut out when that is all that is wrong, else a fixed utterance."""
+        if problem[0] == "target_named":
+            redacted = checks.redact_titles(body, self.checker.forbidden, f"a {self.words['item']}")
+            if redacted is not None and self.problem(redacted) is None:
+                checks.note(notes, problem[0], "redacted", draft=draft, detail=problem[1])
+                return redacted
+        checks.note(notes, problem[0], "fallback", draft=draft, detail=problem[1])
+        return self.fallback_text()
+
+    def fallback_text(self) -> str:
+        """A plain utterance from the need: a pending question, a refusal of an item that does not
+        fit, a constraint (one per turn, in turn), or a request for a recommendation."""
+        item = self.words["item"]
+        pending, shown = self.tracker.pending(), self.tracker.shown()
+        if pending:
+            return question(pending[0])
+        if shown is not None and shown.mismatched:
+            return f"That is not quite what I am looking for; could you suggest a different {item}?"
+        constraints = self._need.constraints if self._need else []
+        if constraints:
+            wanted = constraints[self.turn % len(constraints)]
+            slot = wanted.slot.replace("_", " ")
+            return f"I am looking for a {item} with {slot} {' or '.join(wanted.values)}."
+        return f"Could you recommend a {item} for me?"
+
+    def ask_pending(self, body: str, notes: dict[str, Any]) -> tuple[str, bool]:
+        """(text, whether a question was added): a fitting item was just recommended and the draft
+        neither turns it down nor asks any of the requests still open, so the first of them is asked."""
+        pending = self.tracker.pending()
+        if not pending or any(self.tracker.asks_about(body, slot) for slot in pending):
+            return body, False
+        if REJECT.search(normalize(body)):  # turning the item down: no question about it
+            return body, False
+        checks.note(notes, "request_unasked", "appended", detail=pending[0])
+        return f"{body} {question(pending[0])}".strip(), True
 
     def _chat_messages(self, shown: list[Entry], variables: dict[str, Any]) -> list[Message]:
         """System message, then the recommender's utterances as `user` and the simulated user's as
@@ -379,4 +508,5 @@ class PromptSimulator:
         if raw is not None and text != raw.strip():
             notes["raw_answer"] = raw
         self.history.append(Entry(Role.USER, text))
+        self.tracker.said(text)
         return UserTurn(text=text, end=end, annotations=notes)

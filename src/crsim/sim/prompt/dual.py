@@ -6,7 +6,11 @@ The answer is JSON `{"decision": "continue"|"stop", "reason": ...}`, decoded und
 schema where the provider supports it and repaired once otherwise; an answer still unreadable
 is an error of the simulator, never a default decision. On "stop" the user says the fixed
 closing utterance and the dialogue ends; on "continue" the response prompt of `llm_single`,
-without its stop instruction, writes the utterance.
+without its stop instruction, writes the utterance (checked as in `llm_single`).
+
+The stopping prompt is told which items were recommended and which requests are still to ask. A
+"stop" before anything was recommended is overruled until the `patience` turn; a reason naming an
+item that was never recommended is asked again once. Both are recorded under `draft_checks`.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from crsim.llm.prompts import load_template
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig
 from crsim.sim.base import UserTurn, simulator
+from crsim.sim.prompt import checks
 from crsim.sim.prompt.common import (
     PROMPTS,
     PromptParams,
@@ -48,7 +53,8 @@ class DualPromptSimulator(PromptSimulator):
     Annotations of each turn after the first: `stop_decision`, `stop_reason`,
     `stop_decision_repaired` (the first answer was unreadable and the repair worked) and
     `stop_history_omitted` when the history had to be cut to `stop_history_chars`; plus
-    `raw_answer`, `closing_utterance` and `history_omitted` as in `llm_single`.
+    `draft_checks`, `raw_answer`, `closing_utterance` and `history_omitted` as in `llm_single`
+    (`stop_decision`/`stop_reason` are those of the decision taken, after any re-ask).
     """
 
     class Params(PromptParams):
@@ -78,24 +84,56 @@ class DualPromptSimulator(PromptSimulator):
         notes: dict[str, Any] = {}
         if self.turn > 1:
             decision = await self._decide(notes)
-            if decision.decision == "stop":
+            if decision.decision == "stop" and self.waiting():
+                checks.note(notes, "stop_before_recommendation", "overridden", detail=decision.reason)
+            elif decision.decision == "stop":
                 notes["closing_utterance"] = True
                 return self.say(self.settings.closing_utterance, None, notes, end=True)
-        text, raw, more = await self.generate_utterance(None)
+        text, _, raw, more = await self.draft(None)
+        notes.update(more)
         if not text:
             raise self.empty_answer(raw)
-        return self.say(text, raw, {**notes, **more})
+        text, _ = self.ask_pending(text, notes)
+        return self.say(text, raw, notes)
 
     async def _decide(self, notes: dict[str, Any]) -> StopDecision:
+        """The stop decision; a "stop" whose reason names an item never recommended is asked again
+        once (the second answer is kept either way, and the names are recorded)."""
+        decision = await self._ask_decision(notes, correction=False)
+        unrecommended = self._unrecommended(decision.reason) if decision.decision == "stop" else None
+        if unrecommended:
+            checks.note(notes, "reason_unrecommended", "retried", draft=decision.reason, detail=unrecommended)
+            decision = await self._ask_decision(notes, correction=True)
+            unrecommended = self._unrecommended(decision.reason)
+            if unrecommended:
+                checks.note(
+                    notes, "reason_unrecommended", "kept", draft=decision.reason, detail=unrecommended
+                )
+        return decision
+
+    def _unrecommended(self, reason: str) -> str | None:
+        """Titles the reason names that were never recommended in this dialogue ("; "-joined), or None."""
+        items = self.domain.items
+        named = dict.fromkeys(m.item_id for m in items.linker.link(reason))
+        wrong = [items[i].display_title for i in named if i not in self.tracker.recommended]
+        return "; ".join(wrong) or None
+
+    async def _ask_decision(self, notes: dict[str, Any], *, correction: bool) -> StopDecision:
         shown, omitted = within_chars(self.history, self.dual.stop_history_chars)
         variables = self.variables(
-            stop_token=None, examples=[], transcript=transcript(shown), omitted=omitted
+            stop_token=None,
+            examples=[],
+            transcript=transcript(shown),
+            omitted=omitted,
+            recommended=self.tracker.titles(),
+            pending=[slot for slot in self.tracker.requests if slot not in self.tracker.asked],
+            correction=correction,
         )
         messages = prompt_messages(self.stop_template, self.dual.stop_prompt, variables)
         config = GenerationConfig(
             temperature=self.settings.temperature,
             max_tokens=self.dual.decision_max_tokens,
-            seed=self.call_seed("stop"),
+            seed=self.call_seed("stop-retry" if correction else "stop"),
         )
         answer = await generate_json(self.llm, messages, StopDecision, config)
         if answer.value is None:

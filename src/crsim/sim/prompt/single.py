@@ -3,7 +3,10 @@
 One prompt (task, optional persona, information need, optional few-shot examples, the
 conversation so far) yields the next user utterance. The model ends the dialogue itself by
 writing the stop token: the words before it are the last utterance (the fixed closing
-utterance if there are none) and the turn has `end=True`.
+utterance if there are none) and the turn has `end=True`. Two ends are not taken (the marker is
+dropped, the words kept and the `draft_checks` annotation says why): one before anything was
+recommended (until the `patience` turn), and one while a request of the need is still to ask about
+the item just recommended, which the message then asks.
 """
 
 from __future__ import annotations
@@ -12,14 +15,16 @@ from pydantic import Field, field_validator
 
 from crsim.components import BuildContext
 from crsim.sim.base import UserTurn, simulator
-from crsim.sim.prompt.common import PromptParams, PromptSimulator, split_at_stop
+from crsim.sim.prompt import checks
+from crsim.sim.prompt.common import PromptParams, PromptSimulator
 
 
 @simulator("llm_single")
 class SinglePromptSimulator(PromptSimulator):
     """An LLM plays the user from one prompt and says when it is done with a stop token.
 
-    Annotations of each turn: `stop_token_seen`; `raw_answer` when cleaning changed the text;
+    Annotations of each turn: `stop_token_seen` (in the model's answer); `draft_checks` when a check
+    re-asked, rewrote or overruled the answer; `raw_answer` when the text differs from the answer;
     `closing_utterance` when the fixed closing was said; `history_omitted` when old turns
     were left out of the prompt.
     """
@@ -43,13 +48,20 @@ class SinglePromptSimulator(PromptSimulator):
         self.stop_token = params.stop_token
 
     async def _next_turn(self) -> UserTurn:
-        text, raw, notes = await self.generate_utterance(self.stop_token)
-        before, seen = split_at_stop(text, self.stop_token)
+        body, seen, raw, notes = await self.draft(self.stop_token)
         notes["stop_token_seen"] = seen
+        body, asked = self.ask_pending(body, notes)
+        if seen and asked:
+            seen = False
+            checks.note(notes, "end_with_request_pending", "ignored")
+        elif seen and self.waiting():
+            seen = False
+            checks.note(notes, "end_before_recommendation", "ignored", detail=raw)
+            body = body or self.fallback_text()
         if seen:
-            if not before:
+            if not body:
                 notes["closing_utterance"] = True
-            return self.say(before or self.settings.closing_utterance, raw, notes, end=True)
-        if not text:
+            return self.say(body or self.settings.closing_utterance, raw, notes, end=True)
+        if not body:
             raise self.empty_answer(raw)
-        return self.say(text, raw, notes)
+        return self.say(body, raw, notes)

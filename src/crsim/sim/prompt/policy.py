@@ -1,0 +1,115 @@
+"""What the prompt-based users know besides the text: what was recommended and what they asked.
+
+A small model forgets the need it was given halfway through a dialogue: it accepts an item from the
+wrong decade and never asks the questions its need lists. `NeedTracker` follows the dialogue from
+the CRS replies' item ids (not from the text) and the user's own messages, and turns that into
+per-turn guidance: the facts of the item just recommended that bear on the user's constraints,
+whether it fits them, and which of the user's requests are still to ask. The simulators show the
+guidance to the model and hold it to the requests deterministically (`question`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from crsim.crs.base import CRSReply
+from crsim.crs.cues import REJECT, domain_cues
+from crsim.model.domain import Domain
+from crsim.model.mentions import split_linked
+from crsim.model.text import normalize
+from crsim.sim.prompt.checks import item_facts, mismatches
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The item the recommender just suggested, as the user's guidance shows it."""
+
+    title: str
+    facts: list[tuple[str, list[str]]]
+    mismatched: list[str]
+
+
+@dataclass
+class NeedTracker:
+    """Items recommended so far (ids, first mention order), the latest ones, and the requests asked."""
+
+    domain: Domain
+    constraints: dict[str, list[str]]
+    requests: list[str]
+    recommended: list[str] = field(default_factory=list)
+    latest: list[str] = field(default_factory=list)
+    asked: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        cues = domain_cues(self.domain)
+        self._inquiries, self._accept = cues.inquiries, cues.accept
+
+    def heard(self, reply: CRSReply) -> None:
+        """A CRS reply: the items it recommends are its ids, or for a reply that gives none and does
+        not say it listed them all, the titles linked in its text that were not named before (as the
+        dialogue loop records them)."""
+        ids = list(reply.recommended_items)
+        if not ids and not reply.items_listed and reply.text:
+            linked = [m.item_id for m in self.domain.items.linker.link(reply.text)]
+            ids, _ = split_linked(linked, set(self.recommended))
+        self.latest = [i for i in dict.fromkeys(ids) if i in self.domain.items]
+        self.recommended.extend(i for i in self.latest if i not in self.recommended)
+
+    def said(self, text: str) -> None:
+        """The user's message: the requests it asks about count as asked."""
+        self.asked.update(slot for slot in self.requests if self.asks_about(text, slot))
+
+    def asks_about(self, text: str, slot: str) -> bool:
+        """A question about the slot: the domain's inquiry cues, or the slot's name in a question."""
+        pattern = self._inquiries.get(slot)
+        name = slot.replace("_", " ").lower()
+        for sentence in _SENTENCE.split(text.strip()):
+            norm = normalize(sentence)
+            if pattern is not None and pattern.search(norm):
+                return True
+            if "?" in sentence and re.search(rf"\b{re.escape(name)}s?\b", norm):
+                return True
+        return False
+
+    def titles(self) -> list[str]:
+        """Display titles of every item recommended so far."""
+        return [self.domain.items[i].display_title for i in self.recommended]
+
+    def shown(self) -> Shown | None:
+        """The first item of the latest reply with its constraint facts, or None."""
+        if not self.latest:
+            return None
+        item = self.domain.items[self.latest[0]]
+        attributes = {slot: self.domain.attribute(slot) for slot in self.constraints}
+        return Shown(
+            item.display_title,
+            item_facts(item, attributes),
+            mismatches(item, self.constraints, attributes),
+        )
+
+    def accepts_unfit(self, text: str) -> str | None:
+        """The constraint slots an item just recommended contradicts, when the text accepts it (the
+        domain's acceptance cues, no rejection) although it does not fit; else None."""
+        shown = self.shown()
+        if shown is None or not shown.mismatched:
+            return None
+        norm = normalize(text)
+        if self._accept.search(norm) and not REJECT.search(norm):
+            return f"{shown.title}: {', '.join(shown.mismatched)}"
+        return None
+
+    def pending(self) -> list[str]:
+        """Requests still to ask about the item just recommended (none when it does not fit the need:
+        the user turns it down instead)."""
+        shown = self.shown()
+        if shown is None or shown.mismatched:
+            return []
+        return [slot for slot in self.requests if slot not in self.asked]
+
+
+def question(slot: str) -> str:
+    """The deterministic question about one requested slot."""
+    return f"Can you tell me its {slot.replace('_', ' ')}?"
