@@ -188,6 +188,13 @@ async def test_a_long_message_is_cut_at_a_sentence_end_and_the_cut_recorded(doma
     assert generation.json_schema is not None
     assert generation.json_schema["properties"]["message"]["maxLength"] == 300
     assert generation.max_tokens is not None and generation.max_tokens * 3 >= 300 + 40
+    # a given token cap bounds the room past the limit to what it can hold
+    crs, provider = scripted_crs(
+        domain, replies(answer([], "What genre?")), max_message_chars=160, max_tokens=96
+    )
+    await crs.respond(CRSSession("d2", 1), "A story about a family of mafia gangsters.")
+    schema = provider.requests[0][1].json_schema
+    assert schema is not None and schema["properties"]["message"]["maxLength"] == (96 - 36) * 3
 
 
 async def test_year_claims_that_contradict_the_item_are_recorded(domain: Domain) -> None:

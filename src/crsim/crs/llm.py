@@ -79,14 +79,23 @@ OVERRUN = 1.5
 _CHARS_PER_TOKEN = 3
 
 
-def schema_chars(max_message_chars: int) -> int:
-    """The longest message the answer schema allows."""
-    return int(max_message_chars * OVERRUN)
+def _overhead(max_recommendations: int) -> int:
+    """Tokens of an answer besides its message: braces, keys, quotes and the numbers."""
+    return 4 * max_recommendations + 24
+
+
+def schema_chars(max_message_chars: int, max_tokens: int | None = None, max_recommendations: int = 0) -> int:
+    """The longest message the answer schema allows: `OVERRUN` times the limit, less where a given
+    token cap could not hold that much (never less than the limit itself)."""
+    room = int(max_message_chars * OVERRUN)
+    if max_tokens is not None:
+        room = min(room, (max_tokens - _overhead(max_recommendations)) * _CHARS_PER_TOKEN)
+    return max(room, max_message_chars)
 
 
 def answer_tokens(max_message_chars: int, max_recommendations: int) -> int:
     """A token budget that fits the longest answer the schema allows, with its JSON around it."""
-    return -(-schema_chars(max_message_chars) // _CHARS_PER_TOKEN) + 4 * max_recommendations + 24
+    return -(-schema_chars(max_message_chars) // _CHARS_PER_TOKEN) + _overhead(max_recommendations)
 
 
 @cache
@@ -165,8 +174,8 @@ class LLMCRS(BaseCRS):
             600,
             ge=20,
             description="Longest message shown: a longer one is cut after its last sentence within the "
-            "limit (annotation `shortened`). The schema lets the model write up to 1.5 times as much, so "
-            "it can finish a sentence.",
+            "limit (annotation `shortened`). The schema lets the model write up to 1.5 times as much (less "
+            "when max_tokens could not hold it), so it can finish a sentence.",
         )
         cast: int = Field(
             2, ge=0, le=10, description="Leading actors shown per candidate, with its directors (0: none)."
@@ -328,7 +337,8 @@ class LLMCRS(BaseCRS):
         attempt: int = 0,
     ) -> tuple[CRSAnswer, bool]:
         p = self.params
-        schema = answer_model(len(candidates), p.max_recommendations, schema_chars(p.max_message_chars))
+        room = schema_chars(p.max_message_chars, p.max_tokens, p.max_recommendations)
+        schema = answer_model(len(candidates), p.max_recommendations, room)
         where: tuple[str | int, ...] = ("turn", state.turn) if attempt == 0 else ("turn", state.turn, attempt)
         config = GenerationConfig(
             temperature=p.temperature,
