@@ -443,3 +443,22 @@ async def test_an_item_outside_the_candidates_named_for_the_first_time_is_recomm
     crs, _ = scripted_crs(domain, replies(answer([], f"{matrix.display_title} is great.")))
     echoed = await crs.respond(CRSSession("d2", 1), f"I loved {matrix.display_title}.")
     assert (echoed.recommended_items, echoed.mentioned_items) == ([], [matrix.id])
+
+
+async def test_a_closing_message_about_earlier_items_recommends_nothing_new(domain: Domain) -> None:
+    """Seen on a 1.5B model: "Glad you found X" with unrelated candidates listed (and appended)."""
+    earlier: list[str] = []
+
+    def script(messages: list[Message], _generation: Any) -> str:
+        if not earlier:
+            earlier.append(shown(messages)[0])
+            return answer([1], f"Try {earlier[0]}.")
+        return answer([1, 2], f"I'm glad you found {earlier[0]}. Enjoy!")
+
+    crs, provider = scripted_crs(domain, script)
+    session = CRSSession("d1", 1)
+    first = await crs.respond(session, "A story about a family of mafia gangsters.")
+    closing = await crs.respond(session, "Great, thanks, bye!")
+    assert closing.recommended_items == [] and closing.mentioned_items == first.recommended_items
+    assert closing.annotations["not_named"] == closing.annotations["candidates"][:2]
+    assert closing.text == f"I'm glad you found {earlier[0]}. Enjoy!" and len(provider.requests) == 2

@@ -14,11 +14,12 @@ length before the cut). The visible text and `recommended_items` always agree, b
 and people read the text (`crsim.crs.llm_checks`, annotation `agreement`):
 
 - every listed item is named in the message: recommended as answered;
-- the message names some listed items, or new items, but not all listed ones: what it names is
-  recommended, the listed items it does not name are not (`not_named`);
-- the message names nothing new and none of the listed items: the model is asked once more,
-  told which titles its message left out (`reasked`); if the second answer still disagrees, the
-  listed titles are appended to its message ("Suggestion: Heat (1995)."; `appended`).
+- the message names items, but not all listed ones: what it names new (listed or not) is
+  recommended, the listed items it does not name are not (`not_named`; agreement `named`). A
+  message about items discussed before (a closing "glad you liked X") thus recommends nothing;
+- the message names no item at all: the model is asked once more, told which titles its message
+  left out (`reasked`); if the second answer still names none, the listed titles are appended to
+  its message ("Suggestion: Heat (1995)."; `appended`).
 
 An item the message names without listing it counts as recommended when the dialogue names it for
 the first time (after the listed ones; kept apart in `named_in_text`). Items named before, by the
@@ -363,7 +364,7 @@ class LLMCRS(BaseCRS):
         agreement: str | None = None,
     ) -> Settled | None:
         """The reply for `answer` when its text names what it recommends (or can be made to by
-        leaving out listed items it does not name); None when it names none of them and nothing new.
+        leaving out listed items it does not name); None when its text names no item at all.
         """
         text = shorten(answer.message, self.params.max_message_chars)
         if text != answer.message:
@@ -377,7 +378,7 @@ class LLMCRS(BaseCRS):
         )
         named = [item for item in listed if item.id in linked]
         if len(named) < len(listed):
-            if not named and not fresh:
+            if not named and not fresh and not mentioned:
                 return None
             notes["not_named"] = [item.id for item in listed if item.id not in linked]
             agreement = agreement or "named"
