@@ -462,3 +462,25 @@ async def test_a_closing_message_about_earlier_items_recommends_nothing_new(doma
     assert closing.recommended_items == [] and closing.mentioned_items == first.recommended_items
     assert closing.annotations["not_named"] == closing.annotations["candidates"][:2]
     assert closing.text == f"I'm glad you found {earlier[0]}. Enjoy!" and len(provider.requests) == 2
+
+
+async def test_a_reply_repeating_an_earlier_one_is_asked_again_once(domain: Domain) -> None:
+    said: list[str] = []
+
+    def script(messages: list[Message], _generation: Any) -> str:
+        last = messages[-1]["content"]
+        if "repeats what you already said" in last:
+            return answer([1], f"Then {shown(messages[:-2])[0]} should suit you.")
+        if not said:
+            said.append(f"I think {shown(messages)[0]} is just right for you.")
+            return answer([1], said[0])
+        return answer([], said[0])  # word for word what it said before
+
+    crs, provider = scripted_crs(domain, script)
+    session = CRSSession("d1", 1)
+    await crs.respond(session, "A story about a family of mafia gangsters.")
+    again = await crs.respond(session, "Something else?")
+    assert len(provider.requests) == 3 and again.annotations["repeated"] is True
+    assert again.annotations["first_message"] == said[0] and again.text != said[0]
+    assert again.annotations["agreement"] == "reasked"
+    assert again.recommended_items == [again.annotations["candidates"][0]]

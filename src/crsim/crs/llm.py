@@ -21,6 +21,10 @@ and people read the text (`crsim.crs.llm_checks`, annotation `agreement`):
   left out (`reasked`); if the second answer still names none, the listed titles are appended to
   its message ("Suggestion: Heat (1995)."; `appended`).
 
+A message that repeats an earlier reply word for word (a small model's loop) is asked again once
+too (`repeated`); the retry is kept when its text names an item (or the first named none), else the
+repeated message stands. Each turn makes at most two calls.
+
 An item the message names without listing it counts as recommended when the dialogue names it for
 the first time (after the listed ones; kept apart in `named_in_text`). Items named before, by the
 user or in an earlier reply, are `mentioned_items` (the rule of `crsim.model.mentions`,
@@ -205,8 +209,8 @@ class LLMCRS(BaseCRS):
         )
         correction_prompt: str = Field(
             "llm_correction.j2",
-            description="Template asking again when the message names none of the recommended items; "
-            "variables: item, items (the domain's nouns), titles.",
+            description="Template asking again when the message names none of the recommended items or "
+            "repeats an earlier reply; variables: item, items (the domain's nouns), titles, repeated.",
         )
         greet: bool = Field(False, description="Open the dialogue with `greeting` instead of waiting.")
         greeting: str = Field(
@@ -286,20 +290,40 @@ class LLMCRS(BaseCRS):
         calls, each repaired at most once."""
         messages = self._messages(state, candidates)
         answer, notes["repaired"] = await self._ask(seed, state, messages, candidates)
-        settled = self._settle(answer, candidates, state, notes)
-        if settled is not None:
+        first: dict[str, Any] = {}
+        settled = self._settle(answer, candidates, state, first)
+        repeated = self._repeats(answer.message, state)
+        if settled is not None and not (repeated and self.params.reask):
+            notes.update(first)
             return settled
-        listed = self._listed(answer, candidates)
-        if self.params.reask:
-            again = [*messages, assistant(answer.model_dump_json()), user(self._correction(listed))]
-            second, repaired = await self._ask(seed, state, again, candidates, attempt=1)
-            notes["repaired"] = notes["repaired"] or repaired
-            notes["first_message"] = answer.message
-            settled = self._settle(second, candidates, state, notes, agreement="reasked")
-            if settled is not None:
-                return settled
-            answer, listed = second, self._listed(second, candidates)
-        return self._appended(answer, listed, state, notes)
+        if not self.params.reask:
+            return self._appended(answer, self._listed(answer, candidates), state, notes)
+        correction = self._correction(self._listed(answer, candidates), repeated)
+        again = [*messages, assistant(answer.model_dump_json()), user(correction)]
+        second, repaired = await self._ask(seed, state, again, candidates, attempt=1)
+        notes["repaired"] = notes["repaired"] or repaired
+        notes["first_message"] = answer.message
+        if repeated:
+            notes["repeated"] = True
+        retry: dict[str, Any] = {}
+        again_settled = self._settle(second, candidates, state, retry, agreement="reasked")
+        if again_settled is not None:
+            notes.update(retry)
+            return again_settled
+        if settled is not None:  # the retry names nothing: keep the (repeated) first answer
+            notes.update(first)
+            return settled
+        return self._appended(second, self._listed(second, candidates), state, notes)
+
+    @staticmethod
+    def _repeats(message: str, state: LLMCRSState) -> bool:
+        """Whether `message` says word for word what an earlier reply of this dialogue said."""
+        said = " ".join(message.split()).casefold()
+        return any(
+            " ".join(m["content"].split()).casefold() == said
+            for m in state.messages
+            if m["role"] == "assistant"
+        )
 
     # --- steps ---------------------------------------------------------------------------------
 
@@ -402,13 +426,15 @@ class LLMCRS(BaseCRS):
         fresh, mentioned = split_linked(unlisted, state.named | set(state.recommended))
         return Settled(text, listed, fresh, mentioned, mentions)
 
-    def _correction(self, listed: list[Item]) -> str:
-        """The request to answer again when the message names none of the recommended items."""
+    def _correction(self, listed: list[Item], repeated: bool) -> str:
+        """The request to answer again: the message named none of the recommended items, or it
+        repeated an earlier reply."""
         return render(
             self.correction_template,
             item=self.domain.item_noun,
             items=self.domain.item_noun_plural,
             titles=[item.display_title for item in listed],
+            repeated=repeated,
         )
 
     def _describe(self, item: Item, *, people: bool = False) -> dict[str, Any]:
