@@ -88,7 +88,7 @@ def test_registered_with_llm_convention() -> None:
 
 
 async def test_candidates_are_shown_and_the_chosen_numbers_become_item_ids(domain: Domain) -> None:
-    crs, provider = scripted_crs(domain, replies(answer([2, 4])))
+    crs, provider = scripted_crs(domain, replies(answer([2, 4])), reask=False)
     query = "A cowboy doll is jealous when a new spaceman action figure becomes the favourite toy."
     reply = await crs.respond(CRSSession("d1", 1), query)
 
@@ -113,19 +113,115 @@ async def test_recommended_titles_are_always_visible(domain: Domain) -> None:
     title = domain.items[named.recommended_items[0]].display_title
     assert named.text == f"You will love {title}!"
 
-    crs, _ = scripted_crs(domain, replies(answer([1, 2], "These two fit well.")))
+    # with `reask` off, titles the message leaves out are appended to it
+    crs, _ = scripted_crs(domain, replies(answer([1, 2], "These two fit well.")), reask=False)
     unnamed = await crs.respond(CRSSession("d2", 1), "A story about a family of mafia gangsters.")
     titles = [domain.items[i].display_title for i in unnamed.recommended_items]
     assert unnamed.text == f"These two fit well. Suggestions: {titles[0]}; {titles[1]}."
     linked = [m.item_id for m in domain.items.linker.link(unnamed.text)]
     assert set(unnamed.recommended_items) <= set(linked) and unnamed.annotations["named_in_text"] == []
+    assert unnamed.annotations["agreement"] == "appended"
 
-    # a candidate the message names without listing it is recorded too, since the user reads it
-    crs, _ = scripted_crs(domain, lambda messages, _g: answer([1], f"Or maybe {shown(messages)[2]}?"))
+
+async def test_the_candidate_the_text_names_is_recommended_not_the_listed_one(domain: Domain) -> None:
+    """The answer lists candidate 1 while its message talks about candidate 3: the user reads the
+    message, so candidate 3 is recommended and candidate 1 is left out, both recorded."""
+    crs, provider = scripted_crs(domain, lambda messages, _g: answer([1], f"Or maybe {shown(messages)[2]}?"))
     extra = await crs.respond(CRSSession("d3", 1), "A story about a family of mafia gangsters.")
     first, third = extra.annotations["candidates"][0], extra.annotations["candidates"][2]
-    assert extra.recommended_items == [first, third] and extra.annotations["named_in_text"] == [third]
-    assert extra.text.endswith(f"Suggestion: {domain.items[first].display_title}.")
+    assert extra.recommended_items == [third] and extra.annotations["named_in_text"] == [third]
+    assert extra.annotations["not_named"] == [first] and extra.annotations["agreement"] == "named"
+    assert "Suggestion" not in extra.text and len(provider.requests) == 1
+    # of two listed items the message names one: only that one is recommended
+    crs, _ = scripted_crs(domain, lambda messages, _g: answer([1, 2], f"Try {shown(messages)[1]}."))
+    one = await crs.respond(CRSSession("d4", 1), "A story about a family of mafia gangsters.")
+    assert one.recommended_items == [one.annotations["candidates"][1]]
+    assert one.annotations["not_named"] == [one.annotations["candidates"][0]]
+
+
+async def test_a_message_naming_nothing_is_asked_again_once(domain: Domain) -> None:
+    query = "A story about a family of mafia gangsters."
+    titles: list[str] = []
+
+    def script(messages: list[Message], _generation: Any) -> str:
+        if not titles:
+            titles.extend(shown(messages))
+            return answer([2], "This one is a classic you will enjoy.")
+        return answer([2], f"{titles[1]} is a classic you will enjoy.")
+
+    crs, provider = scripted_crs(domain, script)
+    reply = await crs.respond(CRSSession("d1", 7), query)
+    assert reply.text == f"{titles[1]} is a classic you will enjoy."
+    assert reply.recommended_items == [reply.annotations["candidates"][1]]
+    assert reply.annotations["agreement"] == "reasked"
+    assert reply.annotations["first_message"] == "This one is a classic you will enjoy."
+    (first, g1), (again, g2) = provider.requests
+    assert again[: len(first)] == first and again[-2]["role"] == "assistant"
+    assert titles[1] in again[-1]["content"] and "Not from the user" in again[-1]["content"]
+    assert g1.seed != g2.seed
+    # a second answer that still names nothing: the title is appended, and no third call is made
+    crs, provider = scripted_crs(domain, lambda _m, _g: answer([2], "This one is a classic."))
+    stubborn = await crs.respond(CRSSession("d2", 7), query)
+    assert len(provider.requests) == 2 and stubborn.annotations["agreement"] == "appended"
+    assert stubborn.text == f"This one is a classic. Suggestion: {titles[1]}."
+    assert stubborn.recommended_items == [stubborn.annotations["candidates"][1]]
+
+
+async def test_a_long_message_is_cut_at_a_sentence_end_and_the_cut_recorded(domain: Domain) -> None:
+    sent: list[str] = []
+
+    def script(messages: list[Message], _generation: Any) -> str:
+        first = f"You might enjoy {shown(messages)[0]}, a gripping story of a family."
+        sent.append((first + " It follows a powerful crime family over many years." * 5)[:300])
+        return answer([1], sent[0])
+
+    crs, provider = scripted_crs(domain, script, max_message_chars=200)
+    reply = await crs.respond(CRSSession("d1", 1), "A story about a family of mafia gangsters.")
+    original = sent[0]
+    assert len(original) == 300 and reply.annotations["shortened"] == 300
+    # the longest prefix of whole sentences within the cap
+    assert len(reply.text) <= 200 and original.startswith(reply.text) and reply.text.endswith(".")
+    assert original[len(reply.text)] == " " and "." not in original[len(reply.text) : 200]
+    assert reply.recommended_items == [reply.annotations["candidates"][0]] and len(provider.requests) == 1
+    # the schema leaves room to finish a sentence past the cap, and the token budget fits the schema
+    (_, generation), *_ = provider.requests
+    assert generation.json_schema is not None
+    assert generation.json_schema["properties"]["message"]["maxLength"] == 300
+    assert generation.max_tokens is not None and generation.max_tokens * 3 >= 300 + 40
+    # a given token cap bounds the room past the limit to what it can hold
+    crs, provider = scripted_crs(
+        domain, replies(answer([], "What genre?")), max_message_chars=160, max_tokens=96
+    )
+    await crs.respond(CRSSession("d2", 1), "A story about a family of mafia gangsters.")
+    schema = provider.requests[0][1].json_schema
+    assert schema is not None and schema["properties"]["message"]["maxLength"] == (96 - 36) * 3
+
+
+async def test_year_claims_that_contradict_the_item_are_recorded(domain: Domain) -> None:
+    def script(messages: list[Message], _generation: Any) -> str:
+        title = shown(messages)[0].rsplit(" (", 1)[0]
+        return answer([1], f"You might enjoy {title}, a classic from the 1950s.")
+
+    crs, _ = scripted_crs(domain, script)
+    reply = await crs.respond(CRSSession("d1", 1), "A story about a family of mafia gangsters.")
+    item = domain.items[reply.recommended_items[0]]
+    assert item.year is not None and not 1950 <= item.year < 1960
+    assert reply.annotations["year_conflicts"] == [{"item": item.id, "claim": "1950s", "year": item.year}]
+    crs, _ = scripted_crs(domain, lambda messages, _g: answer([1], f"You might enjoy {shown(messages)[0]}."))
+    fine = await crs.respond(CRSSession("d2", 1), "A story about a family of mafia gangsters.")
+    assert "year_conflicts" not in fine.annotations
+
+
+async def test_candidates_are_shown_with_their_people(domain: Domain) -> None:
+    crs, provider = scripted_crs(domain, replies(answer([], "What genre do you like?")), cast=2)
+    reply = await crs.respond(CRSSession("d1", 1), "A story about a family of mafia gangsters.")
+    prompt = provider.requests[0][0][-1]["content"]
+    for item_id in reply.annotations["candidates"]:
+        item = domain.items[item_id]
+        if item.actors:
+            assert f"starring {', '.join(item.actors[:2])}" in prompt
+        if item.directors:
+            assert f"directed by {', '.join(item.directors)}" in prompt
 
 
 async def test_a_question_without_recommendation(domain: Domain) -> None:
@@ -135,7 +231,7 @@ async def test_a_question_without_recommendation(domain: Domain) -> None:
 
 
 async def test_out_of_range_number_is_repaired(domain: Domain) -> None:
-    crs, provider = scripted_crs(domain, replies(answer([7]), answer([3])))
+    crs, provider = scripted_crs(domain, replies(answer([7]), answer([3])), reask=False)
     reply = await crs.respond(CRSSession("d1", 1), "Something with serial killers and an FBI agent.")
     assert reply.recommended_items == [reply.annotations["candidates"][2]]
     assert reply.annotations["repaired"] is True
@@ -151,7 +247,7 @@ async def test_unreadable_answer_after_repair_is_an_error_with_the_raw_text(doma
 
 
 async def test_no_item_is_recommended_twice(domain: Domain) -> None:
-    crs, provider = scripted_crs(domain, lambda _m, _g: answer([1, 2]))
+    crs, provider = scripted_crs(domain, lambda _m, _g: answer([1, 2]), reask=False)
     session = CRSSession("d1", 1)
     lines = ["A horror movie please.", "Scarier!", "More like those.", "Another horror one?"]
     recommended: list[str] = []
@@ -167,7 +263,7 @@ async def test_no_item_is_recommended_twice(domain: Domain) -> None:
 
 
 async def test_seeds_follow_dialogue_and_turn(domain: Domain) -> None:
-    crs, provider = scripted_crs(domain, lambda _m, _g: answer([1]), greet=True, temperature=0.2)
+    crs, provider = scripted_crs(domain, lambda _m, _g: answer([1]), greet=True, temperature=0.2, reask=False)
     session = CRSSession("d1", 42)
     greeting = await crs.start(session)
     assert greeting is not None and greeting.text == crs.params.greeting and not provider.requests
@@ -181,7 +277,7 @@ async def test_seeds_follow_dialogue_and_turn(domain: Domain) -> None:
 
 async def test_exhausted_collection_means_no_candidates(domain: Domain) -> None:
     crs, provider = scripted_crs(
-        domain, replies(answer([1]), answer([])), candidates=1, max_recommendations=1
+        domain, replies(answer([1]), answer([])), candidates=1, max_recommendations=1, reask=False
     )
     session = CRSSession("d1", 1)
     await crs.respond(session, "hello")
@@ -347,3 +443,44 @@ async def test_an_item_outside_the_candidates_named_for_the_first_time_is_recomm
     crs, _ = scripted_crs(domain, replies(answer([], f"{matrix.display_title} is great.")))
     echoed = await crs.respond(CRSSession("d2", 1), f"I loved {matrix.display_title}.")
     assert (echoed.recommended_items, echoed.mentioned_items) == ([], [matrix.id])
+
+
+async def test_a_closing_message_about_earlier_items_recommends_nothing_new(domain: Domain) -> None:
+    """Seen on a 1.5B model: "Glad you found X" with unrelated candidates listed (and appended)."""
+    earlier: list[str] = []
+
+    def script(messages: list[Message], _generation: Any) -> str:
+        if not earlier:
+            earlier.append(shown(messages)[0])
+            return answer([1], f"Try {earlier[0]}.")
+        return answer([1, 2], f"I'm glad you found {earlier[0]}. Enjoy!")
+
+    crs, provider = scripted_crs(domain, script)
+    session = CRSSession("d1", 1)
+    first = await crs.respond(session, "A story about a family of mafia gangsters.")
+    closing = await crs.respond(session, "Great, thanks, bye!")
+    assert closing.recommended_items == [] and closing.mentioned_items == first.recommended_items
+    assert closing.annotations["not_named"] == closing.annotations["candidates"][:2]
+    assert closing.text == f"I'm glad you found {earlier[0]}. Enjoy!" and len(provider.requests) == 2
+
+
+async def test_a_reply_repeating_an_earlier_one_is_asked_again_once(domain: Domain) -> None:
+    said: list[str] = []
+
+    def script(messages: list[Message], _generation: Any) -> str:
+        last = messages[-1]["content"]
+        if "repeats what you already said" in last:
+            return answer([1], f"Then {shown(messages[:-2])[0]} should suit you.")
+        if not said:
+            said.append(f"I think {shown(messages)[0]} is just right for you.")
+            return answer([1], said[0])
+        return answer([], said[0])  # word for word what it said before
+
+    crs, provider = scripted_crs(domain, script)
+    session = CRSSession("d1", 1)
+    await crs.respond(session, "A story about a family of mafia gangsters.")
+    again = await crs.respond(session, "Something else?")
+    assert len(provider.requests) == 3 and again.annotations["repeated"] is True
+    assert again.annotations["first_message"] == said[0] and again.text != said[0]
+    assert again.annotations["agreement"] == "reasked"
+    assert again.recommended_items == [again.annotations["candidates"][0]]

@@ -512,3 +512,129 @@ def test_long_transcripts_leave_out_whole_utterances() -> None:
     )
     recent = fit(shown, 100, keep="last").splitlines()
     assert recent[-1] == shown[-1] and recent[0].startswith("[... ") and shown[0] not in recent
+
+
+# --- facts of the record, and answers checked against them ---------------------------------------
+
+
+def questions_only_dialogue() -> Dialogue:
+    """Three eliciting questions and no recommendation."""
+    return Dialogue(
+        id="llm/llm_single/u2",
+        crs_id="llm",
+        simulator_id="llm_single",
+        user_id="u2",
+        utterances=[
+            utterance("crs", "Hi! What are you in the mood for?"),
+            utterance("user", "A comedy."),
+            utterance("crs", "Any actor you like?"),
+            utterance("user", "Bill Murray."),
+            utterance("crs", "From which decade?"),
+            utterance("user", "The nineties. Bye!"),
+        ],
+    )
+
+
+async def test_relevance_when_nothing_was_recommended_is_the_lowest_level_and_says_so() -> None:
+    why = "The CRS recommended Groundhog Day, which fits the request perfectly."
+    judge, provider = evaluator(lambda _m, _g: grade(5, why))
+    values = values_by_aspect(await judge.evaluate(questions_only_dialogue()))
+    relevance = values["recommendation_relevance"]
+    assert relevance.value == 1 and relevance.error is None
+    assert relevance.explanation is not None and relevance.explanation.startswith("rubric rule: nothing")
+    assert "the judge answered 5" in relevance.explanation and why in relevance.explanation
+    assert relevance.raw is not None and '"score": 5' in relevance.raw
+    # aspects without the rule keep the judge's answer untouched
+    assert values["fluency"].value == 5 and values["fluency"].explanation == why
+    # the judge was shown that nothing was recommended, and how many questions were asked
+    prompt = provider.requests[0][0][1]["content"]
+    assert "No item was recommended" in prompt
+    assert "asked a question in 3 of its 3 messages" in prompt
+    # with a recommendation, the rule does not apply and the facts list it with its turn
+    judge, provider = evaluator(lambda _m, _g: grade(5, why))
+    values = values_by_aspect(await judge.evaluate(movie_dialogue()))
+    assert values["recommendation_relevance"].value == 5
+    assert values["recommendation_relevance"].explanation == why
+    prompt = provider.requests[0][0][1]["content"]
+    assert "No item was recommended" not in prompt and "turn 1: an item" in prompt
+
+
+async def test_the_rule_applies_per_reply_for_turn_level_aspects(tmp_path: Path) -> None:
+    rubric = tmp_path / "turns.yaml"
+    rubric.write_text(
+        "name: turns\ndescription: Per reply.\naspects:\n  fit:\n    description: How well it fits.\n"
+        "    level: turn\n    scale: [0, 2]\n    levels: {0: not at all, 1: partly, 2: fully}\n"
+        "    without_recommendation: 0\n",
+        encoding="utf-8",
+    )
+    judge, _ = evaluator(lambda _m, _g: grade(2), rubric=str(rubric))
+    values = {v.turn: v for v in await judge.evaluate(movie_dialogue())}
+    # turn 1 and 2 recommend, turn 3 (after "Booksmart sounds great") has no reply
+    assert [values[t].value for t in (1, 2)] == [2, 2]
+    questions = {v.turn: v for v in await judge.evaluate(questions_only_dialogue())}
+    assert [questions[t].value for t in (1, 2)] == [0, 0]
+    assert all("reply of turn" in (v.explanation or "") for v in questions.values())
+
+
+def test_a_rule_level_outside_the_scale_is_a_config_error(tmp_path: Path) -> None:
+    from crsim.eval.judge.rubric import load_rubric
+
+    rubric = tmp_path / "bad.yaml"
+    rubric.write_text(
+        "name: bad\ndescription: x\naspects:\n  fit:\n    description: x\n    scale: [1, 3]\n"
+        "    levels: {1: a, 2: b, 3: c}\n    without_recommendation: 0\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError, match="without_recommendation 0 is outside the scale"):
+        load_rubric(rubric)
+
+
+async def test_a_justification_naming_items_never_recommended_is_flagged() -> None:
+    from crsim.eval.judge.judge import RubricJudge
+    from crsim.eval.judge.rubric import load_rubric
+    from crsim.model.items import Item, ItemCollection
+
+    items = ItemCollection(
+        [
+            Item(id="m1", title="Groundhog Day", year=1993),
+            Item(id="m2", title="Game Night", year=2018),
+            Item(id="m3", title="Booksmart", year=2019),
+            Item(id="m9", title="The Big Lebowski", year=1998),
+        ],
+        name="tiny",
+    )
+    why = "Groundhog Day and The Big Lebowski both fit the request."
+    provider = ScriptedProvider(lambda _m, _g: grade(4, why))
+    judge = RubricJudge(
+        load_rubric("quality5"),
+        ScriptedHub(provider).role("judge"),
+        aspects=["recommendation_relevance"],
+        items=items,
+    )
+    (found,) = await judge.judge(movie_dialogue())
+    assert found.score.value == 4
+    assert found.score.explanation == (
+        "flag: the justification names The Big Lebowski (1998), which the CRS never recommended. "
+        f"Judge: {why}"
+    )
+    # the facts name the recommended items by their catalogue titles
+    prompt = provider.requests[0][0][1]["content"]
+    assert "turn 1: Groundhog Day (1993); turn 2: Game Night (2018), Booksmart (2019)" in prompt
+
+
+async def test_pepper3_proactiveness_at_the_lowest_level_despite_questions_is_flagged() -> None:
+    dialogue = questions_only_dialogue()
+    dialogue.user_profile = UserProfile(persona={"general_preferences": "Likes comedies."})
+    judge, provider = evaluator(lambda _m, _g: grade(1, "The CRS only reacts."), rubric="pepper3")
+    values = values_by_aspect(await judge.evaluate(dialogue))
+    proactive = values["proactiveness"]
+    assert proactive.value == 1 and proactive.explanation == (
+        "flag: the lowest level of proactiveness, though the CRS asked a question in 3 of its 3 "
+        "messages. Judge: The CRS only reacts."
+    )
+    assert "asked a question in 3 of its 3 messages" in provider.requests[0][0][1]["content"]
+    # personalization without any recommendation: the rubric's rule
+    assert values["personalization"].value == 1
+    assert (values["personalization"].explanation or "").startswith("rubric rule: nothing was recommended")
+    # coherence: neither rule nor flag
+    assert values["coherence"].explanation == "The CRS only reacts."

@@ -227,3 +227,42 @@ def test_offsets_index_the_original_text_when_folding_changes_length() -> None:
     collection = ItemCollection([Item(id="1", title="Heat", year=1995)])
     (mention,) = collection.linker.link(text)
     assert mention.surface == "Heat (1995)"
+
+
+def _two_sabrinas() -> ItemLinker:
+    """Two films share the title; the 1995 remake is the more popular one."""
+    return ItemLinker(
+        ItemCollection(
+            [
+                Item(id="remake", title="Sabrina", year=1995, extra={"num_ratings": 100}),
+                Item(id="original", title="Sabrina", year=1954, extra={"num_ratings": 10}),
+                Item(id="heat", title="Heat", year=1995),
+            ],
+            name="sabrinas",
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("You could try Sabrina, the 1954 film.", "original"),
+        ('You might enjoy "Sabrina", a charming 1950s romance.', "original"),
+        ("Something from the '50s: you might enjoy Sabrina.", "original"),
+        ("Sabrina (1954) is lovely.", "original"),
+        ('You might enjoy "Sabrina", the 1995 remake.', "remake"),
+        # no year or decade: the rule for yearless mentions (the more popular item) as before
+        ('You might enjoy "Sabrina", a charming romance.', "remake"),
+        # a cue that fits neither item is ignored
+        ('You might enjoy "Sabrina" from the 1970s.', "remake"),
+    ],
+)
+def test_a_year_or_decade_in_the_text_chooses_among_same_title_items(text: str, expected: str) -> None:
+    assert [m.item_id for m in _two_sabrinas().link(text)] == [expected]
+
+
+def test_the_cue_nearest_the_title_wins() -> None:
+    linked = _two_sabrinas().link("Heat (1995) is tense; for romance, try Sabrina, the 1954 film.")
+    assert [m.item_id for m in linked] == ["heat", "original"]
+    linked = _two_sabrinas().link("A 1954 classic, Heat (1995) and Sabrina from the 1990s.")
+    assert [m.item_id for m in linked] == ["heat", "remake"]

@@ -1,18 +1,35 @@
 """`llm`: a language model holds the conversation; retrieval keeps its recommendations in the catalogue.
 
 Each turn, the CRS retrieves the top-k items for the conversation so far (the user's utterances,
-recent ones weighing more), shows them to the model as a numbered list under the user's message,
+recent ones weighing more), shows them to the model as a numbered list under the user's message
+(title, year, genres, directors, leading actors, plot: the only facts the prompt lets it state),
 and asks for a JSON answer `{"recommend": [numbers], "message": text}`. The JSON schema limits the
 numbers to the list (1..k), so with constrained decoding every recommended id is in the collection;
 an answer that still breaks the schema is repaired once, then fails the dialogue with the raw text
 kept (`LLMOutputError`). Items recommended once are never candidates again in that dialogue.
 
-The visible text and `recommended_items` always agree, because simulators and people read the
-text: a listed item whose title the item linker cannot find in the message is appended to it
-("Suggestion: Heat (1995)."), and an item the message names without listing it counts as
-recommended too when the dialogue names it for the first time (after the listed ones; kept apart
-in the reply's `named_in_text` annotation). Items named before, by the user or in an earlier
-reply, are `mentioned_items` (the rule of `crsim.model.mentions`, docs/metrics.md).
+A message longer than `max_message_chars` is cut after its last sentence within the limit (the
+schema leaves room past the limit so the model can finish its sentence; annotation `shortened`: the
+length before the cut). The visible text and `recommended_items` always agree, because simulators
+and people read the text (`crsim.crs.llm_checks`, annotation `agreement`):
+
+- every listed item is named in the message: recommended as answered;
+- the message names items, but not all listed ones: what it names new (listed or not) is
+  recommended, the listed items it does not name are not (`not_named`; agreement `named`). A
+  message about items discussed before (a closing "glad you liked X") thus recommends nothing;
+- the message names no item at all: the model is asked once more, told which titles its message
+  left out (`reasked`); if the second answer still names none, the listed titles are appended to
+  its message ("Suggestion: Heat (1995)."; `appended`).
+
+A message that repeats an earlier reply word for word (a small model's loop) is asked again once
+too (`repeated`); the retry is kept when its text names an item (or the first named none), else the
+repeated message stands. Each turn makes at most two calls.
+
+An item the message names without listing it counts as recommended when the dialogue names it for
+the first time (after the listed ones; kept apart in `named_in_text`). Items named before, by the
+user or in an earlier reply, are `mentioned_items` (the rule of `crsim.model.mentions`,
+docs/metrics.md). Years and decades the message states about a recommended item that its
+catalogue year contradicts are recorded (`year_conflicts`), not rewritten.
 """
 
 from __future__ import annotations
@@ -27,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from crsim.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession, crs
 from crsim.crs.candidates import RetrieverName, candidate_retriever
+from crsim.crs.llm_checks import shorten, year_conflicts
 from crsim.crs.phrasings import item_details
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
@@ -34,6 +52,7 @@ from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, Message, assistant, system, user
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.items import Item
+from crsim.model.linking import Mention
 from crsim.model.mentions import split_linked
 from crsim.registry import Params as RegistryParams
 from crsim.seeding import derive_seed
@@ -57,10 +76,38 @@ class CRSAnswer(BaseModel):
         return value.strip()
 
 
+#: How far past `max_message_chars` the schema lets a message run, so that the model can end its
+#: sentence and the cut falls at a sentence end, not where a grammar closed the string.
+OVERRUN = 1.5
+#: Characters per token assumed when the answer's token budget is derived (3: on the safe side of
+#: the ~4 of English text, since titles, numbers and JSON punctuation take more tokens).
+_CHARS_PER_TOKEN = 3
+
+
+def _overhead(max_recommendations: int) -> int:
+    """Tokens of an answer besides its message: braces, keys, quotes and the numbers."""
+    return 4 * max_recommendations + 24
+
+
+def schema_chars(max_message_chars: int, max_tokens: int | None = None, max_recommendations: int = 0) -> int:
+    """The longest message the answer schema allows: `OVERRUN` times the limit, less where a given
+    token cap could not hold that much (never less than the limit itself)."""
+    room = int(max_message_chars * OVERRUN)
+    if max_tokens is not None:
+        room = min(room, (max_tokens - _overhead(max_recommendations)) * _CHARS_PER_TOKEN)
+    return max(room, max_message_chars)
+
+
+def answer_tokens(max_message_chars: int, max_recommendations: int) -> int:
+    """A token budget that fits the longest answer the schema allows, with its JSON around it."""
+    return -(-schema_chars(max_message_chars) // _CHARS_PER_TOKEN) + _overhead(max_recommendations)
+
+
 @cache
 def answer_model(candidates: int, most: int, max_chars: int) -> type[CRSAnswer]:
     """The answer schema for a turn with `candidates` numbered items: numbers 1..candidates (as an
-    enum and as bounds, for grammar converters that read either), at most `most` of them."""
+    enum and as bounds, for grammar converters that read either), at most `most` of them, and a
+    message of at most `max_chars` characters."""
     numbers: Any = list[int]
     if candidates > 0:
         bounds = Field(ge=1, le=candidates, json_schema_extra={"enum": list(range(1, candidates + 1))})
@@ -91,6 +138,18 @@ class LLMCRSState:
         return [m["content"] for m in self.messages if m["role"] == "user"]
 
 
+@dataclass(frozen=True)
+class Settled:
+    """A reply whose text and items agree: the listed items it recommends, the ids of new items it
+    names besides them (recommended too) and of items named before (mentioned)."""
+
+    text: str
+    listed: list[Item]
+    fresh: list[str]
+    mentioned: list[str]
+    mentions: list[Mention]
+
+
 @crs("llm")
 class LLMCRS(BaseCRS):
     """An LLM chats and recommends; each turn it may pick only among k retrieved candidates."""
@@ -119,11 +178,25 @@ class LLMCRS(BaseCRS):
         max_message_chars: int = Field(
             600,
             ge=20,
-            description="Longest message the schema allows; with the JSON around it, it must fit in the "
-            "role's max_tokens (about 4 characters a token), or answers get cut off.",
+            description="Longest message shown: a longer one is cut after its last sentence within the "
+            "limit (annotation `shortened`). The schema lets the model write up to 1.5 times as much (less "
+            "when max_tokens could not hold it), so it can finish a sentence.",
+        )
+        cast: int = Field(
+            2, ge=0, le=10, description="Leading actors shown per candidate, with its directors (0: none)."
+        )
+        reask: bool = Field(
+            True,
+            description="Ask once more when the message names none of the recommended items (else the "
+            "titles are appended at once).",
         )
         temperature: float | None = Field(None, ge=0.0, le=2.0, description="Default: the role's.")
-        max_tokens: int | None = Field(None, ge=1, description="Default: the role's.")
+        max_tokens: int | None = Field(
+            None,
+            ge=1,
+            description="Token cap per answer. Default: enough for the longest message the schema allows "
+            "(1.5 x max_message_chars at 3 characters a token) and the JSON around it.",
+        )
         prompt: str = Field(
             "llm_system.j2",
             description="System prompt template (shipped name or file); variables: domain, "
@@ -133,6 +206,11 @@ class LLMCRS(BaseCRS):
             "llm_turn.j2",
             description="Template of the user's message with the candidates; variables: text, "
             "candidates and recent (lists of title, genres, directors, actors, plot).",
+        )
+        correction_prompt: str = Field(
+            "llm_correction.j2",
+            description="Template asking again when the message names none of the recommended items or "
+            "repeats an earlier reply; variables: item, items (the domain's nouns), titles, repeated.",
         )
         greet: bool = Field(False, description="Open the dialogue with `greeting` instead of waiting.")
         greeting: str = Field(
@@ -160,6 +238,7 @@ class LLMCRS(BaseCRS):
         self.llm = ctx.require_llms(type(self).__name__).role(params.role)
         self.system_template = load_template(_PROMPTS, params.prompt)
         self.turn_template = load_template(_PROMPTS, params.turn_prompt)
+        self.correction_template = load_template(_PROMPTS, params.correction_prompt)
         self.retriever = candidate_retriever(domain, params.retriever)
         _ = domain.items.linker  # build the shared linker now, not in the first reply
 
@@ -180,33 +259,70 @@ class LLMCRS(BaseCRS):
         state.messages.append(user(text))
         state.named.update(m.item_id for m in self.domain.items.linker.link(text))
         candidates = await asyncio.to_thread(self._candidates, state)
-        answer, repaired = await self._ask(session.seed, state, candidates)
-        listed = [candidates[n - 1] for n in dict.fromkeys(answer.recommend)]
-        reply_text, unlisted = self._visible(answer.message, listed)
-        fresh, mentioned = split_linked(unlisted, state.named | set(state.recommended))
-        named = [self.domain.items[i] for i in fresh]
-        chosen = listed + named
-        state.named.update([item.id for item in chosen], mentioned)
-        state.messages.append(assistant(reply_text))
+        notes: dict[str, Any] = {"candidates": [item.id for item in candidates]}
+        settled = await self._answer(session.seed, state, candidates, notes)
+        chosen = settled.listed + [self.domain.items[i] for i in settled.fresh]
+        state.named.update([item.id for item in chosen], settled.mentioned)
+        state.messages.append(assistant(settled.text))
         ids = [item.id for item in chosen]
         state.recommended += ids
         if ids:
             state.last_recommended = ids
+        conflicts = year_conflicts(settled.text, settled.mentions, {item.id: item for item in chosen})
+        if conflicts:
+            notes["year_conflicts"] = [c.record() for c in conflicts]
         acts = [
             DialogueAct(intent=Intent.RECOMMEND, slots=[("title", item.display_title)]) for item in chosen
         ]
-        annotations = {
-            "candidates": [item.id for item in candidates],
-            "named_in_text": [item.id for item in named],
-            "repaired": repaired,
-        }
         return CRSReply(
-            text=reply_text,
+            text=settled.text,
             recommended_items=ids,
             acts=acts,
-            annotations=annotations,
-            mentioned_items=mentioned,
+            annotations={**notes, "named_in_text": list(settled.fresh)},
+            mentioned_items=settled.mentioned,
             items_listed=True,
+        )
+
+    async def _answer(
+        self, seed: int, state: LLMCRSState, candidates: list[Item], notes: dict[str, Any]
+    ) -> Settled:
+        """The model's answer made to agree with its text (see the module docstring); at most two
+        calls, each repaired at most once."""
+        messages = self._messages(state, candidates)
+        answer, notes["repaired"] = await self._ask(seed, state, messages, candidates)
+        first: dict[str, Any] = {}
+        settled = self._settle(answer, candidates, state, first)
+        repeated = self._repeats(answer.message, state)
+        if settled is not None and not (repeated and self.params.reask):
+            notes.update(first)
+            return settled
+        if not self.params.reask:
+            return self._appended(answer, self._listed(answer, candidates), state, notes)
+        correction = self._correction(self._listed(answer, candidates), repeated)
+        again = [*messages, assistant(answer.model_dump_json()), user(correction)]
+        second, repaired = await self._ask(seed, state, again, candidates, attempt=1)
+        notes["repaired"] = notes["repaired"] or repaired
+        notes["first_message"] = answer.message
+        if repeated:
+            notes["repeated"] = True
+        retry: dict[str, Any] = {}
+        again_settled = self._settle(second, candidates, state, retry, agreement="reasked")
+        if again_settled is not None:
+            notes.update(retry)
+            return again_settled
+        if settled is not None:  # the retry names nothing: keep the (repeated) first answer
+            notes.update(first)
+            return settled
+        return self._appended(second, self._listed(second, candidates), state, notes)
+
+    @staticmethod
+    def _repeats(message: str, state: LLMCRSState) -> bool:
+        """Whether `message` says word for word what an earlier reply of this dialogue said."""
+        said = " ".join(message.split()).casefold()
+        return any(
+            " ".join(m["content"].split()).casefold() == said
+            for m in state.messages
+            if m["role"] == "assistant"
         )
 
     # --- steps ---------------------------------------------------------------------------------
@@ -237,44 +353,100 @@ class LLMCRS(BaseCRS):
         )
         return [system(prompt), *state.messages[:-1], user(turn)]
 
-    async def _ask(self, seed: int, state: LLMCRSState, candidates: list[Item]) -> tuple[CRSAnswer, bool]:
+    async def _ask(
+        self,
+        seed: int,
+        state: LLMCRSState,
+        messages: list[Message],
+        candidates: list[Item],
+        attempt: int = 0,
+    ) -> tuple[CRSAnswer, bool]:
         p = self.params
-        schema = answer_model(len(candidates), p.max_recommendations, p.max_message_chars)
+        room = schema_chars(p.max_message_chars, p.max_tokens, p.max_recommendations)
+        schema = answer_model(len(candidates), p.max_recommendations, room)
+        where: tuple[str | int, ...] = ("turn", state.turn) if attempt == 0 else ("turn", state.turn, attempt)
         config = GenerationConfig(
             temperature=p.temperature,
-            max_tokens=p.max_tokens,
-            seed=derive_seed(seed, "turn", state.turn) % 2**31,
+            max_tokens=p.max_tokens or answer_tokens(p.max_message_chars, p.max_recommendations),
+            seed=derive_seed(seed, *where) % 2**31,
         )
-        result = await generate_json(self.llm, self._messages(state, candidates), schema, config)
+        result = await generate_json(self.llm, messages, schema, config)
         if result.value is None or result.error is not None:
             raise LLMOutputError(f"llm CRS, turn {state.turn}: {result.error or 'no answer'}", result.raw)
         return result.value, result.repaired
+
+    @staticmethod
+    def _listed(answer: CRSAnswer, candidates: list[Item]) -> list[Item]:
+        return [candidates[n - 1] for n in dict.fromkeys(answer.recommend)]
+
+    def _settle(
+        self,
+        answer: CRSAnswer,
+        candidates: list[Item],
+        state: LLMCRSState,
+        notes: dict[str, Any],
+        agreement: str | None = None,
+    ) -> Settled | None:
+        """The reply for `answer` when its text names what it recommends (or can be made to by
+        leaving out listed items it does not name); None when its text names no item at all.
+        """
+        text = shorten(answer.message, self.params.max_message_chars)
+        if text != answer.message:
+            notes["shortened"] = len(answer.message)
+        mentions = self.domain.items.linker.link(text)
+        linked = list(dict.fromkeys(m.item_id for m in mentions))
+        listed = self._listed(answer, candidates)
+        listed_ids = {item.id for item in listed}
+        fresh, mentioned = split_linked(
+            [i for i in linked if i not in listed_ids], state.named | set(state.recommended)
+        )
+        named = [item for item in listed if item.id in linked]
+        if len(named) < len(listed):
+            if not named and not fresh and not mentioned:
+                return None
+            notes["not_named"] = [item.id for item in listed if item.id not in linked]
+            agreement = agreement or "named"
+        if agreement is not None:
+            notes["agreement"] = agreement
+        return Settled(text, named, fresh, mentioned, mentions)
+
+    def _appended(
+        self, answer: CRSAnswer, listed: list[Item], state: LLMCRSState, notes: dict[str, Any]
+    ) -> Settled:
+        """The last resort: the listed titles appended to a message that names none of them."""
+        text = shorten(answer.message, self.params.max_message_chars)
+        if text != answer.message:
+            notes["shortened"] = len(answer.message)
+        label = "Suggestion" if len(listed) == 1 else "Suggestions"
+        text = f"{text} {label}: {'; '.join(item.display_title for item in listed)}."
+        notes["agreement"] = "appended"
+        mentions = self.domain.items.linker.link(text)
+        listed_ids = {item.id for item in listed}
+        unlisted = [i for i in dict.fromkeys(m.item_id for m in mentions) if i not in listed_ids]
+        fresh, mentioned = split_linked(unlisted, state.named | set(state.recommended))
+        return Settled(text, listed, fresh, mentioned, mentions)
+
+    def _correction(self, listed: list[Item], repeated: bool) -> str:
+        """The request to answer again: the message named none of the recommended items, or it
+        repeated an earlier reply."""
+        return render(
+            self.correction_template,
+            item=self.domain.item_noun,
+            items=self.domain.item_noun_plural,
+            titles=[item.display_title for item in listed],
+            repeated=repeated,
+        )
 
     def _describe(self, item: Item, *, people: bool = False) -> dict[str, Any]:
         """What the prompt shows of an item."""
         return {
             "title": item.display_title,
             "genres": item.genres,
-            "directors": item.directors if people else [],
-            "actors": item.actors[:3] if people else [],
+            "directors": item.directors if people or self.params.cast else [],
+            "actors": item.actors[: 3 if people else self.params.cast],
             "plot": _shorten(item.plot or "", self.params.plot_chars),
             "details": item_details(self.domain, item, self.params.plot_chars),
         }
-
-    def _visible(self, message: str, listed: list[Item]) -> tuple[str, list[str]]:
-        """The text the user sees, and the ids of the items it names besides the listed ones (the
-        caller splits them into recommended and mentioned by what the dialogue named before).
-
-        Listed items the linker cannot find in the message are appended by display title.
-        """
-        linked = list(dict.fromkeys(m.item_id for m in self.domain.items.linker.link(message)))
-        listed_ids = {item.id for item in listed}
-        unlisted = [i for i in linked if i not in listed_ids]
-        missing = [item.display_title for item in listed if item.id not in linked]
-        if not missing:
-            return message, unlisted
-        label = "Suggestion" if len(missing) == 1 else "Suggestions"
-        return f"{message} {label}: {'; '.join(missing)}.", unlisted
 
 
 def _shorten(text: str, limit: int) -> str:

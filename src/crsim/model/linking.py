@@ -10,6 +10,11 @@ title case, or capitalised in a way a sentence start or a longer name does not e
 like it up here" and "my weekend was fine" link nothing, while "Have you seen Up?" does. The
 exact pass is a dictionary lookup of token n-grams (longest first); fuzzy matching runs only on
 text right before a bracketed year that no exact title explained.
+
+When several items share a title, a year right after it ("Sabrina (1954)") picks among them. Without
+one, a year or decade given elsewhere in the text ("the 1954 film", "a 1950s romance", "from the
+'50s") picks the item whose year it names or whose decade it gives, the cue nearest the title
+winning; only when no cue fits any of them does the yearless rule of `_choose` apply.
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ if TYPE_CHECKING:
     from crsim.model.items import Item, ItemCollection
 
 _YEAR = re.compile(r"^(1[89]\d\d|20\d\d)$")
+#: A year or decade in running text: "1954", "1950s", "'50s", "50s" (two-digit decades 30s-90s
+#: read as 19xx, 00s and 10s as 20xx; "20s" is ambiguous and ignored).
+_YEAR_CUE = re.compile(r"(?<![\w'’])(?:(1[89]\d\d|20\d\d)(s?)|['’]?([03-9]0|10)s)(?![\w])")
 #: Tokens of text before a year that are considered as a fuzzy title candidate.
 _MAX_FUZZY_TOKENS = 12
 _ARTICLES = frozenset({"the", "a", "an"})
@@ -181,7 +189,11 @@ class ItemLinker:
                 continue
             span_end = tokens[end - 1].end if year is None else _include_closing_paren(text, tokens[end].end)
             start = tokens[i].start
-            mention = Mention(_choose(entries, year).item_id, start, span_end, text[start:span_end], 100.0)
+            if year is None:
+                entry = _choose_by_cues(entries, text, start, span_end)
+            else:
+                entry = _choose(entries, year)
+            mention = Mention(entry.item_id, start, span_end, text[start:span_end], 100.0)
             return mention, end + (year is not None)
         return None
 
@@ -228,6 +240,57 @@ def _choose(entries: list[_Entry], year: int | None) -> _Entry:
     if year is not None:
         return min(entries, key=lambda e: (abs(e.year - year) if e.year else 1000, e.derived, -e.popularity))
     return min(entries, key=lambda e: (e.derived, e.year is not None, -e.popularity))
+
+
+@dataclass(frozen=True, slots=True)
+class YearCue:
+    """A year ("1954") or a decade ("1950s", "'50s") written in text, at `start`."""
+
+    start: int
+    year: int
+    decade: bool
+
+    def fits(self, year: int | None) -> bool:
+        """Whether an item of `year` is what the cue describes (same year, or within the decade)."""
+        if year is None:
+            return False
+        return year // 10 * 10 == self.year if self.decade else year == self.year
+
+
+def year_cues(text: str) -> list[YearCue]:
+    """The years and decades written in `text`, left to right (see `_YEAR_CUE`)."""
+    cues = []
+    for match in _YEAR_CUE.finditer(text):
+        full, plural, short = match.groups()
+        if full is not None:
+            year = int(full)
+            decade = bool(plural)
+            if decade and year % 10:
+                continue
+        else:
+            two = int(short)
+            year, decade = (2000 + two if two <= 10 else 1900 + two), True
+        cues.append(YearCue(match.start(), year, decade))
+    return cues
+
+
+def _choose_by_cues(entries: list[_Entry], text: str, start: int, end: int) -> _Entry:
+    """Items sharing a title (at `text[start:end]`) with no year after it: the one a year or decade
+    in the text fits (the cue nearest the title first, a year before a decade), else the yearless
+    rule of `_choose`."""
+    if len({e.year for e in entries}) < 2:
+        return _choose(entries, None)
+    fitting = [
+        (start - cue.start if cue.start < start else cue.start - end, cue.decade, entry)
+        for cue in year_cues(text)
+        for entry in entries
+        if cue.fits(entry.year)
+    ]
+    if not fitting:
+        return _choose(entries, None)
+    distance, decade, _ = min(fitting, key=lambda f: (f[0], f[1]))
+    tied = [entry for d, dec, entry in fitting if d == distance and dec == decade]
+    return _choose(tied, None)
 
 
 def _popularity(item: Item) -> float:

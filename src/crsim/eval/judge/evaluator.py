@@ -5,16 +5,21 @@ Registered as metric `judge`; its label is the rubric's name, and records are la
 turn-level aspects one per CRS turn (`Value.turn`). A failed call or an unreadable answer gives
 value None with the error and the raw answer; a dialogue the rubric cannot judge (no utterances,
 or no user preferences for a rubric that needs them) raises `NotApplicable`.
+
+The judge is given the run's catalogue when the context has a domain, or when it evaluates a run
+folder whose manifest names one; it names the recommended items in the facts shown to the judge
+and checks justifications for titles never recommended (`RubricJudge.items`).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, ClassVar
 
 from pydantic import AfterValidator, Field, model_validator
 
 from crsim.components import BuildContext
-from crsim.errors import ConfigError
+from crsim.errors import ConfigError, DataError
 from crsim.eval.judge.judge import DEFAULT_PROMPT, PROMPTS, RubricJudge
 from crsim.eval.judge.rubric import load_rubric
 from crsim.eval.metrics.base import Evaluator, Value, metric
@@ -22,6 +27,8 @@ from crsim.llm.client import LLMHub
 from crsim.llm.config import LLMSettings
 from crsim.llm.prompts import template_check
 from crsim.model.dialogue import Dialogue
+from crsim.model.items import ItemCollection
+from crsim.model.run_folder.manifest import load_manifest
 from crsim.registry import Params as BaseParams
 
 
@@ -31,6 +38,22 @@ def _rubric_check(ref: str) -> str:
     except ConfigError as exc:
         raise ValueError(str(exc)) from None
     return ref
+
+
+def _catalogue(ctx: BuildContext | None) -> ItemCollection | None:
+    """The run's items: the context's domain, else the domain a run folder's manifest names."""
+    if ctx is None:
+        return None
+    if ctx.domain is not None:
+        return ctx.domain.items
+    if ctx.run_folder is None or not Path(ctx.run_folder).is_dir():
+        return None
+    from crsim.data.domains import domain_of
+
+    try:
+        return domain_of(load_manifest(Path(ctx.run_folder))).items
+    except (ConfigError, DataError):  # no readable manifest or domain: the judge works without items
+        return None
 
 
 @metric("judge")
@@ -109,6 +132,7 @@ class JudgeEvaluator(Evaluator):
             max_justification_chars=p.max_justification_chars,
             aspects=p.aspects,
             prompt=p.prompt,
+            items=_catalogue(ctx),
         )
 
     def default_label(self) -> str:

@@ -9,12 +9,20 @@ seeds (so the response cache keeps n answers, not one); the value is the mean ov
 samples and the explanation says how many of the n were readable. An unreadable answer or a failed
 call is an error for that sample; when no sample is readable the value is None with the error and
 the raw answers, never a number.
+
+The judge is shown the facts of the record beside the transcript (`transcript.dialogue_facts`:
+what was recommended at which turn, or that nothing was; how many messages asked a question), and
+its answers are checked against them (`RubricJudge.check`): an aspect with `without_recommendation`
+gets that level when nothing was recommended; a justification naming catalogue items the CRS
+never recommended (nor the user named) is flagged, and so is the lowest level of an aspect marked
+`lowest_means_no_questions` for a CRS that asked questions. Both are written at the start of the score's
+explanation ("rubric rule: ...", "flag: ..."), followed by the judge's own justification.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Literal, cast
 
@@ -23,14 +31,24 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from crsim.errors import ConfigError
 from crsim.eval.judge.rubric import Aspect, Rubric
-from crsim.eval.judge.transcript import CRSTurn, crs_turns, fit, general_preferences, lines
+from crsim.eval.judge.transcript import (
+    CRSTurn,
+    DialogueFacts,
+    crs_turns,
+    dialogue_facts,
+    fit,
+    general_preferences,
+    lines,
+)
 from crsim.eval.metrics.base import NotApplicable
+from crsim.eval.metrics.structure import recommends
 from crsim.llm.client import LLM
 from crsim.llm.errors import LLMError
 from crsim.llm.prompts import load_template, render
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, Message, system, user
-from crsim.model.dialogue import Dialogue
+from crsim.model.dialogue import Dialogue, Role
+from crsim.model.items import ItemCollection
 from crsim.seeding import derive_seed
 
 #: Package holding the judges' templates; a `prompt` argument may also be a path to a file.
@@ -157,6 +175,9 @@ class RubricJudge:
 
     `aspects` limits judging to some of the rubric's aspects (a derived aspect brings its parts);
     `max_chars` bounds each transcript shown (whole utterances are left out, see `transcript.fit`).
+    `items`, the run's catalogue when known, names recommended items in the facts and lets
+    justifications be checked for titles never recommended (without it, titles come from the
+    `recommend` acts and justifications are not checked).
     """
 
     rubric: Rubric
@@ -168,6 +189,7 @@ class RubricJudge:
     max_justification_chars: int | None = None
     aspects: list[str] | None = None
     prompt: str = DEFAULT_PROMPT
+    items: ItemCollection | None = None
     template: jinja2.Template = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -216,6 +238,15 @@ class RubricJudge:
             )
         return text
 
+    def facts(self, dialogue: Dialogue, turn: CRSTurn | None = None) -> DialogueFacts:
+        """The record's facts of the dialogue, or of a turn's context and reply."""
+        shown = dialogue.utterances if turn is None else [*turn.context, *turn.reply]
+        return dialogue_facts(shown, self._title_of if self.items is not None else None)
+
+    def _title_of(self, item_id: str) -> str | None:
+        item = self.items.get(item_id) if self.items is not None else None
+        return None if item is None else item.display_title
+
     def messages(
         self, dialogue: Dialogue, aspect: Aspect, turn: CRSTurn | None = None, preferences: str | None = None
     ) -> list[Message]:
@@ -235,6 +266,7 @@ class RubricJudge:
             "preferences": preferences,
             "transcript": transcript,
             "reply": reply,
+            "facts": self.facts(dialogue, turn).text(),
         }
         return [system(self._render("system", variables)), user(self._render("task", variables))]
 
@@ -301,7 +333,55 @@ class RubricJudge:
                 for k in range(self.samples)
             )
         )
-        return combine(list(samples))
+        return self.check(aspect, combine(list(samples)), dialogue, turn)
+
+    # --- checks against the record -------------------------------------------------------------
+
+    def check(self, aspect: Aspect, score: Score, dialogue: Dialogue, turn: CRSTurn | None = None) -> Score:
+        """`score` checked against the record: the rubric's `without_recommendation` level applied
+        when nothing was recommended, and titles in the justification that were never recommended
+        flagged; both noted at the start of the explanation (see the module docstring)."""
+        notes: list[str] = []
+        value, error = score.value, score.error
+        rule = aspect.without_recommendation
+        scope = dialogue.utterances if turn is None else turn.reply
+        if rule is not None and not any(recommends(u) for u in scope):
+            answered = (
+                f"{score.value:g}" if score.value is not None else f"no readable answer ({score.error})"
+            )
+            where = "the conversation" if turn is None else f"the reply of turn {turn.turn}"
+            notes.append(
+                f"rubric rule: nothing was recommended in {where}, so {aspect.title} is {rule} "
+                f"(the judge answered {answered})"
+            )
+            value, error = float(rule), None
+        if aspect.lowest_means_no_questions and value == aspect.scale[0]:
+            facts = self.facts(dialogue, turn)
+            if facts.questions:
+                notes.append(
+                    f"flag: the lowest level of {aspect.title}, though the CRS asked a question in "
+                    f"{facts.questions} of its {facts.replies} messages"
+                )
+        cited = self.unrecommended_titles(score.explanation or "", dialogue)
+        if cited:
+            notes.append(f"flag: the justification names {'; '.join(cited)}, which the CRS never recommended")
+        if not notes:
+            return score
+        judged = f" Judge: {score.explanation}" if score.explanation else ""
+        return replace(score, value=value, error=error, explanation="; ".join(notes) + "." + judged)
+
+    def unrecommended_titles(self, text: str, dialogue: Dialogue) -> list[str]:
+        """Titles of catalogue items `text` names that the CRS never recommended in `dialogue` and
+        the user never named (empty without a catalogue)."""
+        if self.items is None or not text:
+            return []
+        linker = self.items.linker
+        allowed = {i for u in dialogue.utterances if u.role is Role.CRS for i in u.recommended_items}
+        for utterance in dialogue.utterances:
+            if utterance.role is Role.USER:
+                allowed.update(m.item_id for m in linker.link(utterance.text))
+        cited = dict.fromkeys(m.item_id for m in linker.link(text) if m.item_id not in allowed)
+        return [self.items[i].display_title for i in cited]
 
     async def _ask(self, messages: list[Message], schema: type[Grade], seed: int) -> Sample:
         config = GenerationConfig(temperature=self.temperature, max_tokens=self.max_tokens, seed=seed)

@@ -15,10 +15,20 @@ A rubric file looks like this (every field but `aspects` has a default)::
         levels:
           1: what a 1 means
           2: ...                         # one description per level, none left out
+        without_recommendation: 1        # optional: the score when nothing was recommended (below)
+        lowest_means_no_questions: false # optional: flag the lowest score when the CRS asked (below)
     derived:                             # optional: aspects computed from judged ones
       total:
         description: ...
         sum: [relevance, other_aspect]   # the value is the sum of the parts' values
+
+`without_recommendation` marks an aspect that grades recommendations: when the CRS recommended
+nothing (in the dialogue, or in the graded reply for a turn-level aspect), the aspect's score is
+this level whatever the judge answered; the judge is still asked, and its answer is kept in the
+explanation beside the rule that replaced it (`crsim.eval.judge.judge.RubricJudge.check`).
+
+`lowest_means_no_questions` marks an aspect whose lowest level says the CRS took no initiative:
+a lowest score for a CRS that asked questions is flagged in the explanation (the score is kept).
 
 `user_preferences` says whether the judge's prompt shows the user's general preferences
 (`required`: a dialogue without them is not applicable). Anything malformed (an unknown field,
@@ -77,6 +87,8 @@ class Aspect(BaseModel):
     level: AspectLevel = "dialogue"
     scale: tuple[StrictInt, StrictInt]
     levels: dict[StrictInt, Text]
+    without_recommendation: StrictInt | None = None
+    lowest_means_no_questions: bool = False
 
     @field_validator("description")
     @classmethod
@@ -114,6 +126,9 @@ class Aspect(BaseModel):
         extra = sorted(k for k in self.levels if not low <= k <= high)
         if extra:
             raise ValueError(f"level {extra[0]} is outside the scale [{low}, {high}]")
+        rule = self.without_recommendation
+        if rule is not None and not low <= rule <= high:
+            raise ValueError(f"without_recommendation {rule} is outside the scale [{low}, {high}]")
         return self
 
     @property

@@ -3,15 +3,21 @@ general preferences, and length limits that drop whole utterances, never parts o
 
 A CRS line that recommends (item ids in `recommended_items`, or a `recommend` act) is marked
 `CRS (recommends N items):`; the titles are in the utterance text itself, so nothing is looked up.
+
+`dialogue_facts` states what the record says, for a judge that would otherwise guess it from the
+text: which items the CRS recommended at which turn (or that it recommended none), and in how many
+of its messages it asked a question.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from crsim.eval.metrics.structure import recommends
 from crsim.model import annotations as keys
+from crsim.model.acts import Intent
 from crsim.model.dialogue import Dialogue, Role, Utterance
 
 USER_LABEL, CRS_LABEL = "USER", "CRS"
@@ -143,3 +149,70 @@ def general_preferences(dialogue: Dialogue) -> str | None:
             "Dislikes: " + "; ".join(f"{slot.replace('_', ' ')}: {', '.join(v)}" for slot, v in dislikes)
         )
     return "\n".join(parts) or None
+
+
+#: Where a judge reads the number of an item's title (None: not known, the id is not shown).
+TitleOf = Callable[[str], str | None]
+
+
+@dataclass(frozen=True)
+class DialogueFacts:
+    """What the record says the CRS did: per recommending reply its turn and the items' names (a
+    title, or "an item" when neither the acts nor the catalogue give one); its questions."""
+
+    recommended: tuple[tuple[int, tuple[str, ...]], ...]
+    replies: int
+    questions: int
+
+    @property
+    def anything_recommended(self) -> bool:
+        return bool(self.recommended)
+
+    def text(self) -> str:
+        """The facts as lines for a prompt."""
+        if self.recommended:
+            turns = "; ".join(f"turn {turn}: {', '.join(names)}" for turn, names in self.recommended)
+            count = sum(len(names) for _, names in self.recommended)
+            said = f"- The CRS recommended {count} item{'s' if count != 1 else ''}: {turns}."
+        else:
+            said = "- No item was recommended: the CRS recommended nothing in this conversation."
+        asked = f"- The CRS asked a question in {self.questions} of its {self.replies} messages."
+        return f"{said}\n{asked}"
+
+
+def dialogue_facts(utterances: list[Utterance], title_of: TitleOf | None = None) -> DialogueFacts:
+    """The facts of `utterances` (a whole dialogue, or a turn's context and reply). Turns count user
+    utterances as `crs_turns` does (a CRS opening is turn 0). A message asks a question when its text
+    has a question mark or it carries an `elicit` act."""
+    recommended: list[tuple[int, tuple[str, ...]]] = []
+    turn = replies = questions = 0
+    for utterance in utterances:
+        if utterance.role is Role.USER:
+            turn += 1
+            continue
+        if not utterance.text.strip():
+            continue
+        replies += 1
+        if "?" in utterance.text or any(a.intent == Intent.ELICIT for a in utterance.acts):
+            questions += 1
+        if recommends(utterance):
+            recommended.append((turn, _names(utterance, title_of)))
+    return DialogueFacts(tuple(recommended), replies, questions)
+
+
+def _names(utterance: Utterance, title_of: TitleOf | None) -> tuple[str, ...]:
+    """The recommended items' titles: from the catalogue, else the `recommend` acts' title slots."""
+    ids = list(dict.fromkeys(utterance.recommended_items))
+    titles = [title_of(i) if title_of is not None else None for i in ids]
+    if ids and all(t is not None for t in titles):
+        return tuple(t for t in titles if t is not None)
+    slots = [
+        value
+        for act in utterance.acts
+        if act.intent == Intent.RECOMMEND
+        for slot, value in act.slots
+        if slot == "title" and value
+    ]
+    if slots:
+        return tuple(dict.fromkeys(slots))
+    return tuple("an item (title not recorded)" for _ in ids) or ("an item (title not recorded)",)

@@ -1,0 +1,86 @@
+"""Checks of the `llm` CRS's messages that need no model: length cuts at sentence ends, and year or
+decade claims about a recommended item compared with its catalogue year.
+
+Both are conservative and recorded by the caller in the reply's annotations: a message is cut only
+when it is longer than the limit, and a claim counts as contradicting an item only when it sits in a
+sentence that names that item and no other, and neither its year nor its decade fits the item's year.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from crsim.model.items import Item
+from crsim.model.linking import Mention, year_cues
+
+#: A sentence end: ., ! or ? (closing quotes or brackets may follow) before a space or the end.
+_SENTENCE_END = re.compile(r"[.!?…][\"')\]”’]*(?=\s|$)")
+#: Words whose full stop ends no sentence ("Dr. Strangelove", "Mr. Smith").
+_ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "st", "jr", "sr", "vs", "no", "vol", "pt", "ft"})
+_ELLIPSIS = "…"
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` if it fits in `limit` characters; else cut after its last sentence end within the
+    limit, or, without one, at its last word boundary with an ellipsis (inside a word only when the text
+    has no space within the limit)."""
+    if len(text) <= limit:
+        return text
+    ends = [m.end() for m in _SENTENCE_END.finditer(text) if m.end() <= limit and _ends_sentence(text, m)]
+    if ends:
+        return text[: ends[-1]].rstrip()
+    head = text[: limit - len(_ELLIPSIS)]
+    if not text[len(head)].isspace() and re.search(r"\s", head):
+        head = re.split(r"\s+(?=\S*$)", head)[0]  # drop the word the limit falls in
+    return head.rstrip(" ,;:-–—") + _ELLIPSIS
+
+
+def _ends_sentence(text: str, match: re.Match[str]) -> bool:
+    """Whether a full stop is a sentence end rather than an abbreviation's or an initial's."""
+    if text[match.start()] != ".":
+        return True
+    word = re.search(r"(\w+)$", text[: match.start()])
+    if word is None:
+        return True
+    token = word.group(1)
+    return not (token.lower() in _ABBREVIATIONS or (len(token) == 1 and token.isupper()))
+
+
+@dataclass(frozen=True)
+class YearClaim:
+    """A year or decade in the message that does not fit the catalogue year of the item it is about."""
+
+    item_id: str
+    claim: str
+    year: int
+
+    def record(self) -> dict[str, str | int]:
+        return {"item": self.item_id, "claim": self.claim, "year": self.year}
+
+
+def year_conflicts(text: str, mentions: list[Mention], items: dict[str, Item]) -> list[YearClaim]:
+    """Years and decades in `text` that contradict the item of `items` their sentence is about.
+
+    Only sentences naming exactly one item of `items` (by `mentions`) and no other are checked; a
+    year inside the mention itself ("Heat (1995)") counts as a claim too, a year or decade its plot
+    gives ("set in 1930s Illinois") does not.
+    """
+    conflicts: list[YearClaim] = []
+    start = 0
+    for end in [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]:
+        inside = [m for m in mentions if start <= m.start < end]
+        ids = {m.item_id for m in inside}
+        if len(ids) == 1 and (item := items.get(next(iter(ids)))) is not None and item.year is not None:
+            for cue in year_cues(text[start:end]):
+                claim = _claim_text(text[start:end], cue.start)
+                if not cue.fits(item.year) and claim not in (item.plot or ""):
+                    conflicts.append(YearClaim(item.id, claim, item.year))
+        start = end
+    return conflicts
+
+
+def _claim_text(sentence: str, at: int) -> str:
+    """The cue as written ("1980s", "'80s", "1994")."""
+    match = re.match(r"['’]?\d+s?", sentence[at:])
+    return match.group(0) if match else sentence[at : at + 4]
