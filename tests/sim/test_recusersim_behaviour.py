@@ -99,6 +99,17 @@ async def test_a_draft_in_the_recommenders_voice_is_drafted_once_more(domain: Do
     assert turn.annotations["llm_calls_by_kind"]["response"] == 2
 
 
+async def test_a_draft_that_is_all_recommender_part_is_drafted_once_more_not_an_error(domain: Domain) -> None:
+    raw = "Recommender: Sure thing! I think you might enjoy Forrest Gump (1994)."
+    answers = Replies([raw, "Something funny, please."])
+    sim, provider = simulator(answers, domain, refinements=[])
+    turn = await sim.start(fan(), CRSReply("Hi! What would you like?"))
+    assert turn.text == "Something funny, please."
+    assert turn.annotations["role_flip"]["cue"] == "it wrote the recommender's part"
+    assert turn.annotations["role_flip"]["draft"] == raw
+    assert "(it wrote the recommender's part)" in tasks(provider, None)[-1]
+
+
 async def test_a_persisting_role_flip_keeps_the_users_sentences_only(domain: Domain) -> None:
     answers = Replies(["You might like Heat. Anything else?", "Is it scary? You might like Heat."])
     sim, _ = simulator(answers, domain, refinements=[])

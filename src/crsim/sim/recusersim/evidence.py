@@ -86,6 +86,8 @@ class TurnFacts:
     recommended: list[str] = field(default_factory=list)
     repeated: list[str] = field(default_factory=list)
     asked_for_recommendation: bool = False
+    #: The message asks the user something (a question mark in it).
+    asks_user: bool = False
     inquiry: Inquiry | None = None
     answered: list[str] = field(default_factory=list)
     unanswered: list[str] = field(default_factory=list)
@@ -107,6 +109,8 @@ class TurnFacts:
             out.append("It recommended nothing.")
         if self.repeated:
             out.append(f"It had already recommended {'; '.join(self.repeated)} before.")
+        if self.asks_user:
+            out.append("It asked you a question.")
         if self.inquiry is not None:
             title = self.inquiry.title
             if self.answered:
@@ -124,6 +128,7 @@ class TurnFacts:
         data: dict[str, Any] = {
             "recommended": self.recommended,
             "asked_for_recommendation": self.asked_for_recommendation,
+            "asks_user": self.asks_user,
         }
         if self.repeated:
             data["repeated"] = self.repeated
@@ -155,6 +160,7 @@ def turn_facts(
         recommended=[i.display_title for i in recommended],
         repeated=[i.display_title for i in recommended if i.id in before],
         asked_for_recommendation=asked_for_recommendation,
+        asks_user="?" in text,
         inquiry=inquiry,
     )
     asked = domain.items.get(inquiry.item_id) if inquiry is not None else None

@@ -4,11 +4,15 @@ Per dialogue: a profile is sampled from the domain's dictionary (seeded by the u
 has the same profile against every CRS) and checked for contradictions by the `annotator` role.
 Per turn, after a CRS message:
 
+0. the checked facts of the message, without an LLM (`evidence.py`);
 1. concurrently, the rating questions (language, action, and recommendation when items were
-   recommended) and, when a recommended item lies outside the known preferences, the excitation
-   question (`memory.py`);
-2. action selection (several actions at once, tendencies from the action pattern);
-3. the personalised response (ratings as words, the actions' instructions, the linguistic pattern);
+   recommended), each shown the facts, and, when a recommended item lies outside the known
+   preferences, the excitation question (`memory.py`); the ratings are then checked against the
+   facts (`rating.check_ratings`);
+2. action selection (several actions at once, tendencies from the action pattern, the facts and
+   where the conversation stands), then the action guard (`guard.py`);
+3. the personalised response (ratings as words, the actions' instructions, the linguistic pattern),
+   cleaned of meta text and drafted once more if it speaks as the recommender (`voice.py`);
 4. the refinement tools in order, unless the user ends the conversation (`refine.py`).
 
 Every call of a dialogue starts with the same system message (the profile), followed by the
@@ -82,9 +86,11 @@ from crsim.sim.recusersim.refine import (
     get_tool,
     refine_in_order,
 )
-from crsim.sim.recusersim.voice import role_flip, strip_meta, without_flips
+from crsim.sim.recusersim.voice import PARROT, role_flip, strip_meta, without_flips
 
 PROMPTS = "crsim.sim.recusersim.prompts"
+#: The role-flip cue of a draft of which nothing is left once the recommender's part is cut.
+EMPTY_DRAFT = "it wrote the recommender's part"
 
 _STYLE_LENGTH = {
     "short": "very brief messages of at most {short} words",
@@ -511,11 +517,12 @@ class RecUserSim:
         }
         text, raw = await self.ask_text("response", "respond.j2", **variables)
         self._note_cleaning(text, raw, notes)
-        cue = role_flip(text, self._last_recommender())
+        cue = role_flip(text, self._last_recommender()) if text else EMPTY_DRAFT
         if cue is not None:
-            first = text
+            first = text or raw
+            said = cue if cue in (EMPTY_DRAFT, PARROT) else f'it said "{cue}"'
             text, raw = await self.ask_text(
-                "response", "respond.j2", **{**variables, "flipped": cue, "redraft": True}
+                "response", "respond.j2", **{**variables, "flipped": said, "redraft": True}
             )
             self._note_cleaning(text, raw, notes)
             persists = role_flip(text, self._last_recommender())

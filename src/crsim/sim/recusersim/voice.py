@@ -49,6 +49,8 @@ _RECOMMENDER_CUES = re.compile(
     re.IGNORECASE,
 )
 _PARROT_MIN_WORDS = 5
+#: The cue of a draft that copies the recommender's last message.
+PARROT = "it repeated the recommender's last message"
 
 
 def strip_meta(raw: str) -> tuple[str, list[str]]:
@@ -87,7 +89,7 @@ def role_flip(text: str, last_recommender: str | None) -> str | None:
     if last_recommender:
         theirs = " ".join(_words(last_recommender))
         if len(theirs.split()) >= _PARROT_MIN_WORDS and theirs in " ".join(_words(text)):
-            return "repeats the recommender's last message"
+            return PARROT
     return None
 
 
