@@ -81,6 +81,8 @@ def test_meta_cleaning_keeps_a_users_own_colon_and_quotes() -> None:
     )
     assert cleaned_reply('"Heat" is great, but "Ronin" too?')[0] == '"Heat" is great, but "Ronin" too?'
     assert cleaned_reply("My reply to the recommender: Is it long?") == ("Is it long?", ["preamble"])
+    assert cleaned_reply("Here's a more formal version: Is it long?") == ("Is it long?", ["preamble"])
+    assert cleaned_reply("Here is what I think: it is fine.") == ("Here is what I think: it is fine.", [])
 
 
 async def test_a_draft_in_the_recommenders_voice_is_drafted_once_more(domain: Domain) -> None:

@@ -13,14 +13,15 @@ from __future__ import annotations
 import re
 
 _OPENER = r"(?:(?:sure|certainly|of course|okay|ok|absolutely|alright|all right|great)\b[,!.]*\s*)?"
+_NOUN = r"(?:message|reply|response|version|draft|rewrite|answer|text)"
 _KIND = (
     r"(?:(?:next|new|revised|rewritten|possible|short|shorter|longer|final|updated|first|"
-    r"casual|formal|informal|friendly|polite)\s+)*"
-    r"(?:message|reply|response|version|draft|rewrite|answer)"
+    r"casual|formal|informal|friendly|polite)\s+)*" + _NOUN
 )
 #: "Sure, here's my next message:", "Here is a possible reply to the recommender:", "My reply:".
 _PREAMBLE = re.compile(
-    rf"^\s*{_OPENER}(?:(?:here(?:'s| is)|this is|below is)\s+(?:my|the|your|a|an)\s+{_KIND}[^\n:]{{0,60}}"
+    rf"^\s*{_OPENER}(?:(?:here(?:'s| is)|this is|below is)\s+(?:my|the|your|a|an)\s+"
+    rf"(?:[\w-]+\s+){{0,3}}{_NOUN}[^\n:]{{0,60}}"
     rf"|(?:(?:my|the user's|your)\s+)?{_KIND}(?:\s+(?:to|for)\s+(?:the\s+)?recommender)?)\s*:\s*",
     re.IGNORECASE,
 )
