@@ -45,8 +45,9 @@ _RECOMMENDER_CUES = re.compile(
     r"|\bhope you enjoy\b"
     r"|\bhow (?:can|may) i help\b"
     r"|\blet me know if you(?:'d| would)? (?:like|want|need) (?:more|other|another|any)\b"
-    r"|\bwhat (?:kind|type|sort) of \w+ "
-    r"(?:are you (?:in the mood|looking)|would you like|do you (?:like|prefer|enjoy|want))\b",
+    r"|\bwhat (?:kind|type|sort) of \w+ (?:are you|you're|you are|would you|you'd|do you) "
+    r"(?:in the mood|looking|like|prefer|enjoy|want|feel like)\b"
+    r"|\bwhat you(?:'re| are) (?:looking for|into|hoping for|in the mood for)\b",
     re.IGNORECASE,
 )
 _PARROT_MIN_WORDS = 5
