@@ -436,7 +436,7 @@ async def test_action_tendencies_follow_the_action_pattern(domain: Domain) -> No
         for m, g in provider.requests
         if g.json_schema and g.json_schema["title"] == "ActionSelection"
     )
-    assert "- inquire_attribute: ask about a detail" in task
+    assert "- inquire_attribute: ask about details" in task
     assert "(as a indecisive user you do this often)" in task.split("- inquire_attribute")[1].split("\n")[0]
     assert "you do this rarely" in task.split("- end_conversation")[1].split("\n")[0]
 

@@ -8,8 +8,12 @@ from crsim.llm.prompts import load_template, render
 from crsim.sim.recusersim.actions import INQUIRE
 from crsim.sim.recusersim.simulator import PROMPTS
 
-#: The texts the movie prompts held before the words came from the domain (main fc21365).
-MOVIE_INQUIRE = "ask about a detail of the recommended item (its plot, cast, director, year, ...)"
+#: The texts the movie prompts hold (the inquiry's wording as changed for issue 23; the example as in
+#: main fc21365, before the words came from the domain).
+MOVIE_INQUIRE = (
+    "ask about details of the recommended item that you still want to know "
+    "(its plot, cast, director, year, ...)"
+)
 MOVIE_EXAMPLE = (
     "(for example disliking violence while loving war films, or a tight schedule with a wish for "
     "very long films)"
@@ -34,6 +38,9 @@ def test_movie_prompts_read_as_before() -> None:
 
 def test_other_domains_name_their_own_details_and_no_films() -> None:
     meaning = _meaning("restaurants")
-    assert meaning == "ask about a detail of the recommended item (its food, area, pricerange, address, ...)"
+    assert meaning == (
+        "ask about details of the recommended item that you still want to know "
+        "(its food, area, pricerange, address, ...)"
+    )
     system = _resolve_system("hotels")
     assert "disliking one kind of hotel" in system and "film" not in system

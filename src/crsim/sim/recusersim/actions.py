@@ -73,7 +73,7 @@ def get_actions(names: Iterable[str], where: str) -> list[UserAction]:
 
 REQUEST = UserAction(
     "request_recommendation",
-    "ask the recommender to recommend something (or something else)",
+    "ask for a recommendation, or for a different one when the last did not suit you",
     "Ask the recommender for a recommendation.",
 )
 CLARIFY = UserAction(
@@ -83,7 +83,7 @@ CLARIFY = UserAction(
 )
 POSITIVE = UserAction(
     "positive_feedback",
-    "say that you like the recommended item",
+    "say that you like the recommended item (with end_conversation once it is what you wanted)",
     "Say that the recommended item appeals to you and why.",
     needs_recommendation=True,
 )
@@ -95,13 +95,13 @@ NEGATIVE = UserAction(
 )
 INQUIRE = UserAction(
     "inquire_attribute",
-    "ask about a detail of the recommended item ({details})",
+    "ask about details of the recommended item that you still want to know ({details})",
     "Ask about one detail of the recommended item that matters to you.",
     needs_recommendation=True,
 )
 END = UserAction(
     "end_conversation",
-    "end the conversation, because you are satisfied or because you give up",
+    "end the conversation: you found something you are happy with, or you give up",
     "End the conversation politely in your own way (thank them, or say you will look elsewhere).",
     ends_dialogue=True,
 )

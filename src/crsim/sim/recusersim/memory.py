@@ -10,12 +10,14 @@ reveals; that preference is remembered and shown in every later prompt.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
 from crsim.model.items import LIST_ATTRIBUTES, Item, ItemCollection
 from crsim.sim.prompt.common import Entry, NeedView
+from crsim.sim.recusersim.evidence import Inquiry
 from crsim.sim.recusersim.profile import Profile
 
 
@@ -41,6 +43,15 @@ class Memory:
     checked: set[str] = field(default_factory=set)
     #: Items the recommender has recommended so far, in order, without repeats.
     recommended: list[str] = field(default_factory=list)
+    #: The item under discussion: the first one of the latest message that recommended something.
+    focus: str | None = None
+    #: Per item, the requested details the recommender has told (`evidence.tells`).
+    learned: dict[str, set[str]] = field(default_factory=dict)
+    #: Per item, how often the user asked about its details.
+    inquired: Counter[str] = field(default_factory=Counter)
+    #: What the user's last message did: its actions, and the details it asked about (if any).
+    last_actions: list[str] = field(default_factory=list)
+    pending: Inquiry | None = None
 
     def known_preferences(self) -> set[str]:
         """Lower-case values the user already knows they like (or want)."""
@@ -54,6 +65,15 @@ class Memory:
         for item_id in item_ids:
             if item_id not in self.recommended:
                 self.recommended.append(item_id)
+        if item_ids:
+            self.focus = item_ids[0]
+
+    def open_details(self, item_id: str | None) -> list[str]:
+        """The details of the need's requests not yet told about `item_id` (in the need's order)."""
+        if item_id is None:
+            return []
+        known = self.learned.get(item_id, set())
+        return [d for d in self.need.requests if d not in known]
 
     def excitation_candidate(self, item_ids: list[str], items: ItemCollection) -> Item | None:
         """The first recommended item, not checked before, that matches no known preference."""

@@ -77,6 +77,19 @@ class RecUserSimParams(BaseParams):
         description="The action answer starts with a one-sentence reason; off for very small models, "
         "which can fill the reason with junk until the token cap cuts the JSON.",
     )
+    action_guard: bool = Field(
+        True,
+        description="Correct the LLM's action choice by the rules of guard.py (end at the turn budget or "
+        "when satisfied, ask about open requested details, no ending before a recommendation); "
+        "each correction is recorded with the LLM's own choice.",
+    )
+    turn_budget: int | None = Field(
+        None,
+        ge=1,
+        description="Messages the user means to write: the action prompt shows how many are left and, "
+        "with action_guard, the user ends at the last one. None: no budget (set it to the run's "
+        "max_turns to end within it).",
+    )
     excitation: bool = Field(
         True, description="Ask whether items outside the known preferences reveal new ones."
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -260,10 +261,52 @@ def _same(a: str, b: str) -> bool:
     return a.strip().lower() == b.strip().lower()
 
 
+def split_values(value: str, whole: list[str]) -> list[str]:
+    """The values a proposal names: `value` itself when it is one of `whole` (the values held or
+    allowed), else its comma- or semicolon-separated parts. The resolution prompt shows a list-valued
+    attribute joined with commas ("comedy, action"), so a model copies it back that way."""
+    if any(_same(value, v) for v in whole):
+        return [value.strip()]
+    return [part.strip() for part in re.split(r"[,;]", value) if part.strip()]
+
+
+def _fix_problem(
+    path: str, attribute: Attribute | None, held: list[str], old: list[str], new: list[str]
+) -> str | None:
+    """Why a proposal cannot be applied (None when it can): every old value must be held, every new
+    value allowed (or `none` alone), a single-valued attribute gets one value, and something changes."""
+    if attribute is None:
+        return f"{path} is not an attribute of the profile"
+    missing = [v for v in old if not any(_same(v, h) for h in held)]
+    if not old or missing:
+        holds = ", ".join(held) or "nothing"
+        return f"{', '.join(missing or old)!r} is not a value of {path} (it holds {holds})"
+    removing = len(new) == 1 and _same(new[0], REMOVE)
+    unknown = [v for v in new if not any(_same(v, a) for a in attribute.values)]
+    if not new or (unknown and not removing):
+        return f"{', '.join(unknown or new)!r} is not in the dictionary of {path}"
+    if attribute.pick == 1 and len(new) > 1:
+        return f"{path} holds one value; {len(new)} were proposed"
+    if {v.lower() for v in old} == {v.lower() for v in new}:
+        return "the new value equals the old one"
+    return None
+
+
+def _changed_values(attribute: Attribute, held: list[str], old: list[str], new: list[str]) -> list[str]:
+    """The values after replacing the `old` ones by the `new` ones (dictionary spelling)."""
+    kept = [v for v in held if not any(_same(v, o) for o in old)]
+    for value in new:
+        canonical = next((a for a in attribute.values if _same(value, a)), None)
+        if canonical is not None and canonical not in kept:
+            kept.append(canonical)
+    return kept
+
+
 def apply_fixes(
     profile: Profile, dictionary: ProfileDictionary, proposals: list[dict[str, str]]
 ) -> tuple[Profile, list[ProfileFix]]:
-    """The profile with the valid proposals applied, and every proposal recorded."""
+    """The profile with the valid proposals applied, and every proposal recorded. A list-valued
+    attribute's old or new value may name several values ("comedy, action"): each is checked."""
     fixed = profile.model_copy(deep=True)
     record: list[ProfileFix] = []
     for p in proposals:
@@ -271,20 +314,11 @@ def apply_fixes(
         part, key = path.split(".", 1)
         attribute = dictionary.part(part).get(key)
         held = fixed.values_of(path)
-        problem = None
-        if attribute is None:
-            problem = f"{path} is not an attribute of the profile"
-        elif not any(_same(old, v) for v in held):
-            problem = f"{old!r} is not a value of {path} (it holds {', '.join(held) or 'nothing'})"
-        elif not _same(new, REMOVE) and not any(_same(new, v) for v in attribute.values):
-            problem = f"{new!r} is not in the dictionary of {path}"
-        elif _same(old, new):
-            problem = "the new value equals the old one"
+        olds = split_values(old, held)
+        news = split_values(new, [*attribute.values, REMOVE] if attribute else [])
+        problem = _fix_problem(path, attribute, held, olds, news)
         if problem is None and attribute is not None:
-            canonical = next((v for v in attribute.values if _same(new, v)), None)
-            kept = [v for v in held if not _same(v, old)]
-            if canonical is not None and canonical not in kept:
-                kept.append(canonical)
+            kept = _changed_values(attribute, held, olds, news)
             values = fixed.part(part)
             if attribute.pick == 1:
                 if kept:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from crsim.llm.structured import Structured
+from crsim.sim.recusersim.evidence import TurnFacts
 
 DIMENSIONS = ("language", "action", "recommendation")
 #: The subjective modifier: -1 to +1 in steps of 0.5 (an enum, so constrained decoding stays in range).
@@ -53,6 +54,58 @@ def rating_record(answer: Structured[Any]) -> dict[str, Any]:
     if answer.repaired:
         data["repaired"] = True
     return data
+
+
+#: Highest scores the facts of a turn allow (`check_ratings`): (dimension, cap, rule).
+LANGUAGE_CAP_IGNORED = 3
+ACTION_CAP_IGNORED = 2
+ACTION_CAP_PARTLY = 3
+ACTION_CAP_REPEATED = 3
+OBJECTIVE_CAP_CONTRADICTS = 2
+
+
+def _caps(facts: TurnFacts) -> dict[str, tuple[int, str]]:
+    """Per dimension the lowest cap the facts call for, with the rule's name."""
+    caps: dict[str, tuple[int, str]] = {}
+
+    def cap(dimension: str, value: int, rule: str) -> None:
+        if dimension not in caps or value < caps[dimension][0]:
+            caps[dimension] = (value, rule)
+
+    if facts.ignored_inquiry:
+        cap("language", LANGUAGE_CAP_IGNORED, "the question was not answered")
+        cap("action", ACTION_CAP_IGNORED, "the question was not answered")
+    elif facts.unanswered:
+        cap("action", ACTION_CAP_PARTLY, "the question was answered in part")
+    if facts.recommended and len(facts.repeated) == len(facts.recommended):
+        cap("action", ACTION_CAP_REPEATED, "it repeated an earlier recommendation")
+    if facts.contradicts:
+        cap("recommendation", OBJECTIVE_CAP_CONTRADICTS, "an item contradicts the need")
+    return caps
+
+
+def check_ratings(ratings: dict[str, dict[str, Any]], facts: TurnFacts) -> dict[str, dict[str, Any]]:
+    """The ratings made consistent with the facts of the turn: a score above what the facts allow is
+    lowered to the cap, keeping the model's value as `model_score` (`model_objective`) and the rule.
+
+    Rules (crsim's, not RecUserSim's): a message that gave none of the details the user asked about
+    scores at most 3 for language (it is evasive however fluent) and 2 for action, one that gave some
+    at most 3 for action; repeating only earlier recommendations is at most 3 for action; an
+    objective match above 2 for an item that contradicts a constraint of the need is lowered to 2.
+    """
+    checked = dict(ratings)
+    for dimension, (limit, rule) in _caps(facts).items():
+        rating = ratings.get(dimension)
+        if not rating or rating.get("score") is None:
+            continue
+        field = "objective" if dimension == "recommendation" else "score"
+        if rating[field] <= limit:
+            continue
+        fixed = {**rating, f"model_{field}": rating[field], field: limit, "capped": rule}
+        if field == "objective":
+            fixed["score"] = limit + rating["modifier"]
+        checked[dimension] = fixed
+    return checked
 
 
 _LANGUAGE = {

@@ -4,11 +4,15 @@ Per dialogue: a profile is sampled from the domain's dictionary (seeded by the u
 has the same profile against every CRS) and checked for contradictions by the `annotator` role.
 Per turn, after a CRS message:
 
+0. the checked facts of the message, without an LLM (`evidence.py`);
 1. concurrently, the rating questions (language, action, and recommendation when items were
-   recommended) and, when a recommended item lies outside the known preferences, the excitation
-   question (`memory.py`);
-2. action selection (several actions at once, tendencies from the action pattern);
-3. the personalised response (ratings as words, the actions' instructions, the linguistic pattern);
+   recommended), each shown the facts, and, when a recommended item lies outside the known
+   preferences, the excitation question (`memory.py`); the ratings are then checked against the
+   facts (`rating.check_ratings`);
+2. action selection (several actions at once, tendencies from the action pattern, the facts and
+   where the conversation stands), then the action guard (`guard.py`);
+3. the personalised response (ratings as words, the actions' instructions, the linguistic pattern),
+   cleaned of meta text and drafted once more if it speaks as the recommender (`voice.py`);
 4. the refinement tools in order, unless the user ends the conversation (`refine.py`).
 
 Every call of a dialogue starts with the same system message (the profile), followed by the
@@ -57,7 +61,9 @@ from crsim.sim.prompt.common import (
     recent_turns,
     transcript,
 )
-from crsim.sim.recusersim.actions import UserAction, get_action, get_actions
+from crsim.sim.recusersim.actions import INQUIRE, REQUEST, UserAction, get_action, get_actions
+from crsim.sim.recusersim.evidence import Inquiry, TurnFacts, tells, turn_facts
+from crsim.sim.recusersim.guard import GuardState, guard_actions
 from crsim.sim.recusersim.memory import Discovery, Memory
 from crsim.sim.recusersim.params import RecUserSimParams
 from crsim.sim.recusersim.profile import (
@@ -72,7 +78,7 @@ from crsim.sim.recusersim.profile import (
     load_dictionary,
     sample_profile,
 )
-from crsim.sim.recusersim.rating import DIMENSIONS, describe, rating_record, score_schema
+from crsim.sim.recusersim.rating import DIMENSIONS, check_ratings, describe, rating_record, score_schema
 from crsim.sim.recusersim.refine import (
     Outcome,
     RefinementTool,
@@ -80,8 +86,11 @@ from crsim.sim.recusersim.refine import (
     get_tool,
     refine_in_order,
 )
+from crsim.sim.recusersim.voice import PARROT, role_flip, strip_meta, without_flips
 
 PROMPTS = "crsim.sim.recusersim.prompts"
+#: The role-flip cue of a draft of which nothing is left once the recommender's part is cut.
+EMPTY_DRAFT = "it wrote the recommender's part"
 
 _STYLE_LENGTH = {
     "short": "very brief messages of at most {short} words",
@@ -111,8 +120,18 @@ _ECHO_LINE = re.compile(
 
 
 def clean_reply(raw: str) -> str:
-    """The user's words in an answer: lines that repeat our instructions dropped, then `clean_utterance`."""
-    return clean_utterance(_ECHO_LINE.sub("", raw))
+    """The user's words in an answer (`cleaned_reply` without the list of what was removed)."""
+    return cleaned_reply(raw)[0]
+
+
+def cleaned_reply(raw: str) -> tuple[str, list[str]]:
+    """The user's words in an answer, and what was removed: lines that repeat our instructions,
+    assistant framing (`voice.strip_meta`: preamble, quotes, a closing note) and what
+    `clean_utterance` cuts (a `User:` label, the recommender's part)."""
+    text, removed = strip_meta(_ECHO_LINE.sub("", raw))
+    text = clean_utterance(text)
+    text, again = strip_meta(text)
+    return text, list(dict.fromkeys([*removed, *again]))
 
 
 @simulator("recusersim")
@@ -172,13 +191,16 @@ class RecUserSim:
         started = time.perf_counter()
         memory.history.append(Entry(Role.CRS, reply.text))
         recommended = self._recommended(reply)
+        facts = self._facts(reply.text, recommended)
         memory.note_recommended(recommended)
+        self._learn(reply.text)
         self.turn += 1
-        notes: dict[str, Any] = {}
-        ratings = await self._timed("rating", self._rate_and_excite(recommended, notes))
+        notes: dict[str, Any] = {"facts": facts.record()}
+        ratings = await self._timed("rating", self._rate_and_excite(recommended, facts, notes))
+        ratings = check_ratings(ratings, facts)
         RATINGS.put(notes, {"turn": self.turn - 1, **ratings})
         described = describe(ratings)
-        chosen = await self._timed("action", self._choose(described, notes))
+        chosen = await self._timed("action", self._choose(described, facts, ratings, notes))
         return await self._reply(chosen, described, notes, started)
 
     def dialogue_notes(self) -> DialogueNotes:
@@ -252,12 +274,60 @@ class RecUserSim:
         }
         return fixed
 
-    async def _rate_and_excite(self, recommended: list[str], notes: dict[str, Any]) -> dict[str, Any]:
+    # --- what the recommender did (evidence.py) -------------------------------------------------
+
+    def _facts(self, text: str, recommended: list[str]) -> TurnFacts:
+        """The facts of the recommender's message, against what the user's last message did."""
+        memory = self._memory()
+        return turn_facts(
+            self.domain,
+            text,
+            [item for i in recommended if (item := self.domain.items.get(i)) is not None],
+            before=list(memory.recommended),
+            asked_for_recommendation=REQUEST.name in memory.last_actions,
+            inquiry=memory.pending,
+            constraints={c.slot: c.values for c in memory.need.constraints},
+        )
+
+    def _learn(self, text: str) -> None:
+        """Remember which requested details of the item under discussion the message told."""
+        memory = self._memory()
+        item = self.domain.items.get(memory.focus) if memory.focus else None
+        if item is None:
+            return
+        told = {d for d in memory.need.requests if tells(self.domain, item, d, text)}
+        memory.learned.setdefault(item.id, set()).update(told)
+
+    def _state_lines(self) -> list[str]:
+        """Where the conversation stands, for the action prompt: items, open details, turns left."""
+        memory = self._memory()
+        lines = []
+        item = self.domain.items.get(memory.focus) if memory.focus else None
+        if item is None:
+            lines.append("Nothing has been recommended to you yet.")
+        else:
+            lines.append(f"The item under discussion: {item.display_title}.")
+            open_details = memory.open_details(item.id)
+            if open_details and not memory.inquired[item.id]:
+                lines.append(f"You still want to know its {', '.join(open_details)}.")
+            elif open_details:
+                lines.append(f"You asked about its {', '.join(open_details)} and got no answer.")
+        budget = self.settings.turn_budget
+        if budget is None:
+            lines.append(f"This is message {self.turn} of yours.")
+        else:
+            left = max(budget - self.turn, 0)
+            lines.append(f"This is message {self.turn} of yours; after it you have {left} more.")
+        return lines
+
+    async def _rate_and_excite(
+        self, recommended: list[str], facts: TurnFacts, notes: dict[str, Any]
+    ) -> dict[str, Any]:
         """The rating questions and the excitation question, concurrently."""
         memory = self._memory()
         items = [item for i in recommended if (item := self.domain.items.get(i)) is not None]
         dimensions = [d for d in DIMENSIONS if d != "recommendation" or items]
-        jobs: list[Any] = [self._rate(d, items) for d in dimensions]
+        jobs: list[Any] = [self._rate(d, items, facts.lines()) for d in dimensions]
         candidate = (
             memory.excitation_candidate(recommended, self.domain.items) if self.settings.excitation else None
         )
@@ -272,7 +342,7 @@ class RecUserSim:
             notes["excitation"] = results[-1]
         return dict(zip(dimensions, results, strict=False))
 
-    async def _rate(self, dimension: str, items: list[Item]) -> dict[str, Any]:
+    async def _rate(self, dimension: str, items: list[Item], facts: list[str]) -> dict[str, Any]:
         schema = score_schema(dimension, self.settings.justification_chars)
         answer = await self.ask_json(
             "rating",
@@ -281,6 +351,7 @@ class RecUserSim:
             dimension=dimension,
             items=[self._describe_item(i) for i in items],
             discovered=self._discovered(),
+            facts=facts,
         )
         return rating_record(answer)
 
@@ -321,9 +392,43 @@ class RecUserSim:
             record["discovered"] = False
         return record
 
-    async def _choose(self, described: list[str], notes: dict[str, Any]) -> list[UserAction]:
+    async def _choose(
+        self, described: list[str], facts: TurnFacts, ratings: dict[str, Any], notes: dict[str, Any]
+    ) -> list[UserAction]:
+        """The LLM's choice of actions, then the action guard (`guard.py`) when switched on."""
+        available = [a for a in self.actions if not a.needs_recommendation or self._memory().recommended]
+        chosen = await self._ask_actions(available, described, facts, notes)
+        notes["actions"] = chosen
+        if self.settings.action_guard:
+            guarded, rule = guard_actions(
+                chosen,
+                self._guard_state(facts, ratings),
+                {a.name for a in available},
+                self.settings.max_actions,
+            )
+            if rule is not None:
+                notes["action_guard"] = {"rule": rule, "chosen": chosen}
+                notes["actions"] = chosen = guarded
+        return [get_action(name) for name in chosen]
+
+    def _guard_state(self, facts: TurnFacts, ratings: dict[str, Any]) -> GuardState:
         memory = self._memory()
-        available = [a for a in self.actions if not a.needs_recommendation or memory.recommended]
+        score = ratings.get("recommendation", {}).get("score") if facts.recommended else None
+        focus = memory.focus
+        return GuardState(
+            turn=self.turn,
+            budget=self.settings.turn_budget,
+            anything_recommended=bool(memory.recommended),
+            score=score,
+            contradicts=bool(facts.contradicts),
+            open_details=memory.open_details(focus),
+            asked_before=bool(focus and memory.inquired[focus]),
+        )
+
+    async def _ask_actions(
+        self, available: list[UserAction], described: list[str], facts: TurnFacts, notes: dict[str, Any]
+    ) -> list[str]:
+        memory = self._memory()
         names = cast(Any, Literal)[tuple(a.name for a in available)]
         fields: dict[str, Any] = {}
         if self.settings.action_reason:
@@ -348,16 +453,15 @@ class RecUserSim:
             discovered=self._discovered(),
             actions=shown,
             pattern_name=memory.profile.traits.action_pattern,
-            turn=self.turn,
+            facts=facts.lines(),
+            state=self._state_lines(),
             reason=self.settings.action_reason,
         )
         if answer.value is None:
             raise LLMOutputError(f"{self.llm.describe()}: action selection: {answer.error}", answer.raw)
-        chosen = list(dict.fromkeys(answer.value.actions))
-        notes["actions"] = chosen
         if self.settings.action_reason:
             notes["action_reasoning"] = answer.value.reasoning
-        return [get_action(name) for name in chosen]
+        return list(dict.fromkeys(answer.value.actions))
 
     async def _reply(
         self, actions: list[UserAction], described: list[str], notes: dict[str, Any], started: float
@@ -365,30 +469,13 @@ class RecUserSim:
         memory = self._memory()
         if "actions" not in notes:
             notes["actions"] = [a.name for a in actions]
-        text, raw = await self._timed(
-            "response",
-            self.ask_text(
-                "response",
-                "respond.j2",
-                ratings=described,
-                discovered=self._discovered(),
-                actions=[{"name": a.name, "instruction": a.instruction} for a in actions],
-            ),
-        )
-        if not text:
-            raise LLMOutputError(f"{self.llm.describe()}: the user's reply is empty once cleaned", raw)
-        if text != raw.strip():
-            notes["raw_answer"] = raw
+        inquiry = self._note_inquiry([a.name for a in actions])
+        text = await self._timed("response", self._draft(actions, described, inquiry, notes))
         ends = any(a.ends_dialogue for a in actions)
         if ends:
             notes["refinement"] = "skipped: the user ends the conversation"
         elif self.tools:
-            draft = text
-            text, outcomes = await self._timed("refinement", self._refine(text))
-            notes["refinement"] = [o.record() for o in outcomes]
-            notes["refinements_fired"] = [o.tool for o in outcomes if o.refined]
-            if text != draft:
-                notes["draft"] = draft
+            text = await self._timed("refinement", self._refined(text, notes))
         memory.history.append(Entry(Role.USER, text))
         notes["llm_calls_by_kind"] = dict(sorted(self._calls.items()))
         self._all_calls.update(self._calls)
@@ -398,6 +485,78 @@ class RecUserSim:
             notes["latency_s"] = {k: round(v, 3) for k, v in self._timing.items()}
         self._timing = {}
         return UserTurn(text=text, end=ends, annotations=notes)
+
+    def _note_inquiry(self, names: list[str]) -> Inquiry | None:
+        """Remember what this message does; with `inquire_attribute`, which details of which item it
+        asks about: the open requested ones, else the first requestable detail not told yet."""
+        memory = self._memory()
+        memory.last_actions, memory.pending = names, None
+        item = self.domain.items.get(memory.focus) if memory.focus else None
+        if INQUIRE.name not in names or item is None:
+            return None
+        details = memory.open_details(item.id)
+        if not details:
+            known = memory.learned.get(item.id, set())
+            details = [s.name for s in self.domain.requestable if s.name not in known][:1]
+        memory.inquired[item.id] += 1
+        memory.pending = Inquiry(item.id, item.display_title, details) if details else None
+        return memory.pending
+
+    async def _draft(
+        self, actions: list[UserAction], described: list[str], inquiry: Inquiry | None, notes: dict[str, Any]
+    ) -> str:
+        """The reply, cleaned of meta text; drafted once more when it speaks as the recommender
+        (`voice.role_flip`), and if the second draft does too, its recommender sentences dropped."""
+        variables: dict[str, Any] = {
+            "ratings": described,
+            "discovered": self._discovered(),
+            "actions": [{"name": a.name, "instruction": a.instruction} for a in actions],
+            "inquiry": f"{' and '.join(inquiry.details)} of {inquiry.title}" if inquiry else None,
+            "noun": f"a {self.domain.item_noun}",
+            "flipped": None,
+        }
+        text, raw = await self.ask_text("response", "respond.j2", **variables)
+        self._note_cleaning(text, raw, notes)
+        cue = role_flip(text, self._last_recommender()) if text else EMPTY_DRAFT
+        if cue is not None:
+            first = text or raw
+            said = cue if cue in (EMPTY_DRAFT, PARROT) else f'it said "{cue}"'
+            text, raw = await self.ask_text(
+                "response", "respond.j2", **{**variables, "flipped": said, "redraft": True}
+            )
+            self._note_cleaning(text, raw, notes)
+            persists = role_flip(text, self._last_recommender())
+            if persists is not None:
+                text = without_flips(text) or text
+            notes["role_flip"] = {"cue": cue, "draft": first, "persists": persists}
+        if not text:
+            raise LLMOutputError(f"{self.llm.describe()}: the user's reply is empty once cleaned", raw)
+        return text
+
+    def _note_cleaning(self, text: str, raw: str, notes: dict[str, Any]) -> None:
+        if text != raw.strip():
+            notes["raw_answer"] = raw
+            removed = cleaned_reply(raw)[1]
+            if removed:
+                notes["meta_removed"] = list(dict.fromkeys([*notes.get("meta_removed", []), *removed]))
+
+    async def _refined(self, draft: str, notes: dict[str, Any]) -> str:
+        """The refinement tools' result; a rewrite that speaks as the recommender where the draft did
+        not is dropped for the draft (`refinement_reverted`)."""
+        text, outcomes = await self._refine(draft)
+        notes["refinement"] = [o.record() for o in outcomes]
+        notes["refinements_fired"] = [o.tool for o in outcomes if o.refined]
+        last = self._last_recommender()
+        if text != draft and role_flip(text, last) and not role_flip(draft, last):
+            notes["refinement_reverted"] = {"text": text, "cue": role_flip(text, last)}
+            text = draft
+        if text != draft:
+            notes["draft"] = draft
+        return text
+
+    def _last_recommender(self) -> str | None:
+        history = self._memory().history
+        return next((e.text for e in reversed(history) if e.role == Role.CRS), None)
 
     async def _refine(self, text: str) -> tuple[str, list[Outcome]]:
         return await refine_in_order(
@@ -430,7 +589,7 @@ class RecUserSim:
         config = GenerationConfig(
             temperature=self.settings.temperature,
             max_tokens=self.settings.max_tokens,
-            seed=self._seed(kind, ""),
+            seed=self._seed(kind, "redraft" if variables.get("redraft") else ""),
             stop=(f"\n{CRS_LABEL}:", f"\n{USER_LABEL}:", *_ECHOES),
         )
         self._calls[kind] += 1
@@ -477,12 +636,16 @@ class RecUserSim:
         return params.profile
 
     def _recommended(self, reply: CRSReply) -> list[str]:
-        """Ids the CRS recommended; for a CRS that sends text only, the titles linked in it."""
+        """Ids the CRS recommended; for a CRS that sends text only, the titles linked in it that were
+        not recommended before (a title named again is the item under discussion, as in "I don't have
+        details about X", not a new recommendation)."""
         if reply.recommended_items:
             return list(reply.recommended_items)
         if not reply.text:
             return []
-        return list(dict.fromkeys(m.item_id for m in self.domain.items.linker.link(reply.text)))
+        before = set(self.memory.recommended) if self.memory is not None else set()
+        linked = dict.fromkeys(m.item_id for m in self.domain.items.linker.link(reply.text))
+        return [item_id for item_id in linked if item_id not in before]
 
     def _describe_item(self, item: Item) -> str:
         parts = [item.display_title]
