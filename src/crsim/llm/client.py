@@ -203,7 +203,7 @@ class LLMHub:
 
     def provider(self, config: ModelConfig) -> Provider:
         """Create (or reuse) the provider of a config; configuration errors surface here, before a run."""
-        key = config.model_dump_json(
+        key = config.client + config.model_dump_json(
             exclude={"temperature", "max_tokens", "seed", "timeout", "max_retries", "backoff"}
         )
         if key not in self._providers:
