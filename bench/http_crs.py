@@ -11,11 +11,14 @@ small as possible; it counts the requests it answered (`GET /count`).
 For each concurrency C, measured in the same invocation against the same server:
 
 - baseline: a bare loop of C workers, each holding whole dialogues (create, `--turns` messages,
-  delete) through one shared `httpx.AsyncClient` with a pool of C connections, parsing every reply
-  with `json.loads`: what any httpx-based client gets from this server;
+  delete) one after another through its own keep-alive `httpx.AsyncClient` (one connection, kept
+  across its dialogues), parsing every reply with `json.loads`: what any httpx-based client gets
+  from this server;
 - crsim: `run_batch` with `--turns` scripted user turns per dialogue (the user never ends the
   dialogue, so each has exactly the baseline's requests) against the `generic_http` CRS, with the
   batch concurrency and the CRS's `max_concurrency` both C, writing the run folder as a run does.
+  Each dialogue holds its own client; a finished dialogue's client (and connection) is lent to the
+  next one with its cookie jar emptied, so both arms open about C connections in all.
 
 Reported per C: requests per second answered by the server (from its own count) for both, the
 ratio crsim / baseline (goal: at least 0.9), and the client process's CPU time per request (per

@@ -1,11 +1,12 @@
 """What crsim costs on top of the LLM: `llm_single` dialogues against a slow OpenAI-compatible server.
 
-    python bench/llm_overhead.py [--delay 0.2] [--seconds 8] [--levels 1,4,16,64]
+    python bench/llm_overhead.py [--delay 0.2] [--seconds 8] [--levels 1,4,16,64] [--sdk] [--one-client]
 
 A separate process serves `/v1/chat/completions`, answering every request after a fixed `delay` and
 admitting at most C requests at a time, so the ideal call rate is C / delay. For each C, crsim runs
 `llm_single` users against the `popular` CRS with the user role's `max_concurrency` set to C, through
-the real `openai` provider, client, cache (read-write, in a temporary run folder) and batch layer.
+the real `openai` provider, client, cache (read-write, in a temporary run folder) and batch layer:
+its default httpx path, and with `--sdk` also its path through the official SDK (`client: sdk`).
 
 Reported per C: calls per second as a share of the ideal; the same share for the in-run baseline, a
 bare loop of C workers posting the same requests with one shared httpx client (what any client gets
@@ -137,7 +138,7 @@ async def baseline(base_url: str, level: int, seconds: float, shared: bool = Fal
 
 
 # --------------------------------------------------------------------------- crsim
-def crsim_config(base_url: str, level: int, dialogues: int, out: Path) -> Any:
+def crsim_config(base_url: str, level: int, dialogues: int, out: Path, client: str = "httpx") -> Any:
     from crsim.run.config import ExperimentConfig
 
     users = min(dialogues, 500)
@@ -159,6 +160,7 @@ def crsim_config(base_url: str, level: int, dialogues: int, out: Path) -> Any:
                     "max_concurrency": level,
                     "max_retries": 0,
                     "timeout": 60,
+                    "client": client,
                 }
             },
             "out": str(out),
@@ -166,12 +168,14 @@ def crsim_config(base_url: str, level: int, dialogues: int, out: Path) -> Any:
     )
 
 
-def run_crsim(base_url: str, level: int, dialogues: int, profile: bool) -> dict[str, float]:
+def run_crsim(
+    base_url: str, level: int, dialogues: int, profile: bool, client: str = "httpx"
+) -> dict[str, float]:
     from crsim.run.batch import run_batch
     from crsim.run.build import build_experiment
 
     with tempfile.TemporaryDirectory() as tmp:
-        experiment = build_experiment(crsim_config(base_url, level, dialogues, Path(tmp) / "run"))
+        experiment = build_experiment(crsim_config(base_url, level, dialogues, Path(tmp) / "run", client))
         experiment = replace(experiment, tasks=experiment.tasks[:dialogues])
         profiler = cProfile.Profile() if profile else None
         cpu, wall = time.process_time(), time.perf_counter()
@@ -203,7 +207,7 @@ def one_client(base_url: str, level: int, dialogues: int) -> dict[str, float]:
     kept = provider.CALLS_PER_CLIENT
     provider.CALLS_PER_CLIENT = 1_000_000
     try:
-        return run_crsim(base_url, level, dialogues, profile=False)
+        return run_crsim(base_url, level, dialogues, profile=False, client="sdk")
     finally:
         provider.CALLS_PER_CLIENT = kept
 
@@ -219,6 +223,7 @@ def main() -> None:
     parser.add_argument(
         "--one-client", action="store_true", help="also run crsim with one SDK client, as before issue 21"
     )
+    parser.add_argument("--sdk", action="store_true", help="also run crsim through the SDK (`client: sdk`)")
     args = parser.parse_args()
     if args.serve:
         serve(args.serve, args.delay, args.admit)
@@ -251,6 +256,7 @@ def measure(level: int, args: argparse.Namespace) -> dict[str, Any]:
         shared = asyncio.run(baseline(base_url, level, args.seconds / 2, shared=True))
         dialogues = max(2, int(ideal * args.seconds / TURNS))
         timed = run_crsim(base_url, level, dialogues, profile=False)
+        sdk = run_crsim(base_url, level, dialogues, profile=False, client="sdk") if args.sdk else None
         one_pool = one_client(base_url, level, dialogues) if args.one_client else None
         profiled = run_crsim(base_url, level, max(2, dialogues // 2), profile=True) if args.profile else None
     finally:
@@ -269,10 +275,22 @@ def measure(level: int, args: argparse.Namespace) -> dict[str, Any]:
         "crsim_vs_baseline": round(timed["calls_per_s"] / bare["calls_per_s"], 4),
         "baseline_cpu_ms_per_call": round(bare["cpu_ms_per_call"], 3),
         "crsim_cpu_ms_per_call": round(1000 * timed["cpu_s"] / max(timed["calls"], 1), 3),
+        "baseline_vs_crsim_cpu": round(
+            bare["cpu_ms_per_call"] * max(timed["calls"], 1) / (1000 * timed["cpu_s"]), 3
+        ),
         "process_cpu_share_of_wall": round(cpu_share, 4),
         "calls": timed["calls"],
         "load_1min": round(os.getloadavg()[0], 2),
     }
+    if sdk:
+        row["sdk_calls_per_s"] = round(sdk["calls_per_s"], 2)
+        row["sdk_share_of_ideal"] = round(sdk["calls_per_s"] / ideal, 4)
+        row["sdk_cpu_ms_per_call"] = round(1000 * sdk["cpu_s"] / max(sdk["calls"], 1), 3)
+        print(
+            f"C={level:>3}  crsim through the SDK: {row['sdk_share_of_ideal']:.1%} of ideal, "
+            f"{row['sdk_cpu_ms_per_call']:.2f} ms CPU/call",
+            flush=True,
+        )
     if one_pool:
         row["one_sdk_client_calls_per_s"] = round(one_pool["calls_per_s"], 2)
         row["one_sdk_client_cpu_ms_per_call"] = round(1000 * one_pool["cpu_s"] / max(one_pool["calls"], 1), 3)

@@ -4,7 +4,8 @@ Real part: llama.cpp's server (xllamacpp, in-process on 127.0.0.1) serving SmolL
 short completion, a JSON-schema-constrained answer and a GBNF-constrained one over HTTP, exactly
 as vLLM or a hosted API would be called. Failure part: a programmable OpenAI-like server
 (tests/llm_servers.py) answers 429, 5xx, 401, 404, slowly or not at all, and the tests check which
-crsim error comes out and how often the client retried.
+crsim error comes out and how often the client retried. Every test that goes through `openai_llm`
+runs on both ways of sending (`client`: httpx directly, and the official SDK).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from crsim.llm.errors import (
 )
 from crsim.llm.providers.base import create_provider
 from crsim.llm.providers.openai import OpenAIProvider, create, strict_compatible
+from crsim.llm.providers.openai_http import OpenAIHTTPProvider
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, ResolvedGeneration, Usage, system, user
 from llm_servers import DEFAULT_TEXT, OpenAILikeServer, Reply, closed_port_url
@@ -100,11 +102,26 @@ def fake(running_fake: OpenAILikeServer, monkeypatch: pytest.MonkeyPatch) -> Ope
     return running_fake
 
 
+#: The provider's way of sending in the running test (`sent_by` sets it for each parametrized run).
+CLIENT: Literal["httpx", "sdk"] = "httpx"
+
+
+@pytest.fixture(autouse=True, params=["httpx", "sdk"])
+def sent_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(sys.modules[__name__], "CLIENT", request.param)
+    return str(request.param)
+
+
 @asynccontextmanager
 async def openai_llm(base_url: str | None, **settings: Any) -> AsyncIterator[LLM]:
     """A client for one role on the `openai` provider, built the way a run builds it."""
     config = ModelConfig(
-        provider="openai", model=settings.pop("model", MODEL), base_url=base_url, backoff=0.0, **settings
+        provider="openai",
+        model=settings.pop("model", MODEL),
+        base_url=base_url,
+        backoff=0.0,
+        client=CLIENT,
+        **settings,
     )
     llm = LLM("user", config, create_provider(config))
     try:
@@ -323,7 +340,10 @@ def test_create_checks_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     assert local.identity() == "openai:http://127.0.0.1:8000/v1:qwen"
     monkeypatch.setitem(sys.modules, "openai", None)  # as if the package were not installed
     with pytest.raises(LLMDependencyError, match=r"pip install 'crsim\[llm\]'"):
-        create(ModelConfig(provider="openai", model=MODEL))
+        create(ModelConfig(provider="openai", model=MODEL, client="sdk"))
+    assert isinstance(
+        create(ModelConfig(provider="openai", model=MODEL)), OpenAIHTTPProvider
+    )  # no SDK needed
 
 
 def test_strict_mode_only_for_closed_schemas() -> None:
@@ -339,12 +359,14 @@ def test_strict_mode_only_for_closed_schemas() -> None:
 
 
 async def test_concurrent_calls_are_spread_over_clients_of_a_few_calls_each(fake: OpenAILikeServer) -> None:
-    """12 calls at once open 12 / CALLS_PER_CLIENT SDK clients (each its own connection pool, all on
+    """12 calls at once open 12 / CALLS_PER_CLIENT clients (each its own connection pool, all on
     one TLS context); later calls reuse them, and closing the provider closes every one."""
     from crsim.llm.providers.openai import CALLS_PER_CLIENT
 
     generation = ResolvedGeneration(temperature=0.0, max_tokens=16)
-    config = ModelConfig(provider="openai", model=MODEL, base_url=fake.base_url + "/v1", max_concurrency=12)
+    config = ModelConfig(
+        provider="openai", model=MODEL, base_url=fake.base_url + "/v1", max_concurrency=12, client=CLIENT
+    )
     provider = create(config)
     assert isinstance(provider, OpenAIProvider)
     fake.plan.extend(Reply(delay=0.3) for _ in range(12))
@@ -367,11 +389,12 @@ async def test_concurrent_calls_are_spread_over_clients_of_a_few_calls_each(fake
         for _ in range(3):
             await provider.complete(MESSAGES, generation)
         assert provider._clients == clients  # one at a time: the first client serves them all
-        tls = {id(c._client._transport._pool._ssl_context) for c in clients}
+        httpx_clients = [c._client if CLIENT == "sdk" else c for c in clients]
+        tls = {id(c._transport._pool._ssl_context) for c in httpx_clients}
         assert len(tls) == 1
     finally:
         await provider.aclose()
-    assert provider._clients == [] and all(c.is_closed() for c in clients)
+    assert provider._clients == [] and all(c.is_closed for c in httpx_clients)
     assert len(fake.requests) == 15
 
 
@@ -380,7 +403,7 @@ async def test_closing_the_provider_while_a_call_is_in_flight_ends_that_call_cle
 ) -> None:
     """aclose() at the end of an interrupted run may come while calls are still under way: the call
     ends with its answer or an LLM error, never with an error of the calls-per-client bookkeeping."""
-    config = ModelConfig(provider="openai", model=MODEL, base_url=fake.base_url + "/v1")
+    config = ModelConfig(provider="openai", model=MODEL, base_url=fake.base_url + "/v1", client=CLIENT)
     provider = create(config)
     fake.plan.append(Reply(delay=2.0))
     call = asyncio.ensure_future(

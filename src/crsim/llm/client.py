@@ -122,10 +122,9 @@ class LLM:
                     async with self._limit:
                         self.calls += 1
                         started = time.perf_counter()
-                        try:
-                            completion = await asyncio.wait_for(
-                                self.provider.complete(messages, generation), self.config.timeout
-                            )
+                        try:  # a deadline in this task, not `wait_for`'s extra task per call
+                            async with asyncio.timeout(self.config.timeout):
+                                completion = await self.provider.complete(messages, generation)
                         except TimeoutError:
                             raise LLMTimeout(f"no answer within {self.config.timeout:g} s") from None
                     latency = round(time.perf_counter() - started, 6)
@@ -203,7 +202,7 @@ class LLMHub:
 
     def provider(self, config: ModelConfig) -> Provider:
         """Create (or reuse) the provider of a config; configuration errors surface here, before a run."""
-        key = config.model_dump_json(
+        key = config.client + config.model_dump_json(
             exclude={"temperature", "max_tokens", "seed", "timeout", "max_retries", "backoff"}
         )
         if key not in self._providers:

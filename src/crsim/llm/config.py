@@ -93,6 +93,12 @@ class ModelConfig(BaseModel):
     replies: list[str] = Field(
         default_factory=list, description="`scripted`: answers returned in turn (cycled)."
     )
+    client: Literal["httpx", "sdk"] = Field(
+        "httpx",
+        exclude=True,  # how requests are sent, not what is asked: not in manifests, cache keys or identities
+        description="`openai`: post chat completions with httpx directly (httpx, the default: about half "
+        "the CPU per call) or through the official SDK (sdk); the same requests, answers and errors.",
+    )
     price_per_million_tokens: Price | None = Field(
         None,
         exclude=True,  # a display setting: not in manifests, cache keys or provider identities

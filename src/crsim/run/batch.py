@@ -9,14 +9,15 @@ is put into task order once, so two runs with the same seed produce the same fil
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crsim.crs.base import CRSSession
+from crsim.crs.base import CRS, CRSSession
 from crsim.errors import ConfigError, DataError
 from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, ErrorInfo, Termination, TerminationReason
@@ -27,6 +28,8 @@ from crsim.model.run_folder.lock import run_folder_lock
 from crsim.model.run_folder.manifest import build_manifest, read_manifest, write_json_atomic
 from crsim.run.build import DialogueTask, Experiment
 from crsim.run.loop import run_dialogue
+
+logger = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[Dialogue], None]
 
@@ -263,3 +266,17 @@ async def hold_dialogues(
         for work in workers:
             work.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
+        await close_crss(experiment.crss.values())
+
+
+async def close_crss(crss: Iterable[CRS]) -> None:
+    """Let each CRS release what it keeps between dialogues (an HTTP CRS's kept connections) by its
+    optional `aclose()`. A failure there is logged, never raised: every dialogue is already held."""
+    for crs in crss:
+        aclose = getattr(crs, "aclose", None)
+        if aclose is None:
+            continue
+        try:
+            await aclose()
+        except Exception:  # the records are written; a failed cleanup must not lose them
+            logger.warning("closing the CRS %r failed", crs, exc_info=True)

@@ -1,7 +1,11 @@
 """Shared client logic for CRSs reached over HTTP: timeouts, retries, limits, secrets, linking.
 
-One `HTTPClient` per CRS object holds the settings and the concurrency limit; each dialogue gets its
-own `httpx.AsyncClient` (its own cookie jar), created in `open_client` and closed by the adapter.
+One `HTTPClient` per CRS object holds the settings and the concurrency limit; each dialogue holds its
+own `httpx.AsyncClient` (its own cookie jar and connection) from `open_client` until the adapter hands
+it back with `release_client`. A client handed back after a clean dialogue is kept, its cookie jar
+emptied, and lent to the next dialogue, so its keep-alive connection carries on (no new TCP connection
+and client per dialogue, as a browser or any pooled client does); two dialogues under way never share
+a client, a cookie or a connection. A client whose last request did not end cleanly is closed.
 Secrets come only from environment variables named in the params and are sent as headers; they
 never appear in an error message, an annotation or a record.
 """
@@ -11,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
+import weakref
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,12 +131,52 @@ class HTTPClient:
         self._semaphore: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ssl: ssl.SSLContext | None = None
+        self._idle: list[httpx.AsyncClient] = []
+        self._idle_loop: asyncio.AbstractEventLoop | None = None
+        self._unclean: weakref.WeakSet[httpx.AsyncClient] = weakref.WeakSet()
 
     def __repr__(self) -> str:
         return f"HTTPClient({self.params.base_url!r})"
 
     def open_client(self) -> httpx.AsyncClient:
-        """A new client (connection pool and cookie jar) for one dialogue."""
+        """A client for one dialogue: one handed back by an earlier dialogue (its cookie jar empty,
+        its keep-alive connection kept) or a new one. Hand it back with `release_client`."""
+        idle = self._idle_clients()
+        while idle:
+            client = idle.pop()
+            if not client.is_closed:
+                return client
+        return self._new_client()
+
+    async def release_client(self, client: httpx.AsyncClient) -> None:
+        """Take back a dialogue's client: kept for the next dialogue, with its cookies cleared, if
+        its last request ended cleanly in this event loop; closed otherwise."""
+        if client.is_closed:
+            return
+        if client in self._unclean or not self._same_loop():
+            await client.aclose()
+            return
+        client.cookies.clear()
+        self._idle_clients().append(client)
+
+    async def aclose(self) -> None:
+        """Close the clients kept between dialogues (at the end of a batch)."""
+        idle, self._idle = self._idle, []
+        if self._same_loop():
+            for client in idle:
+                await client.aclose()
+
+    def _same_loop(self) -> bool:
+        return self._idle_loop is None or self._idle_loop is asyncio.get_running_loop()
+
+    def _idle_clients(self) -> list[httpx.AsyncClient]:
+        """The kept clients of the running loop (a client's connections belong to its loop)."""
+        loop = asyncio.get_running_loop()
+        if self._idle_loop is not loop:
+            self._idle, self._idle_loop = [], loop  # an ended loop's clients cannot be reused or closed
+        return self._idle
+
+    def _new_client(self) -> httpx.AsyncClient:
         timeout = httpx.Timeout(self.params.timeout_s, connect=self.params.connect_timeout_s)
         if self._ssl is None:
             self._ssl = httpx.create_ssl_context()  # ~30 ms of CPU each time: build it once, not per dialogue
@@ -188,9 +233,12 @@ class HTTPClient:
     async def _attempt(
         self, client: httpx.AsyncClient, method: str, path: str, payload: Any
     ) -> bytes | _Failure:
+        self._unclean.add(client)  # until the reply is read: a failed or cancelled request leaves it
         try:
             async with asyncio.timeout(self.params.timeout_s):
-                return await self._send(client, method, path, payload)
+                body = await self._send(client, method, path, payload)
+            self._unclean.discard(client)
+            return body
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             return _Failure(
                 CRSConnectionError(f"cannot connect to {self._origin} ({type(exc).__name__})"), True, False
@@ -428,4 +476,8 @@ class HTTPCRS(BaseCRS):
     async def close(self, session: CRSSession) -> None:
         client = getattr(session.state, "client", None)
         if isinstance(client, httpx.AsyncClient):
-            await client.aclose()
+            await self.http.release_client(client)
+
+    async def aclose(self) -> None:
+        """Close the connections kept between dialogues; the batch calls it when it is done."""
+        await self.http.aclose()

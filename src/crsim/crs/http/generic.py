@@ -97,7 +97,7 @@ class GenericHTTPCRS(HTTPCRS):
         except CRSHTTPError:
             pass  # the dialogue is over; a server that cannot free its session must not fail it
         finally:
-            await state.client.aclose()
+            await self.http.release_client(state.client)
 
 
 def _ids(raw: Any, field: str, what: str) -> list[str]:

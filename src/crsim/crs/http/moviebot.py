@@ -73,4 +73,4 @@ class MovieBotCRS(HTTPCRS):
         except CRSHTTPError:
             pass  # the dialogue is over; a failed goodbye must not fail it
         finally:
-            await state.client.aclose()
+            await self.http.release_client(state.client)

@@ -51,7 +51,7 @@ from crsim.llm.types import Completion, Message, ResolvedGeneration, Usage
 from crsim.redact import secret_from_env
 
 if TYPE_CHECKING:
-    from openai import AsyncOpenAI, OpenAIError
+    from openai import OpenAIError
     from openai.types.chat.completion_create_params import ResponseFormat
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -77,7 +77,7 @@ class OpenAIProvider:
         self.config, self.model = config, model
         self.key_env = config.api_key_env or DEFAULT_KEY_ENV
         self._key = secret_from_env(self.key_env)
-        self._clients: list[AsyncOpenAI] = []
+        self._clients: list[Any] = []  #: SDK clients (`AsyncOpenAI`), or httpx clients in `openai_http`
         self._in_flight: list[int] = []  #: calls under way on each client, by index
         self._tls: ssl.SSLContext | None = None
 
@@ -126,19 +126,24 @@ class OpenAIProvider:
             index = min(range(len(self._in_flight)), key=self._in_flight.__getitem__)
             if self._in_flight[index] < CALLS_PER_CLIENT:
                 return index
-        self._clients.append(self._sdk_client())
+        self._clients.append(self._new_client())
         self._in_flight.append(0)
         return len(self._clients) - 1
 
-    def _sdk_client(self) -> AsyncOpenAI:
-        key = self._key
-        if key is None:
-            if self.config.base_url is None:
-                raise LLMAuthError(
-                    f"environment variable {self.key_env} is not set; export the OpenAI API key there "
-                    f"(or name another variable in api_key_env, or point base_url at a local server)"
-                )
-            key = PLACEHOLDER_KEY
+    def _api_key(self) -> str:
+        """The key to send: the variable's value, or a placeholder for a server given by `base_url`."""
+        if self._key is not None:
+            return self._key
+        if self.config.base_url is None:
+            raise LLMAuthError(
+                f"environment variable {self.key_env} is not set; export the OpenAI API key there "
+                f"(or name another variable in api_key_env, or point base_url at a local server)"
+            )
+        return PLACEHOLDER_KEY
+
+    def _new_client(self) -> Any:
+        """One more SDK client (its own connection pool), built as every other one."""
+        key = self._api_key()
         from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
         if self._tls is None:
@@ -223,7 +228,10 @@ class OpenAIProvider:
             return LLMConnectionError(f"cannot reach {where}: {cause or exc.message}")
         if not isinstance(exc, openai.APIStatusError):
             return LLMError(f"{where}: {type(exc).__name__}: {exc}")
-        status, said = exc.status_code, server_message(exc.body, exc.message)
+        return self._status_error(where, exc.status_code, server_message(exc.body, exc.message))
+
+    def _status_error(self, where: str, status: int, said: str) -> LLMError:
+        """The crsim error for an error status, by what the status means (429 and 5xx are retried)."""
         detail = f"{where} answered HTTP {status}: {said}"
         if status in (401, 403):
             if self._key is None:
@@ -283,15 +291,20 @@ def strict_compatible(schema: Any) -> bool:
 
 
 def create(config: ModelConfig) -> OpenAIProvider:
-    """Check the settings and that the SDK is installed; no network and no key is needed yet."""
-    try:
-        import openai  # noqa: F401
-    except ImportError:
-        raise missing_dependency("openai", "openai", "pip install 'crsim[llm]'") from None
+    """Check the settings (and that the SDK is installed, when `client` is "sdk"); no network and no
+    key is needed yet. `client` "httpx" (the default) posts with httpx directly (`openai_http`)."""
     if not config.model:
         raise ConfigError(
             "the 'openai' LLM provider needs a model name (`model`, e.g. gpt-4o-mini, or the name the "
             "server at base_url serves)"
         )
     check_options(config, _RESERVED, "LLM")
+    if config.client == "httpx":
+        from crsim.llm.providers.openai_http import OpenAIHTTPProvider
+
+        return OpenAIHTTPProvider(config, config.model)
+    try:
+        import openai  # noqa: F401
+    except ImportError:
+        raise missing_dependency("openai", "openai", "pip install 'crsim[llm]'") from None
     return OpenAIProvider(config, config.model)
