@@ -155,8 +155,22 @@ def role_flip_patterns(domain: Domain) -> list[re.Pattern[str]]:
     return [re.compile(cue, re.I) for cue in cues]
 
 
-def role_flip(text: str, patterns: list[re.Pattern[str]]) -> str | None:
-    """The first cue of the recommender's voice found in `text` (apostrophes made straight), or None."""
+#: Text about the message rather than the message: a model's preamble, a speaker label, its own role.
+META_TEXT = [
+    re.compile(p, re.I)
+    for p in (
+        r"\b(?:here'?s|here is) (?:my|the|a) (?:next |revised |new |rewritten |final )?"
+        r"(?:message|response|reply|answer|utterance)\b",
+        r"\b(?:my|the) (?:next |revised |new )?(?:message|response|reply) (?:is|would be|could be)\b",
+        r"^\W*(?:user|seeker|recommender|assistant|system|crs|customer)\s*:",
+        r"\bas an ai\b",
+        r"\bas (?:the|a) (?:user|seeker|simulated user|customer)\b",
+    )
+]
+
+
+def first_cue(text: str, patterns: list[re.Pattern[str]]) -> str | None:
+    """The first of `patterns` found in `text` (apostrophes made straight), or None."""
     plain = text.replace("’", "'")
     for pattern in patterns:
         match = pattern.search(plain)

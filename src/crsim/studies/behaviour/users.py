@@ -10,7 +10,7 @@ from crsim.model.dialogue import Role
 from crsim.model.items import Item
 from crsim.studies.behaviour.facts import Facts
 from crsim.studies.behaviour.observation import Kind, Observation
-from crsim.studies.behaviour.text import END_MARKER, parrots, repeated, role_flip, title_in
+from crsim.studies.behaviour.text import END_MARKER, META_TEXT, first_cue, parrots, repeated, title_in
 
 #: Intents by which a closing message turns the last recommendation down (no satisfied ending).
 _TURNED_DOWN = frozenset({Intent.REJECT, Intent.DENY, Intent.REQUEST_RECOMMENDATION, Intent.SEEN})
@@ -112,12 +112,18 @@ def role_flips(facts: Facts, patterns: list[re.Pattern[str]]) -> Iterator[Observ
     if not users:
         yield _obs(facts, "role_flip_dialogue", None, "no user message")
         return
-    first_cue = ""
+    earliest = ""
     for index in users:
-        cue = role_flip(facts.utterances[index].text, patterns)
+        cue = first_cue(facts.utterances[index].text, patterns)
         yield _obs(facts, "role_flip", cue is not None, cue or "")
-        first_cue = first_cue or (cue or "")
-    yield _obs(facts, "role_flip_dialogue", bool(first_cue), first_cue)
+        earliest = earliest or (cue or "")
+    yield _obs(facts, "role_flip_dialogue", bool(earliest), earliest)
+
+
+def meta_text(facts: Facts) -> Iterator[Observation]:
+    for index in facts.user_indices():
+        cue = first_cue(facts.utterances[index].text, META_TEXT)
+        yield _obs(facts, "meta_text", cue is not None, cue or "")
 
 
 def repetition(facts: Facts) -> Iterator[Observation]:
@@ -203,6 +209,7 @@ def simulator_observations(facts: Facts, patterns: list[re.Pattern[str]]) -> Ite
     yield from requests_asked(facts)
     yield from target_leaked(facts)
     yield from role_flips(facts, patterns)
+    yield from meta_text(facts)
     yield from repetition(facts)
     yield from contradicting_acceptance(facts)
     yield from stop_before_recommendation(facts)
