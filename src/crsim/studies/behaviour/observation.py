@@ -82,6 +82,7 @@ MEASURES: dict[str, Measure] = {
         Measure(
             "meta_text", _S, "message", "the user message holds text about the message (a preamble, a label)"
         ),
+        Measure("user_truncated", _S, "message", "the user message is cut (no complete ending)"),
         Measure("user_repeats", _S, "dialogue", "two consecutive user messages are near-duplicates"),
         Measure("parroting", _S, "dialogue", "a user message repeats the CRS message before it"),
         Measure(

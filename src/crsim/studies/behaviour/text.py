@@ -134,6 +134,7 @@ def role_flip_patterns(domain: Domain) -> list[re.Pattern[str]]:
     (docs/behaviour.md lists them)."""
     nouns = "|".join(re.escape(n) for n in dict.fromkeys((domain.item_noun, domain.item_noun_plural)))
     kinds = r"(?:kind|kinds|type|types|sort|genre)s?"
+    seeking = r"(?:looking for|in the mood for|hoping for|into)\b"
     cues = [
         r"\bi(?: would|'d| can| could)? (?:highly )?(?:recommend|suggest)\b",
         r"\blet me (?:recommend|suggest)\b",
@@ -142,7 +143,8 @@ def role_flip_patterns(domain: Domain) -> list[re.Pattern[str]]:
         r"\byou should (?:watch|try|check out|see|read|visit|listen to)\b",
         rf"\bwhat {kinds} of (?:{nouns}) (?:do|would) you "
         r"(?:like|enjoy|prefer|want|usually|feel like|have in mind)\b",
-        rf"\bwhat {kinds} of (?:{nouns}) are you (?:looking for|in the mood for)\b",
+        rf"\bwhat {kinds} of (?:{nouns}) (?:are you|you're|you are) {seeking}",
+        rf"\bwhat you(?:'re| are) {seeking}",
         rf"\bwhat (?:{nouns}) (?:do|would) you (?:like|enjoy|prefer|want)\b",
         r"\bdo you have (?:any )?(?:preferences|a preference|a favou?rite)\b",
         r"\bwhat are your (?:preferences|favou?rite)\b",

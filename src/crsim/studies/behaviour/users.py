@@ -10,7 +10,15 @@ from crsim.model.dialogue import Role
 from crsim.model.items import Item
 from crsim.studies.behaviour.facts import Facts
 from crsim.studies.behaviour.observation import Kind, Observation
-from crsim.studies.behaviour.text import END_MARKER, META_TEXT, first_cue, parrots, repeated, title_in
+from crsim.studies.behaviour.text import (
+    END_MARKER,
+    META_TEXT,
+    ends_cut,
+    first_cue,
+    parrots,
+    repeated,
+    title_in,
+)
 
 #: Intents by which a closing message turns the last recommendation down (no satisfied ending).
 _TURNED_DOWN = frozenset({Intent.REJECT, Intent.DENY, Intent.REQUEST_RECOMMENDATION, Intent.SEEN})
@@ -126,6 +134,16 @@ def meta_text(facts: Facts) -> Iterator[Observation]:
         yield _obs(facts, "meta_text", cue is not None, cue or "")
 
 
+def user_truncated(facts: Facts) -> Iterator[Observation]:
+    for index in facts.user_indices():
+        text = facts.utterances[index].text
+        if not text.strip():
+            yield _obs(facts, "user_truncated", None, "empty message")
+            continue
+        cut = ends_cut(text)
+        yield _obs(facts, "user_truncated", cut, f"ends {text.rstrip()[-20:]!r}" if cut else "")
+
+
 def repetition(facts: Facts) -> Iterator[Observation]:
     users = facts.user_indices()
     if len(users) < 2:
@@ -210,6 +228,7 @@ def simulator_observations(facts: Facts, patterns: list[re.Pattern[str]]) -> Ite
     yield from target_leaked(facts)
     yield from role_flips(facts, patterns)
     yield from meta_text(facts)
+    yield from user_truncated(facts)
     yield from repetition(facts)
     yield from contradicting_acceptance(facts)
     yield from stop_before_recommendation(facts)
