@@ -67,12 +67,14 @@ def parrots(user: str, crs: str) -> bool:
 def body(text: str, listed: list[Item]) -> str:
     """A CRS message without a closing label that lists its items' titles ("... Suggestion: Heat
     (1995)."): what the CRS wrote itself. The label is the last `Word: ` whose rest of the message
-    names a listed item (a title may hold a colon); unchanged when there is none."""
+    names a listed item exactly (a title may hold a colon: "Star Wars: Episode IV"; and "Rings: The
+    Fellowship of the Ring" is no label, its rest holds only part of the title); unchanged when
+    there is none."""
     if not listed:
         return text
     for match in reversed(list(_LABEL_START.finditer(text))):
         tail = text[match.end() :]
-        if any(title_in(tail, item) for item in listed):
+        if any(title_in(tail, item, fuzzy=False) for item in listed):
             return text[: match.start()]
     return text
 
@@ -102,10 +104,11 @@ def _title_key(title: str) -> tuple[str, bool]:
     return " ".join(words), weak
 
 
-def title_in(text: str, item: Item) -> bool:
+def title_in(text: str, item: Item, *, fuzzy: bool = True) -> bool:
     """Whether `text` names `item`: its normalised title as whole words; a weak title (one short word,
     or only function words) only with the catalogue's capitalisation; a title of TITLE_FUZZY_MIN_CHARS
-    characters or more also by `fuzz.partial_ratio` >= TITLE_FUZZY (a slip in spelling)."""
+    characters or more also by `fuzz.partial_ratio` >= TITLE_FUZZY against a longer text (a slip in
+    spelling), unless not `fuzzy`."""
     key, weak = _title_key(item.title)
     if not key:
         return False
@@ -115,7 +118,9 @@ def title_in(text: str, item: Item) -> bool:
     normal = normalize(text)
     if f" {key} " in f" {normal} ":
         return True
-    return len(key) >= TITLE_FUZZY_MIN_CHARS and fuzz.partial_ratio(key, normal) >= TITLE_FUZZY
+    if not fuzzy or len(key) < TITLE_FUZZY_MIN_CHARS or len(normal) < len(key):
+        return False
+    return fuzz.partial_ratio(key, normal) >= TITLE_FUZZY
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'“(])")
