@@ -47,7 +47,7 @@ def test_behaviour_section_for_llm_driven_runs(tmp_path: Path) -> None:
     evaluate_path(run_dir)
     page = build_report([open_run(run_dir)])
     section = _section(page)
-    assert "<h3>simulator</h3>" in section and "<h3>crs</h3>" in section
+    assert "<h3>Simulators</h3>" in section and "<h3>CRSs</h3>" in section
     row = re.search(
         r">role_flip_dialogue</td><td>dialogue</td><td class=\"num\" title=\"([^\"]*)\">([^<]*)<", section
     )
