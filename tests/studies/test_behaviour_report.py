@@ -20,6 +20,7 @@ from test_behaviour_users import GROUNDHOG, HEAT, dialogue
 def test_wilson_interval_known_values() -> None:
     low, high = wilson(0, 10)
     assert low == 0.0 and high == pytest.approx(0.2775, abs=1e-4)  # z^2 / (n + z^2)
+    assert wilson(0, 12)[0] == 0.0 and wilson(12, 12)[1] == 1.0
     low, high = wilson(5, 10)
     assert (low, high) == pytest.approx((0.2366, 0.7634), abs=1e-4)
 
