@@ -16,7 +16,7 @@ from crsim.report.run_folder import open_run
 from crsim.run.batch import run_batch
 from crsim.run.build import build_experiment
 from crsim.run.config import ExperimentConfig
-from report_support import small_run
+from report_support import PAYLOADS, poison, small_run
 
 SCRIPTED: dict[str, Any] = {
     "name": "behaviour-report",
@@ -47,7 +47,7 @@ def test_behaviour_section_for_llm_driven_runs(tmp_path: Path) -> None:
     evaluate_path(run_dir)
     page = build_report([open_run(run_dir)])
     section = _section(page)
-    assert "<h3>simulator</h3>" in section and "<h3>crs</h3>" in section
+    assert "<h3>Simulators</h3>" in section and "<h3>CRSs</h3>" in section
     row = re.search(
         r">role_flip_dialogue</td><td>dialogue</td><td class=\"num\" title=\"([^\"]*)\">([^<]*)<", section
     )
@@ -56,6 +56,15 @@ def test_behaviour_section_for_llm_driven_runs(tmp_path: Path) -> None:
     assert cell.startswith("2/2 100% [")  # both users opened in the recommender's voice
     assert "retrieval/llm_single/" in examples and "Here are some" in examples
     assert 'href="#behaviour"' in page
+
+
+def test_behaviour_section_escapes_recorded_text(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    asyncio.run(run_batch(build_experiment(ExperimentConfig.model_validate(SCRIPTED)), run_dir))
+    poison(run_dir)  # the CRS id (a column of the section) and every text hold script
+    section = _section(build_report([open_run(run_dir)]))
+    assert "&lt;script&gt;window.pwned=1&lt;/script&gt;" in section
+    assert not any(payload in section for payload in PAYLOADS)
 
 
 def test_no_behaviour_section_for_rule_based_runs(tmp_path: Path) -> None:

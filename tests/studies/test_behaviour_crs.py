@@ -57,6 +57,9 @@ def test_text_names_every_recommended_item(domain: Domain) -> None:
     assert obs.hit is False and obs.note == "does not name Heat (1995)"
     named = [("crs", "Heat (1995) is a tense crime film.", [HEAT])]
     assert hits(domain, named, "text_names_item") == [True]
+    lotr = [("crs", "Take a look at The Lord of the Rings: The Fellowship of the Ring (2001).", ["4993"])]
+    assert hits(domain, lotr, "text_names_item") == [True]  # "Rings: The Fellowship ..." is no label
+    assert hits(domain, lotr, "truncated") == [False]
     colon = [("crs", "A space classic. Suggestion: Star Wars: Episode IV - A New Hope (1977).", ["260"])]
     assert hits(domain, colon, "text_names_item") == [False]
     one_of_two = [("crs", "Try Heat. Suggestion: Groundhog Day (1993).", [HEAT, GROUNDHOG])]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from crsim.errors import DataError
+from crsim.model.annotations import DOMAIN
 from crsim.model.domain import Domain
 from crsim.model.run_folder import DIALOGUES
 from crsim.studies.behaviour import Kind, behaviour_frame, behaviour_report, wilson
@@ -19,6 +20,7 @@ from test_behaviour_users import GROUNDHOG, HEAT, dialogue
 def test_wilson_interval_known_values() -> None:
     low, high = wilson(0, 10)
     assert low == 0.0 and high == pytest.approx(0.2775, abs=1e-4)  # z^2 / (n + z^2)
+    assert wilson(0, 12)[0] == 0.0 and wilson(12, 12)[1] == 1.0
     low, high = wilson(5, 10)
     assert (low, high) == pytest.approx((0.2366, 0.7634), abs=1e-4)
 
@@ -88,6 +90,10 @@ def test_a_dialogue_file_needs_a_domain_and_a_folder_a_manifest(tmp_path: Path) 
     path = _write(tmp_path / "run", [dialogue([("user", "Hi.")]).model_dump_json()])
     with pytest.raises(DataError, match="names no domain"):
         behaviour_report(path)
+    named = dialogue([("user", "Hi.")])
+    DOMAIN.put(named.metadata, "movies")
+    path.write_text(named.model_dump_json() + "\n", encoding="utf-8")
+    assert behaviour_report(path).domain == "movies"  # the domain the records name
     with pytest.raises(DataError, match="no manifest"):
         behaviour_report(tmp_path / "run")
     (tmp_path / "run" / "scores.jsonl").write_text("", encoding="utf-8")

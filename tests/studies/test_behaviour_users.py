@@ -141,6 +141,27 @@ def test_role_flip_by_cue(domain: Domain) -> None:
     assert hit(domain, asking, "role_flip_dialogue") is False
     domain_noun = dialogue([("user", "What kind of movies do you like?")])
     assert hit(domain, domain_noun, "role_flip_dialogue") is True
+    asked_back = dialogue([("user", "Just curious about what kind of movie you're looking for.")])
+    assert hit(domain, asked_back, "role_flip_dialogue") is True
+
+
+def test_meta_text(domain: Domain) -> None:
+    leaked = dialogue(
+        [("user", "Sure, here's my next message: I want a comedy."), ("crs", "OK."), ("user", "User: thanks")]
+    )
+    assert [(o.hit, o.note) for o in observed(domain, leaked, "meta_text")] == [
+        (True, "here's my next message"),
+        (True, "User:"),
+    ]
+    plain = dialogue([("user", "Here is what I want: a comedy. The user reviews say it's fun.")])
+    assert [o.hit for o in observed(domain, plain, "meta_text")] == [False]
+
+
+def test_user_truncated(domain: Domain) -> None:
+    d = dialogue(
+        [("user", "I'd like to see something that's not just a on"), ("crs", "OK."), ("user", "A comedy.")]
+    )
+    assert [o.hit for o in observed(domain, d, "user_truncated")] == [True, False]
 
 
 def test_repeats_and_parroting(domain: Domain) -> None:

@@ -26,7 +26,7 @@ from crsim.report.figures import (
 )
 from crsim.report.tables import USER_MARK, evaluable_text, failures, failures_text, users_text
 from crsim.studies.behaviour import MEASURES, BehaviourReport, Kind, behaviour_report
-from crsim.studies.behaviour.tables import cell_text
+from crsim.studies.behaviour.tables import KIND_TITLES, cell_text
 from crsim.studies.compare import MetricComparison
 
 #: Metric columns per results table: more would push the table past a laptop screen.
@@ -416,15 +416,19 @@ def _behaviour_table(report: BehaviourReport, kind: Kind) -> dict[str, Any] | No
                 "unit": MEASURES[name].unit,
                 "question": MEASURES[name].question,
                 "cells": [
-                    None
-                    if row is None
-                    else {"text": cell_text(row), "examples": "\n".join(row.examples), "fired": row.k > 0}
+                    None if row is None else {"text": cell_text(row), "examples": "\n".join(row.examples)}
                     for row in found
                 ],
             }
         )
     spread = [cells[("score_at_max", s)].detail if ("score_at_max", s) in cells else "" for s in subjects]
-    return {"kind": kind.value, "subjects": subjects, "measures": measures, "spread": spread}
+    return {
+        "kind": kind.value,
+        "title": KIND_TITLES[kind],
+        "subjects": subjects,
+        "measures": measures,
+        "spread": spread,
+    }
 
 
 def behaviour_sections(context: ReportContext) -> list[dict[str, Any]]:

@@ -36,6 +36,7 @@ def _listed(facts: Facts, u: Utterance) -> list[Item]:
 
 
 def truncated(facts: Facts, caps: dict[str, int]) -> Iterator[Observation]:
+    """CRS messages cut: at the configured character cap, or without a complete ending."""
     cap = caps.get(facts.crs)
     for index in facts.crs_indices():
         u = facts.utterances[index]
@@ -54,6 +55,7 @@ def truncated(facts: Facts, caps: dict[str, int]) -> Iterator[Observation]:
 
 
 def text_names_item(facts: Facts) -> Iterator[Observation]:
+    """CRS messages whose own text names every item they recommend."""
     for index in facts.crs_indices():
         u = facts.utterances[index]
         if not u.recommended_items:
@@ -152,6 +154,7 @@ def _attribute_claims(
 
 
 def claims(facts: Facts, phrases: dict[str, list[tuple[str, str]]]) -> Iterator[Observation]:
+    """CRS messages naming one item with a year, decade or attribute claim its metadata contradicts."""
     for index in facts.crs_indices():
         u = facts.utterances[index]
         ids = list(dict.fromkeys([*u.recommended_items, *u.mentioned_items]))
@@ -171,6 +174,7 @@ def claims(facts: Facts, phrases: dict[str, list[tuple[str, str]]]) -> Iterator[
 
 
 def crs_repeats(facts: Facts) -> Iterator[Observation]:
+    """Consecutive near-duplicate CRS messages."""
     texts = [facts.utterances[i].text for i in facts.crs_indices()]
     if len(texts) < 2:
         yield _obs(facts, "crs_repeats", None, "fewer than 2 CRS messages")

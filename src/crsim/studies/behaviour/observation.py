@@ -79,6 +79,10 @@ MEASURES: dict[str, Measure] = {
         Measure("target_leaked", _S, "dialogue", "a user message named a target before the CRS named it"),
         Measure("role_flip", _S, "message", "the user message speaks in the recommender's voice"),
         Measure("role_flip_dialogue", _S, "dialogue", "some user message speaks in the recommender's voice"),
+        Measure(
+            "meta_text", _S, "message", "the user message holds text about the message (a preamble, a label)"
+        ),
+        Measure("user_truncated", _S, "message", "the user message is cut (no complete ending)"),
         Measure("user_repeats", _S, "dialogue", "two consecutive user messages are near-duplicates"),
         Measure("parroting", _S, "dialogue", "a user message repeats the CRS message before it"),
         Measure(

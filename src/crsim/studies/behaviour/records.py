@@ -10,11 +10,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from crsim.data.domains import domain_of
+from crsim.data.domains import domain_named, domain_of
 from crsim.errors import DataError
+from crsim.model.annotations import DOMAIN
 from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain
-from crsim.model.run_folder import SCORES, ScoreRecord, is_run_folder, load_manifest
+from crsim.model.run_folder import SCORES, Manifest, ScoreRecord, is_run_folder, load_manifest
 from crsim.model.run_folder.files import DIALOGUES
 
 
@@ -94,35 +95,44 @@ def configured(config: dict[str, Any]) -> tuple[dict[str, int], dict[str, str]]:
     return caps, rubrics
 
 
+def _locate(path: Path) -> tuple[Path, Manifest | None]:
+    """The dialogue file of a run folder (with its manifest) or of a dialogue file (without)."""
+    if not path.is_dir():
+        if not path.is_file():
+            raise DataError("file not found; expected dialogues in JSON Lines", path=str(path))
+        return path, None
+    if not is_run_folder(path):
+        if (path / SCORES).is_file():
+            raise DataError(
+                f"an evaluation folder ({SCORES}, no manifest.json): give the run folder it scored "
+                "and this folder with --scores",
+                path=str(path),
+            )
+        raise DataError("not a run folder (no manifest.json); expected `crsim run` output", path=str(path))
+    if not (path / DIALOGUES).is_file():
+        raise DataError(f"no {DIALOGUES}; the run has not held any dialogue yet", path=str(path))
+    return path / DIALOGUES, load_manifest(path)
+
+
+def _domain(path: Path, manifest: Manifest | None, dialogues: list[Dialogue]) -> Domain:
+    """The run's domain: its manifest's, else the one domain its records name (`metadata.domain`)."""
+    if manifest is not None:
+        return domain_of(manifest)
+    names = {DOMAIN.get(d.metadata, where=f"dialogue {d.id!r}") for d in dialogues} - {None}
+    if len(names) != 1:
+        found = f"names {len(names)} domains" if names else "names no domain"
+        raise DataError(f"the dialogue file {found}; give one (--domain)", path=str(path))
+    return domain_named(names.pop() or "")
+
+
 def read_run(path: Path, domain: Domain | None, scores: list[Path]) -> RunRecords:
     """A run folder (manifest + dialogues) or a dialogue file, with the scores it holds or that
-    `scores` name. `domain` overrides the manifest's; without either it is a DataError."""
+    `scores` name. The domain: `domain`, else the manifest's, else the one the records name."""
     bad: list[Unreadable] = []
-    config: dict[str, Any] = {}
-    if path.is_dir():
-        if not is_run_folder(path):
-            if (path / SCORES).is_file():
-                raise DataError(
-                    f"an evaluation folder ({SCORES}, no manifest.json): give the run folder it scored "
-                    "and this folder with --scores",
-                    path=str(path),
-                )
-            raise DataError(
-                "not a run folder (no manifest.json); expected `crsim run` output", path=str(path)
-            )
-        manifest = load_manifest(path)
-        config = manifest.config
-        dialogues_path = path / DIALOGUES
-        if domain is None:
-            domain = domain_of(manifest)
-    else:
-        dialogues_path = path
-    if domain is None:
-        raise DataError("a dialogue file names no domain; give one (--domain)", path=str(path))
-    if not dialogues_path.is_file():
-        raise DataError("file not found; expected dialogues in JSON Lines", path=str(dialogues_path))
+    dialogues_path, manifest = _locate(path)
     dialogues = list(read_lines(dialogues_path, Dialogue.model_validate_json, bad))
+    domain = domain or _domain(path, manifest, dialogues)
     score_files = scores or ([path / SCORES] if path.is_dir() and (path / SCORES).is_file() else [])
     records = [record for file in score_files for record in read_scores(file, bad)]
-    caps, rubrics = configured(config)
+    caps, rubrics = configured(manifest.config if manifest is not None else {})
     return RunRecords(path.resolve().name, domain, dialogues, records, caps, rubrics, bad)

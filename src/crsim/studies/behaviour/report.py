@@ -35,7 +35,9 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low = 0.0 if k == 0 else max(0.0, centre - half)  # exact bounds where rounding leaves 1e-17
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return low, high
 
 
 class Row(BaseModel):

@@ -9,7 +9,8 @@ from rich.table import Table
 from crsim.studies.behaviour.observation import MEASURES, Kind
 from crsim.studies.behaviour.report import BehaviourReport, Row
 
-_TITLES = {Kind.SIMULATOR: "Simulators", Kind.CRS: "CRSs", Kind.JUDGE: "Judges"}
+#: The heading of each kind's table.
+KIND_TITLES = {Kind.SIMULATOR: "Simulators", Kind.CRS: "CRSs", Kind.JUDGE: "Judges"}
 
 
 def cell_text(row: Row) -> str:
@@ -29,7 +30,7 @@ def kind_table(report: BehaviourReport, kind: Kind) -> Table | None:
     if not rows:
         return None
     subjects = list(dict.fromkeys(r.subject for r in rows))
-    table = Table(title=f"{_TITLES[kind]}: behaviour ({report.run}, {report.dialogues} dialogues)")
+    table = Table(title=f"{KIND_TITLES[kind]}: behaviour ({report.run}, {report.dialogues} dialogues)")
     table.add_column("measure (unit)")
     for subject in subjects:
         table.add_column(escape(subject))

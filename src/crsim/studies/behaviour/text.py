@@ -67,12 +67,14 @@ def parrots(user: str, crs: str) -> bool:
 def body(text: str, listed: list[Item]) -> str:
     """A CRS message without a closing label that lists its items' titles ("... Suggestion: Heat
     (1995)."): what the CRS wrote itself. The label is the last `Word: ` whose rest of the message
-    names a listed item (a title may hold a colon); unchanged when there is none."""
+    names a listed item exactly (a title may hold a colon: "Star Wars: Episode IV"; and "Rings: The
+    Fellowship of the Ring" is no label, its rest holds only part of the title); unchanged when
+    there is none."""
     if not listed:
         return text
     for match in reversed(list(_LABEL_START.finditer(text))):
         tail = text[match.end() :]
-        if any(title_in(tail, item) for item in listed):
+        if any(title_in(tail, item, fuzzy=False) for item in listed):
             return text[: match.start()]
     return text
 
@@ -102,10 +104,11 @@ def _title_key(title: str) -> tuple[str, bool]:
     return " ".join(words), weak
 
 
-def title_in(text: str, item: Item) -> bool:
+def title_in(text: str, item: Item, *, fuzzy: bool = True) -> bool:
     """Whether `text` names `item`: its normalised title as whole words; a weak title (one short word,
     or only function words) only with the catalogue's capitalisation; a title of TITLE_FUZZY_MIN_CHARS
-    characters or more also by `fuzz.partial_ratio` >= TITLE_FUZZY (a slip in spelling)."""
+    characters or more also by `fuzz.partial_ratio` >= TITLE_FUZZY against a longer text (a slip in
+    spelling), unless not `fuzzy`."""
     key, weak = _title_key(item.title)
     if not key:
         return False
@@ -115,7 +118,9 @@ def title_in(text: str, item: Item) -> bool:
     normal = normalize(text)
     if f" {key} " in f" {normal} ":
         return True
-    return len(key) >= TITLE_FUZZY_MIN_CHARS and fuzz.partial_ratio(key, normal) >= TITLE_FUZZY
+    if not fuzzy or len(key) < TITLE_FUZZY_MIN_CHARS or len(normal) < len(key):
+        return False
+    return fuzz.partial_ratio(key, normal) >= TITLE_FUZZY
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'“(])")
@@ -134,6 +139,7 @@ def role_flip_patterns(domain: Domain) -> list[re.Pattern[str]]:
     (docs/behaviour.md lists them)."""
     nouns = "|".join(re.escape(n) for n in dict.fromkeys((domain.item_noun, domain.item_noun_plural)))
     kinds = r"(?:kind|kinds|type|types|sort|genre)s?"
+    seeking = r"(?:looking for|in the mood for|hoping for|into)\b"
     cues = [
         r"\bi(?: would|'d| can| could)? (?:highly )?(?:recommend|suggest)\b",
         r"\blet me (?:recommend|suggest)\b",
@@ -142,7 +148,8 @@ def role_flip_patterns(domain: Domain) -> list[re.Pattern[str]]:
         r"\byou should (?:watch|try|check out|see|read|visit|listen to)\b",
         rf"\bwhat {kinds} of (?:{nouns}) (?:do|would) you "
         r"(?:like|enjoy|prefer|want|usually|feel like|have in mind)\b",
-        rf"\bwhat {kinds} of (?:{nouns}) are you (?:looking for|in the mood for)\b",
+        rf"\bwhat {kinds} of (?:{nouns}) (?:are you|you're|you are) {seeking}",
+        rf"\bwhat you(?:'re| are) {seeking}",
         rf"\bwhat (?:{nouns}) (?:do|would) you (?:like|enjoy|prefer|want)\b",
         r"\bdo you have (?:any )?(?:preferences|a preference|a favou?rite)\b",
         r"\bwhat are your (?:preferences|favou?rite)\b",
@@ -155,8 +162,22 @@ def role_flip_patterns(domain: Domain) -> list[re.Pattern[str]]:
     return [re.compile(cue, re.I) for cue in cues]
 
 
-def role_flip(text: str, patterns: list[re.Pattern[str]]) -> str | None:
-    """The first cue of the recommender's voice found in `text` (apostrophes made straight), or None."""
+#: Text about the message rather than the message: a model's preamble, a speaker label, its own role.
+META_TEXT = [
+    re.compile(p, re.I)
+    for p in (
+        r"\b(?:here'?s|here is) (?:my|the|a) (?:next |revised |new |rewritten |final )?"
+        r"(?:message|response|reply|answer|utterance)\b",
+        r"\b(?:my|the) (?:next |revised |new )?(?:message|response|reply) (?:is|would be|could be)\b",
+        r"^\W*(?:user|seeker|recommender|assistant|system|crs|customer)\s*:",
+        r"\bas an ai\b",
+        r"\bas (?:the|a) (?:user|seeker|simulated user|customer)\b",
+    )
+]
+
+
+def first_cue(text: str, patterns: list[re.Pattern[str]]) -> str | None:
+    """The first of `patterns` found in `text` (apostrophes made straight), or None."""
     plain = text.replace("’", "'")
     for pattern in patterns:
         match = pattern.search(plain)

@@ -10,7 +10,15 @@ from crsim.model.dialogue import Role
 from crsim.model.items import Item
 from crsim.studies.behaviour.facts import Facts
 from crsim.studies.behaviour.observation import Kind, Observation
-from crsim.studies.behaviour.text import END_MARKER, parrots, repeated, role_flip, title_in
+from crsim.studies.behaviour.text import (
+    END_MARKER,
+    META_TEXT,
+    ends_cut,
+    first_cue,
+    parrots,
+    repeated,
+    title_in,
+)
 
 #: Intents by which a closing message turns the last recommendation down (no satisfied ending).
 _TURNED_DOWN = frozenset({Intent.REJECT, Intent.DENY, Intent.REQUEST_RECOMMENDATION, Intent.SEEN})
@@ -21,6 +29,7 @@ def _obs(facts: Facts, measure: str, hit: bool | None, note: str = "") -> Observ
 
 
 def first_turn_end(facts: Facts) -> Iterator[Observation]:
+    """The user ended on turn 1, or wrote an end marker into its first message."""
     users = facts.user_indices()
     if not users:
         yield _obs(facts, "first_turn_end", None, "no user message")
@@ -44,6 +53,7 @@ def _constraints(facts: Facts) -> list[tuple[str, str]]:
 
 
 def constraints_stated(facts: Facts) -> Iterator[Observation]:
+    """Each constraint of the need, and all of them, stated in some user message."""
     need = facts.dialogue.information_need
     if need is None:
         yield _obs(facts, "all_constraints_stated", None, "no information need recorded")
@@ -62,6 +72,7 @@ def constraints_stated(facts: Facts) -> Iterator[Observation]:
 
 
 def requests_asked(facts: Facts) -> Iterator[Observation]:
+    """Each requested slot of the need, and all of them, asked about in some user message."""
     need = facts.dialogue.information_need
     if need is None or not need.requests:
         yield _obs(
@@ -91,6 +102,7 @@ def _title_named_by_crs(facts: Facts, index: int, item: Item) -> bool:
 
 
 def target_leaked(facts: Facts) -> Iterator[Observation]:
+    """A user message names a target before the CRS named it."""
     need = facts.dialogue.information_need
     targets = [t for t in (need.targets if need else []) if facts.item(t) is not None]
     if not targets or not facts.user_indices():
@@ -108,19 +120,39 @@ def target_leaked(facts: Facts) -> Iterator[Observation]:
 
 
 def role_flips(facts: Facts, patterns: list[re.Pattern[str]]) -> Iterator[Observation]:
+    """User messages in the recommender's voice, and dialogues with one."""
     users = facts.user_indices()
     if not users:
         yield _obs(facts, "role_flip_dialogue", None, "no user message")
         return
-    first_cue = ""
+    earliest = ""
     for index in users:
-        cue = role_flip(facts.utterances[index].text, patterns)
+        cue = first_cue(facts.utterances[index].text, patterns)
         yield _obs(facts, "role_flip", cue is not None, cue or "")
-        first_cue = first_cue or (cue or "")
-    yield _obs(facts, "role_flip_dialogue", bool(first_cue), first_cue)
+        earliest = earliest or (cue or "")
+    yield _obs(facts, "role_flip_dialogue", bool(earliest), earliest)
+
+
+def meta_text(facts: Facts) -> Iterator[Observation]:
+    """User messages holding text about the message (preambles, speaker labels, the model's role)."""
+    for index in facts.user_indices():
+        cue = first_cue(facts.utterances[index].text, META_TEXT)
+        yield _obs(facts, "meta_text", cue is not None, cue or "")
+
+
+def user_truncated(facts: Facts) -> Iterator[Observation]:
+    """User messages that stop without a complete ending."""
+    for index in facts.user_indices():
+        text = facts.utterances[index].text
+        if not text.strip():
+            yield _obs(facts, "user_truncated", None, "empty message")
+            continue
+        cut = ends_cut(text)
+        yield _obs(facts, "user_truncated", cut, f"ends {text.rstrip()[-20:]!r}" if cut else "")
 
 
 def repetition(facts: Facts) -> Iterator[Observation]:
+    """Consecutive near-duplicate user messages; a user message repeating the CRS message before it."""
     users = facts.user_indices()
     if len(users) < 2:
         yield _obs(facts, "user_repeats", None, "fewer than 2 user messages")
@@ -170,6 +202,7 @@ def _accepted_after(facts: Facts, index: int) -> list[str]:
 
 
 def contradicting_acceptance(facts: Facts) -> Iterator[Observation]:
+    """The user accepts (or ends satisfied on) an item that contradicts a constraint of its need."""
     constraints = _constraints(facts)
     if not constraints:
         yield _obs(facts, "contradicting_acceptance", None, "the need has no constraints")
@@ -189,6 +222,7 @@ def contradicting_acceptance(facts: Facts) -> Iterator[Observation]:
 
 
 def stop_before_recommendation(facts: Facts) -> Iterator[Observation]:
+    """The user ended the dialogue before any CRS message recommended an item."""
     if not facts.user_ended:
         yield _obs(facts, "stop_before_recommendation", None, "the user did not end the dialogue")
         return
@@ -203,6 +237,8 @@ def simulator_observations(facts: Facts, patterns: list[re.Pattern[str]]) -> Ite
     yield from requests_asked(facts)
     yield from target_leaked(facts)
     yield from role_flips(facts, patterns)
+    yield from meta_text(facts)
+    yield from user_truncated(facts)
     yield from repetition(facts)
     yield from contradicting_acceptance(facts)
     yield from stop_before_recommendation(facts)
