@@ -96,6 +96,13 @@ async def test_a_target_the_recommender_named_first_may_be_named(domain: Domain)
     assert turn.text.startswith("The Matrix sounds great!") and ("target_named", "retried") not in found(turn)
 
 
+async def test_narration_and_echoed_instructions_are_asked_again(domain: Domain) -> None:
+    provider = queue("Great, I'll ask the recommender about the plot.", "What is it about?")
+    turn = await build(SinglePromptSimulator, "llm_single", provider, domain).start(fan())
+    assert turn.text == "What is it about?" and found(turn) == [("meta_text", "retried")]
+    assert "speaking to it directly" in last_prompt(provider)
+
+
 async def test_the_recommenders_voice_is_asked_again_once(domain: Domain) -> None:
     provider = queue(
         "I'm glad you found it! If you need any more recommendations, feel free to ask.", "An action film."
@@ -122,7 +129,10 @@ async def test_the_facts_of_a_recommended_item_that_does_not_fit_reach_the_promp
     turn = await sim.respond(CRSReply("Try Toy Story.", recommended_items=[TOY_STORY]))
     prompt = last_prompt(provider)
     assert "The recommender just suggested Toy Story (1995) (genre: " in prompt and "decade: 1990s" in prompt
-    assert "Its genre is not what you are looking for: turn it down" in prompt
+    assert (
+        'It does not fit: you want genre action. Say no to it in your own words, for example: "No thanks, I'
+        in prompt
+    )
     assert turn.text == "No, that is not for me." and not found(turn)  # no question about an unfit item
 
 
@@ -141,7 +151,9 @@ async def test_a_pending_request_is_asked_before_the_user_accepts_and_ends(domai
     sim = build(SinglePromptSimulator, "llm_single", provider, domain)
     await sim.start(fan())
     asked = await sim.respond(CRSReply("How about Heat?", recommended_items=[HEAT]))
-    assert "Before you decide, ask the recommender about its director" in last_prompt(provider)
+    assert 'Before you decide, ask about it, for example: "Can you tell me its director?"' in last_prompt(
+        provider
+    )
     assert (asked.text, asked.end) == ("Great, I'll watch it! Can you tell me its director?", False)
     assert found(asked) == [("request_unasked", "appended"), ("end_with_request_pending", "ignored")]
     done = await sim.respond(CRSReply("Michael Mann directed it."))

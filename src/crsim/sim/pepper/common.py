@@ -153,6 +153,9 @@ class ChatUser:
     def problem(self, text: str) -> tuple[str, str] | None:
         """(check, detail) of the first check the message fails: the recommender's voice, a title
         the user must not name, the recommender's last message or one of its own repeated."""
+        meta = self.checker.meta_text(text)
+        if meta:
+            return "meta_text", meta
         flipped = self.checker.role_flip(text)
         if flipped:
             return "role_flip", flipped

@@ -70,6 +70,15 @@ def _voice_pattern(words: Mapping[str, str]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{c})" for c in cues), re.IGNORECASE)
 
 
+#: Words a user says about the conversation rather than in it: the other side named in the third
+#: person, or the prompt's instructions repeated.
+_META = re.compile(
+    r"\b(?:the recommender(?:'s)?|the user(?:'s)?|say why|in your own words|as the (?:user|person)"
+    r"|(?:my|your) (?:next|first) message)\b",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class DraftChecker:
     """The checks of one dialogue: the recommender-voice cues in the domain's words and the titles
@@ -81,6 +90,12 @@ class DraftChecker:
     @classmethod
     def build(cls, words: Mapping[str, str], forbidden: Iterable[str] = ()) -> DraftChecker:
         return cls(_voice_pattern(words), tuple(forbidden))
+
+    def meta_text(self, text: str) -> str | None:
+        """The phrase that narrates the user's part instead of saying it ("I'll ask the recommender
+        about ...", an instruction echoed), or None."""
+        match = _META.search(text.replace("’", "'"))
+        return match.group(0) if match else None
 
     def role_flip(self, text: str) -> str | None:
         """The phrase that puts the draft in the recommender's voice, or None."""

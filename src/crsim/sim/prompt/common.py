@@ -294,7 +294,7 @@ def prompt_messages(template: jinja2.Template, name: str, variables: dict[str, A
 
 #: Checks a draft can fail, in the order they are tried (`checks` module and `NeedTracker.accepts_unfit`;
 #: `guidance.j2` words the correction of each).
-DRAFT_CHECKS = ("role_flip", "target_named", "accepts_unfit", "parrot", "repeat")
+DRAFT_CHECKS = ("meta_text", "role_flip", "target_named", "accepts_unfit", "parrot", "repeat")
 
 
 class PromptSimulator:
@@ -433,6 +433,9 @@ class PromptSimulator:
         """(check, detail) of the first check the draft fails, or None; an empty draft passes."""
         if not body:
             return None
+        meta = self.checker.meta_text(body)
+        if meta:
+            return "meta_text", meta
         flipped = self.checker.role_flip(body)
         if flipped:
             return "role_flip", flipped

@@ -30,6 +30,8 @@ class Shown:
     title: str
     facts: list[tuple[str, list[str]]]
     mismatched: list[str]
+    #: (slot, wanted values) of the mismatched slots.
+    wanted: list[tuple[str, list[str]]] = field(default_factory=list)
 
 
 @dataclass
@@ -84,11 +86,9 @@ class NeedTracker:
             return None
         item = self.domain.items[self.latest[0]]
         attributes = {slot: self.domain.attribute(slot) for slot in self.constraints}
-        return Shown(
-            item.display_title,
-            item_facts(item, attributes),
-            mismatches(item, self.constraints, attributes),
-        )
+        unfit = mismatches(item, self.constraints, attributes)
+        wanted = [(slot, self.constraints[slot]) for slot in unfit]
+        return Shown(item.display_title, item_facts(item, attributes), unfit, wanted)
 
     def accepts_unfit(self, text: str) -> str | None:
         """The constraint slots an item just recommended contradicts, when the text accepts it (the
