@@ -97,7 +97,8 @@ async def test_a_draft_in_the_recommenders_voice_is_drafted_once_more(domain: Do
         "persists": None,
     }
     drafts = tasks(provider, None)
-    assert len(drafts) == 2 and "written as the recommender" in drafts[1] and "written as" not in drafts[0]
+    assert len(drafts) == 2 and "previous attempt" not in drafts[0]
+    assert 'Your previous attempt was wrong: it spoke as the recommender ("I\'d recommend").' in drafts[1]
     assert turn.annotations["llm_calls_by_kind"]["response"] == 2
 
 
@@ -109,7 +110,7 @@ async def test_a_draft_that_is_all_recommender_part_is_drafted_once_more_not_an_
     assert turn.text == "Something funny, please."
     assert turn.annotations["role_flip"]["cue"] == "it wrote the recommender's part"
     assert turn.annotations["role_flip"]["draft"] == raw
-    assert "(it wrote the recommender's part)" in tasks(provider, None)[-1]
+    assert "wrong: it wrote the recommender's part." in tasks(provider, None)[-1]
 
 
 async def test_a_persisting_role_flip_keeps_the_users_sentences_only(domain: Domain) -> None:
@@ -118,6 +119,16 @@ async def test_a_persisting_role_flip_keeps_the_users_sentences_only(domain: Dom
     turn = await sim.start(fan(), CRSReply("Hi!"))
     assert turn.text == "Is it scary?"
     assert turn.annotations["role_flip"]["persists"] == "You might like"
+
+
+async def test_a_draft_naming_a_target_title_is_drafted_once_more(domain: Domain) -> None:
+    answers = Replies(["Something like The Matrix, maybe?", "Some sci-fi, maybe? Like The Matrix."])
+    sim, provider = simulator(answers, domain, refinements=[])
+    turn = await sim.start(fan(), CRSReply("Hi!"))  # fan's target is The Matrix (1999)
+    assert turn.text == "Some sci-fi, maybe?"  # the second draft leaks too: its naming sentence dropped
+    assert turn.annotations["role_flip"]["cue"].startswith("it named a title you hope to get")
+    assert turn.annotations["role_flip"]["persists"] == turn.annotations["role_flip"]["cue"]
+    assert "never name those yourself" in tasks(provider, None)[-1]
 
 
 def test_role_flip_cues_and_parroting() -> None:
@@ -129,6 +140,7 @@ def test_role_flip_cues_and_parroting() -> None:
     last = "Have a look at Stripes (1981). It's a comedy movie."
     assert role_flip("Oh! Have a look at Stripes (1981). It's a comedy movie.", last) is not None
     assert role_flip("Stripes? Is it funny?", last) is None
+    assert role_flip("Do you have an actor you're looking for? Would you like to see a recent film?", None)
 
 
 # --- list-valued conflicts -------------------------------------------------------------------------
