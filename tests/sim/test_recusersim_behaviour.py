@@ -298,3 +298,19 @@ async def test_a_text_only_reply_naming_an_earlier_recommendation_again_recommen
         and "recommendation" not in again.annotations["ratings"]
     )
     assert again.annotations["facts"]["unanswered"] == ["director"]
+
+
+def test_an_action_rating_below_what_the_facts_show_is_raised(domain: Domain) -> None:
+    low = {"action": {"justification": "it gave no information", "score": 1}}
+    matrix = [domain.items["2571"]]
+    fitting = turn_facts(domain, "Try The Matrix (1999).", matrix, before=[], asked_for_recommendation=True,
+                         inquiry=None, constraints={"genre": ["sci-fi"]})  # fmt: skip
+    raised = {"score": 3, "model_score": 1, "raised": "it recommended as asked"}
+    assert check_ratings(low, fitting)["action"] == {"justification": "it gave no information", **raised}
+    repeated = turn_facts(domain, "Try The Matrix (1999).", matrix, before=["2571"],
+                          asked_for_recommendation=True, inquiry=None, constraints={})  # fmt: skip
+    assert check_ratings(low, repeated)["action"]["score"] == 1
+    asked = Inquiry("2571", "The Matrix (1999)", ["director"])
+    answered = turn_facts(domain, "Lana Wachowski.", [], before=[], asked_for_recommendation=False,
+                          inquiry=asked, constraints={})  # fmt: skip
+    assert check_ratings(low, answered)["action"]["raised"] == "it answered the question"
