@@ -97,7 +97,8 @@ async def test_a_draft_in_the_recommenders_voice_is_drafted_once_more(domain: Do
         "persists": None,
     }
     drafts = tasks(provider, None)
-    assert len(drafts) == 2 and "written as the recommender" in drafts[1] and "written as" not in drafts[0]
+    assert len(drafts) == 2 and "previous attempt" not in drafts[0]
+    assert 'Your previous attempt was wrong: it spoke as the recommender ("I\'d recommend").' in drafts[1]
     assert turn.annotations["llm_calls_by_kind"]["response"] == 2
 
 
@@ -109,7 +110,7 @@ async def test_a_draft_that_is_all_recommender_part_is_drafted_once_more_not_an_
     assert turn.text == "Something funny, please."
     assert turn.annotations["role_flip"]["cue"] == "it wrote the recommender's part"
     assert turn.annotations["role_flip"]["draft"] == raw
-    assert "(it wrote the recommender's part)" in tasks(provider, None)[-1]
+    assert "wrong: it wrote the recommender's part." in tasks(provider, None)[-1]
 
 
 async def test_a_persisting_role_flip_keeps_the_users_sentences_only(domain: Domain) -> None:
@@ -118,6 +119,16 @@ async def test_a_persisting_role_flip_keeps_the_users_sentences_only(domain: Dom
     turn = await sim.start(fan(), CRSReply("Hi!"))
     assert turn.text == "Is it scary?"
     assert turn.annotations["role_flip"]["persists"] == "You might like"
+
+
+async def test_a_draft_naming_a_target_title_is_drafted_once_more(domain: Domain) -> None:
+    answers = Replies(["Something like The Matrix, maybe?", "Some sci-fi, maybe? Like The Matrix."])
+    sim, provider = simulator(answers, domain, refinements=[])
+    turn = await sim.start(fan(), CRSReply("Hi!"))  # fan's target is The Matrix (1999)
+    assert turn.text == "Some sci-fi, maybe?"  # the second draft leaks too: its naming sentence dropped
+    assert turn.annotations["role_flip"]["cue"].startswith("it named a title you hope to get")
+    assert turn.annotations["role_flip"]["persists"] == turn.annotations["role_flip"]["cue"]
+    assert "never name those yourself" in tasks(provider, None)[-1]
 
 
 def test_role_flip_cues_and_parroting() -> None:
@@ -129,6 +140,7 @@ def test_role_flip_cues_and_parroting() -> None:
     last = "Have a look at Stripes (1981). It's a comedy movie."
     assert role_flip("Oh! Have a look at Stripes (1981). It's a comedy movie.", last) is not None
     assert role_flip("Stripes? Is it funny?", last) is None
+    assert role_flip("Do you have an actor you're looking for? Would you like to see a recent film?", None)
 
 
 # --- list-valued conflicts -------------------------------------------------------------------------
@@ -286,3 +298,19 @@ async def test_a_text_only_reply_naming_an_earlier_recommendation_again_recommen
         and "recommendation" not in again.annotations["ratings"]
     )
     assert again.annotations["facts"]["unanswered"] == ["director"]
+
+
+def test_an_action_rating_below_what_the_facts_show_is_raised(domain: Domain) -> None:
+    low = {"action": {"justification": "it gave no information", "score": 1}}
+    matrix = [domain.items["2571"]]
+    fitting = turn_facts(domain, "Try The Matrix (1999).", matrix, before=[], asked_for_recommendation=True,
+                         inquiry=None, constraints={"genre": ["sci-fi"]})  # fmt: skip
+    raised = {"score": 3, "model_score": 1, "raised": "it recommended as asked"}
+    assert check_ratings(low, fitting)["action"] == {"justification": "it gave no information", **raised}
+    repeated = turn_facts(domain, "Try The Matrix (1999).", matrix, before=["2571"],
+                          asked_for_recommendation=True, inquiry=None, constraints={})  # fmt: skip
+    assert check_ratings(low, repeated)["action"]["score"] == 1
+    asked = Inquiry("2571", "The Matrix (1999)", ["director"])
+    answered = turn_facts(domain, "Lana Wachowski.", [], before=[], asked_for_recommendation=False,
+                          inquiry=asked, constraints={})  # fmt: skip
+    assert check_ratings(low, answered)["action"]["raised"] == "it answered the question"

@@ -56,12 +56,13 @@ def rating_record(answer: Structured[Any]) -> dict[str, Any]:
     return data
 
 
-#: Highest scores the facts of a turn allow (`check_ratings`): (dimension, cap, rule).
+#: Highest scores the facts of a turn allow, and the lowest action score they call for (`check_ratings`).
 LANGUAGE_CAP_IGNORED = 3
 ACTION_CAP_IGNORED = 2
 ACTION_CAP_PARTLY = 3
 ACTION_CAP_REPEATED = 3
 OBJECTIVE_CAP_CONTRADICTS = 2
+ACTION_FLOOR_DID_AS_ASKED = 3
 
 
 def _caps(facts: TurnFacts) -> dict[str, tuple[int, str]]:
@@ -84,6 +85,18 @@ def _caps(facts: TurnFacts) -> dict[str, tuple[int, str]]:
     return caps
 
 
+def _did_as_asked(facts: TurnFacts) -> str | None:
+    """Why the message did what the user's previous message asked (None: it did not, or unknown)."""
+    if facts.unanswered or facts.contradicts:
+        return None
+    if facts.inquiry is not None and facts.answered:
+        return "it answered the question"
+    fresh = len(facts.repeated) < len(facts.recommended)
+    if facts.asked_for_recommendation and fresh and facts.inquiry is None:
+        return "it recommended as asked"
+    return None
+
+
 def check_ratings(ratings: dict[str, dict[str, Any]], facts: TurnFacts) -> dict[str, dict[str, Any]]:
     """The ratings made consistent with the facts of the turn: a score above what the facts allow is
     lowered to the cap, keeping the model's value as `model_score` (`model_objective`) and the rule.
@@ -92,8 +105,11 @@ def check_ratings(ratings: dict[str, dict[str, Any]], facts: TurnFacts) -> dict[
     scores at most 3 for language (it is evasive however fluent) and 2 for action, one that gave some
     at most 3 for action; repeating only earlier recommendations is at most 3 for action; an
     objective match above 2 for an item that contradicts a constraint of the need is lowered to 2.
+    The other way, a message that did what the user asked (answered all asked details, or
+    recommended something new that contradicts nothing after a request) scores at least 3 for
+    action, raised with `model_score` and `raised` kept.
     """
-    checked = dict(ratings)
+    checked = _floor_action(ratings, facts)
     for dimension, (limit, rule) in _caps(facts).items():
         rating = ratings.get(dimension)
         if not rating or rating.get("score") is None:
@@ -105,6 +121,19 @@ def check_ratings(ratings: dict[str, dict[str, Any]], facts: TurnFacts) -> dict[
         if field == "objective":
             fixed["score"] = limit + rating["modifier"]
         checked[dimension] = fixed
+    return checked
+
+
+def _floor_action(ratings: dict[str, dict[str, Any]], facts: TurnFacts) -> dict[str, dict[str, Any]]:
+    checked = dict(ratings)
+    rating, why = ratings.get("action"), _did_as_asked(facts)
+    if rating and why and rating.get("score") is not None and rating["score"] < ACTION_FLOOR_DID_AS_ASKED:
+        checked["action"] = {
+            **rating,
+            "model_score": rating["score"],
+            "score": ACTION_FLOOR_DID_AS_ASKED,
+            "raised": why,
+        }
     return checked
 
 

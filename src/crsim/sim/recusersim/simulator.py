@@ -86,11 +86,13 @@ from crsim.sim.recusersim.refine import (
     get_tool,
     refine_in_order,
 )
-from crsim.sim.recusersim.voice import PARROT, role_flip, strip_meta, without_flips
+from crsim.sim.recusersim.voice import PARROT, named_titles, role_flip, strip_meta, without_flips
 
 PROMPTS = "crsim.sim.recusersim.prompts"
 #: The role-flip cue of a draft of which nothing is left once the recommender's part is cut.
 EMPTY_DRAFT = "it wrote the recommender's part"
+#: The cue of a draft that names a title the user hopes to get (the system message forbids it).
+LEAK = "it named a title you hope to get; never name those yourself"
 
 _STYLE_LENGTH = {
     "short": "very brief messages of at most {short} words",
@@ -517,21 +519,31 @@ class RecUserSim:
         }
         text, raw = await self.ask_text("response", "respond.j2", **variables)
         self._note_cleaning(text, raw, notes)
-        cue = role_flip(text, self._last_recommender()) if text else EMPTY_DRAFT
+        cue = self._voice_problem(text)
         if cue is not None:
             first = text or raw
-            said = cue if cue in (EMPTY_DRAFT, PARROT) else f'it said "{cue}"'
+            said = cue if cue in (EMPTY_DRAFT, PARROT, LEAK) else f'it spoke as the recommender ("{cue}")'
             text, raw = await self.ask_text(
                 "response", "respond.j2", **{**variables, "flipped": said, "redraft": True}
             )
             self._note_cleaning(text, raw, notes)
-            persists = role_flip(text, self._last_recommender())
+            persists = self._voice_problem(text) if text else None
             if persists is not None:
-                text = without_flips(text) or text
+                text = without_flips(text, self._memory().need.targets) or text
             notes["role_flip"] = {"cue": cue, "draft": first, "persists": persists}
         if not text:
             raise LLMOutputError(f"{self.llm.describe()}: the user's reply is empty once cleaned", raw)
         return text
+
+    def _voice_problem(self, text: str) -> str | None:
+        """Why a cleaned draft is not this user's message: empty, the recommender's voice
+        (`voice.role_flip`), or a target title named (`LEAK`); None when it is fine."""
+        if not text:
+            return EMPTY_DRAFT
+        cue = role_flip(text, self._last_recommender())
+        if cue is None and named_titles(text, self._memory().need.targets):
+            return LEAK
+        return cue
 
     def _note_cleaning(self, text: str, raw: str, notes: dict[str, Any]) -> None:
         if text != raw.strip():

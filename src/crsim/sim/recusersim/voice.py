@@ -11,6 +11,7 @@ simulator can draft once more and annotate what happened. The cues are domain-ge
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 _OPENER = r"(?:(?:sure|certainly|of course|okay|ok|absolutely|alright|all right|great)\b[,!.]*\s*)?"
 _NOUN = r"(?:message|reply|response|version|draft|rewrite|answer|text)"
@@ -47,7 +48,9 @@ _RECOMMENDER_CUES = re.compile(
     r"|\blet me know if you(?:'d| would)? (?:like|want|need) (?:more|other|another|any)\b"
     r"|\bwhat (?:kind|type|sort) of \w+ (?:are you|you're|you are|would you|you'd|do you) "
     r"(?:in the mood|looking|like|prefer|enjoy|want|feel like)\b"
-    r"|\bwhat you(?:'re| are) (?:looking for|into|hoping for|in the mood for)\b",
+    r"|\bwhat you(?:'re| are) (?:looking for|into|hoping for|in the mood for)\b"
+    r"|\b(?:you're|you are) looking for\b"
+    r"|\bwould you like to (?:see|watch|try)\b",
     re.IGNORECASE,
 )
 _PARROT_MIN_WORDS = 5
@@ -95,7 +98,24 @@ def role_flip(text: str, last_recommender: str | None) -> str | None:
     return None
 
 
-def without_flips(text: str) -> str:
-    """The sentences of `text` that carry no recommender cue ('' when none is left)."""
+#: Titles shorter than this are not looked for (a title like "Up" is also an everyday word).
+MIN_TITLE_CHARS = 4
+
+
+def named_titles(text: str, titles: list[str]) -> list[str]:
+    """The `titles` that `text` names (case-insensitive, as whole words; a trailing " (year)" of a
+    title is not required), for the user's rule never to name the titles it hopes to get."""
+    lowered, found = text.lower(), []
+    for title in titles:
+        bare = re.sub(r"\s*\(\d{4}\)$", "", title).strip().lower()
+        if len(bare) >= MIN_TITLE_CHARS and re.search(rf"(?<!\w){re.escape(bare)}(?!\w)", lowered):
+            found.append(title)
+    return found
+
+
+def without_flips(text: str, titles: Sequence[str] = ()) -> str:
+    """The sentences of `text` that carry no recommender cue and name none of `titles` ('' when
+    none is left)."""
     sentences = re.split(r"(?<=[.!?])\s+", text.strip())
-    return " ".join(s for s in sentences if not _RECOMMENDER_CUES.search(s)).strip()
+    kept = [s for s in sentences if not _RECOMMENDER_CUES.search(s) and not named_titles(s, list(titles))]
+    return " ".join(kept).strip()
