@@ -21,8 +21,10 @@ For each concurrency C, measured in the same invocation against the same server:
   next one with its cookie jar emptied, so both arms open about C connections in all.
 
 Reported per C: requests per second answered by the server (from its own count) for both, the
-ratio crsim / baseline (goal: at least 0.9), and the client process's CPU time per request (per
-user turn for crsim: one turn is one message request). Each arm is run `--repeat` times alternately
+ratio crsim / baseline (goal: at least 0.9), the client process's CPU time per request (per
+user turn for crsim: one turn is one message request), and the ratio of the two arms' median CPU
+times per request over the repeats (baseline / crsim: on an idle machine, with the server on the
+other core, the rate ratio the client's CPU allows). Each arm is run `--repeat` times alternately
 and the best rate of each is kept (other processes on the machine only ever slow a run down); the
 1-minute load average before and after is recorded. `--profile` adds a cProfile pass of crsim at the
 largest C and prints where its time goes. Writes bench/results/http_crs.json. Not a unit test.
@@ -38,6 +40,7 @@ import json
 import os
 import pstats
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -225,7 +228,13 @@ def measure(base_url: str, level: int, seconds: float, turns: int, repeat: int) 
         "crsim_cpu_ms_per_request": round(1000 * crsim["cpu_s"] / crsim["requests"], 3),
         "crsim_cpu_ms_per_turn": round(1000 * crsim["cpu_s"] / (dialogues * turns), 3),
         "all_ratios": [round(c["per_s"] / b["per_s"], 3) for b, c in zip(bare_runs, crsim_runs, strict=True)],
+        "cpu_ratio_median": round(_cpu_per_request(bare_runs) / _cpu_per_request(crsim_runs), 3),
     }
+
+
+def _cpu_per_request(runs: list[dict[str, float]]) -> float:
+    """The median CPU time per request over the runs: steadier than any one run on a loaded machine."""
+    return statistics.median(r["cpu_s"] / r["requests"] for r in runs)
 
 
 def profile(base_url: str, level: int, dialogues: int, turns: int) -> str:
@@ -268,7 +277,8 @@ def main() -> None:
             bare += " CPU/req)"
             print(
                 f"C={level:>3}  baseline {bare}  crsim {ours}  ratio {row['crsim_vs_baseline']:.3f} "
-                f"{row['all_ratios']}  load {row['load_1min']}",
+                f"{row['all_ratios']}  CPU ratio (medians) {row['cpu_ratio_median']:.3f}  "
+                f"load {row['load_1min']}",
                 flush=True,
             )
         if args.profile:

@@ -122,9 +122,10 @@ class LLM:
                     async with self._limit:
                         self.calls += 1
                         started = time.perf_counter()
-                        try:  # a deadline in this task, not `wait_for`'s extra task per call
-                            async with asyncio.timeout(self.config.timeout):
-                                completion = await self.provider.complete(messages, generation)
+                        try:
+                            completion = await asyncio.wait_for(
+                                self.provider.complete(messages, generation), self.config.timeout
+                            )
                         except TimeoutError:
                             raise LLMTimeout(f"no answer within {self.config.timeout:g} s") from None
                     latency = round(time.perf_counter() - started, 6)
