@@ -10,9 +10,11 @@ The study holds the shipped LLM configs as they are (`configs/llm-local.yaml`, `
 - no judge runs inside `crsim run`: after the runs of the first seed, `crsim evaluate --judge` scores
   `llm-local` with `quality5` and `pepper` with `pepper3` on the same model.
 
-Then `crsim analyze behaviour` measures every run folder, and the script prints one table per seed
-and the pooled table. Run folders that finished are kept and skipped when the script runs again
-(an interrupted study resumes).
+Then the behaviour report (`crsim.studies.behaviour`, docs/behaviour.md) pools the observations of
+every seed of a config (counts add up; Wilson intervals on the pooled counts), scores the judges on
+the first seed's folders, prints the tables and writes them as CSV to `STUDY_DIR/behaviour-NAME.csv`.
+Run folders that finished are kept and skipped when the script runs again (an interrupted study
+resumes).
 
     python scripts/behaviour_study.py --model MODEL.gguf --out STUDY_DIR [--seeds 1 2 3]
 
@@ -30,6 +32,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from rich.console import Console
+
+from crsim.studies.behaviour.observation import Observation
+from crsim.studies.behaviour.records import read_run
+from crsim.studies.behaviour.report import BehaviourReport, aggregate, observe, write_report
+from crsim.studies.behaviour.tables import behaviour_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 USERS = {"llm-local": None, "recusersim": 2, "pepper": 2}
@@ -66,7 +74,8 @@ def study_config(name: str, model: Path) -> dict[str, Any]:
     llm["roles"].pop("judge", None)
     config["name"] = f"study-{name}"
     config["concurrency"] = 2
-    config["metrics"] = [m for m in config.get("metrics", []) if m["name"] != "judge"]
+    if "metrics" in config:
+        config["metrics"] = [m for m in config["metrics"] if m["name"] != "judge"]
     if name == "llm-local":
         config["crss"] = [{"name": "retrieval"}, *config["crss"]]
         config["max_turns"] = 6
@@ -91,42 +100,64 @@ def crsim(*args: str, log: Path) -> None:
         raise SystemExit(f"crsim {' '.join(args)} failed (exit {done.returncode}); see {log}")
 
 
-def run_study(model: Path, out: Path, seeds: list[int]) -> list[Path]:
-    """Every run and judge folder of the study, made where missing."""
+def run_study(model: Path, out: Path, seeds: list[int]) -> None:
+    """Make every run and judge folder of the study that is missing."""
     out.mkdir(parents=True, exist_ok=True)
-    folders: list[Path] = []
     for name in USERS:
         config = out / f"{name}.yaml"
         config.write_text(yaml.safe_dump(study_config(name, model), sort_keys=False))
         for seed in seeds:
             run = out / f"{name}-s{seed}"
-            folders.append(run)
             if not (run / "summary.json").exists():
                 crsim("run", str(config), "--seed", str(seed), "--out", str(run), log=out / f"{run.name}.log")
         if name in JUDGES:
             judge = out / f"judge-{JUDGES[name]}.yaml"
             judge.write_text(yaml.safe_dump(judge_config(JUDGES[name], model), sort_keys=False))
             scored = out / f"{name}-s{seeds[0]}-judged"
-            folders.append(scored)
             if not (scored / "summary.json").exists():
                 args = ["evaluate", str(out / f"{name}-s{seeds[0]}"), "--judge", str(judge)]
                 crsim(*args, "--out", str(scored), log=out / f"{scored.name}.log")
-    return folders
+
+
+def pooled(name: str, out: Path, seeds: list[int]) -> BehaviourReport:
+    """The behaviour report of config `name` over every seed, with its judge's scores on the first."""
+    observations: list[Observation] = []
+    spreads: dict[str, str] = {}
+    dialogues = scores = 0
+    for seed in seeds:
+        judged = out / f"{name}-s{seed}-judged"
+        records = read_run(out / f"{name}-s{seed}", None, [judged] if judged.is_dir() else [])
+        found, spread = observe(records)
+        observations += found
+        spreads |= spread
+        dialogues += len(records.dialogues)
+        scores += len(records.scores)
+    rows = aggregate(observations, spreads)
+    run = f"{name}, seeds {', '.join(map(str, seeds))}"
+    return BehaviourReport(
+        run=run, domain="movies", dialogues=dialogues, scores=scores, rows=rows, unreadable=[]
+    )
 
 
 def main() -> None:
     """Parse the arguments, run the study, measure it."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--model", type=Path, required=True, help="GGUF model file")
     parser.add_argument("--out", type=Path, required=True, help="study folder (resumed when it exists)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     options = parser.parse_args()
     model = options.model.resolve()
     print(f"model {model.name} sha256 {sha256(model)}")
-    folders = run_study(model, options.out.resolve(), options.seeds)
-    report = options.out / "behaviour.json"
-    crsim("analyze", "behaviour", *map(str, folders), "--json", "--out", str(report), log=options.out / "behaviour.log")
-    print(report.read_text())
+    out = options.out.resolve()
+    run_study(model, out, options.seeds)
+    console = Console(width=110)
+    for name in USERS:
+        report = pooled(name, out, options.seeds)
+        for table in behaviour_tables(report):
+            console.print(table)
+        write_report(report, out / f"behaviour-{name}.csv")
 
 
 if __name__ == "__main__":
