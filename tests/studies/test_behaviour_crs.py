@@ -68,6 +68,8 @@ def test_text_names_every_recommended_item(domain: Domain) -> None:
         )
     ]
     assert hits(domain, in_a_list, "truncated") == [False]  # "Holmes: ..." holds more than listed titles
+    stutter = [("crs", "Heat is a great pick. Suggest: Suggestion: Groundhog Day (1993).", [HEAT, GROUNDHOG])]
+    assert hits(domain, stutter, "truncated") == [True]  # the text before the label ends "Suggest:"
     colon = [("crs", "A space classic. Suggestion: Star Wars: Episode IV - A New Hope (1977).", ["260"])]
     assert hits(domain, colon, "text_names_item") == [False]
     one_of_two = [("crs", "Try Heat. Suggestion: Groundhog Day (1993).", [HEAT, GROUNDHOG])]

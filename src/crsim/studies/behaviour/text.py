@@ -30,7 +30,7 @@ TITLE_FUZZY_MIN_CHARS = 12
 
 #: A closing "Label: Title (Year); Title (Year)." that a CRS appended to name its listed items (crsim's
 #: `llm` CRS writes "Suggestion: X." when its text did not name X). It is a label, not the message.
-_LABEL_START = re.compile(r"\s+[A-Z][a-z]+:\s+")
+_LABEL_START = re.compile(r"\s+[A-Z][a-z]+:(?=\s)")  # the space after it stays for the next label
 #: End-of-dialogue markers a simulator's model may write into the message itself.
 END_MARKER = re.compile(r"\[\s*(?:end|stop|done|exit|quit)\s*\]|<\|?\s*end(?:oftext)?\s*\|?>", re.I)
 #: A message ends complete on one of these (after trailing spaces): sentence punctuation, closing
