@@ -60,6 +60,16 @@ def test_text_names_every_recommended_item(domain: Domain) -> None:
     lotr = [("crs", "Take a look at The Lord of the Rings: The Fellowship of the Ring (2001).", ["4993"])]
     assert hits(domain, lotr, "text_names_item") == [True]  # "Rings: The Fellowship ..." is no label
     assert hits(domain, lotr, "truncated") == [False]
+    in_a_list = [
+        (
+            "crs",
+            "Try Big (1988), Sherlock Holmes: A Game of Shadows (2011) or Heat (1995). It's tense.",
+            ["6"],
+        )
+    ]
+    assert hits(domain, in_a_list, "truncated") == [False]  # "Holmes: ..." holds more than listed titles
+    stutter = [("crs", "Heat is a great pick. Suggest: Suggestion: Groundhog Day (1993).", [HEAT, GROUNDHOG])]
+    assert hits(domain, stutter, "truncated") == [True]  # the text before the label ends "Suggest:"
     colon = [("crs", "A space classic. Suggestion: Star Wars: Episode IV - A New Hope (1977).", ["260"])]
     assert hits(domain, colon, "text_names_item") == [False]
     one_of_two = [("crs", "Try Heat. Suggestion: Groundhog Day (1993).", [HEAT, GROUNDHOG])]

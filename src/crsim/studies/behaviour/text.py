@@ -30,7 +30,7 @@ TITLE_FUZZY_MIN_CHARS = 12
 
 #: A closing "Label: Title (Year); Title (Year)." that a CRS appended to name its listed items (crsim's
 #: `llm` CRS writes "Suggestion: X." when its text did not name X). It is a label, not the message.
-_LABEL_START = re.compile(r"\s+[A-Z][a-z]+:\s+")
+_LABEL_START = re.compile(r"\s+[A-Z][a-z]+:(?=\s)")  # the space after it stays for the next label
 #: End-of-dialogue markers a simulator's model may write into the message itself.
 END_MARKER = re.compile(r"\[\s*(?:end|stop|done|exit|quit)\s*\]|<\|?\s*end(?:oftext)?\s*\|?>", re.I)
 #: A message ends complete on one of these (after trailing spaces): sentence punctuation, closing
@@ -64,17 +64,23 @@ def parrots(user: str, crs: str) -> bool:
     return len(x) >= PARROT_MIN_CHARS and len(y) >= len(x) and fuzz.partial_ratio(x, y) >= PARROT_PARTIAL
 
 
+def _only_titles(tail: str, listed: list[Item]) -> bool:
+    """Whether `tail` is nothing but titles of listed items ("Heat (1995); Up (2009)."), each with or
+    without its year."""
+    names = {normalize(item.display_title) for item in listed} | {normalize(item.title) for item in listed}
+    parts = [normalize(part) for part in tail.strip().rstrip(".").split(";")]
+    return all(part in names for part in parts)
+
+
 def body(text: str, listed: list[Item]) -> str:
     """A CRS message without a closing label that lists its items' titles ("... Suggestion: Heat
-    (1995)."): what the CRS wrote itself. The label is the last `Word: ` whose rest of the message
-    names a listed item exactly (a title may hold a colon: "Star Wars: Episode IV"; and "Rings: The
-    Fellowship of the Ring" is no label, its rest holds only part of the title); unchanged when
-    there is none."""
+    (1995)."): what the CRS wrote itself. The label is a capitalised word and a colon followed by
+    nothing but titles of listed items, separated by ';' (a title may hold a colon: "Suggestion: Star
+    Wars: Episode IV - A New Hope (1977)."); unchanged when there is none."""
     if not listed:
         return text
-    for match in reversed(list(_LABEL_START.finditer(text))):
-        tail = text[match.end() :]
-        if any(title_in(tail, item, fuzzy=False) for item in listed):
+    for match in _LABEL_START.finditer(text):
+        if _only_titles(text[match.end() :], listed):
             return text[: match.start()]
     return text
 
