@@ -377,7 +377,8 @@ async def test_dual_stops_with_the_closing_utterance(domain: Domain) -> None:
 
     provider = ScriptedProvider(script)
     sim = dual(provider, domain, closing_utterance="Thanks, bye!")
-    await sim.start(movie_fan())
+    # a user without requests: a stop right after a fitting item with a request open is overruled
+    await sim.start(SimulatedUser(id="u8", need=InformationNeed(constraints={"genre": ["action"]})))
     last = await sim.respond(CRSReply("How about Heat (1995)?"))
     assert (last.text, last.end) == ("Thanks, bye!", True)
     assert last.annotations == {

@@ -192,6 +192,15 @@ async def test_a_stop_before_any_recommendation_is_overruled(domain: Domain) -> 
     assert "Nothing has been recommended yet." in provider.requests[1][0][1]["content"]
 
 
+async def test_a_stop_with_a_request_open_about_a_fitting_item_is_overruled(domain: Domain) -> None:
+    provider = dual_script([{"decision": "stop", "reason": "They got Heat."}], ["Hi.", "Nice one."])
+    sim = build(DualPromptSimulator, "llm_dual", provider, domain)
+    await sim.start(fan())
+    turn = await sim.respond(CRSReply("Heat is great.", recommended_items=[HEAT]))
+    assert (turn.text, turn.end) == ("Nice one. Can you tell me its director?", False)
+    assert found(turn) == [("stop_with_request_pending", "overridden"), ("request_unasked", "appended")]
+
+
 async def test_a_stop_reason_naming_an_item_never_recommended_is_asked_again(domain: Domain) -> None:
     decisions = [
         {"decision": "stop", "reason": "They got The Matrix."},
@@ -199,7 +208,7 @@ async def test_a_stop_reason_naming_an_item_never_recommended_is_asked_again(dom
     ]
     provider = dual_script(decisions, ["Hi."])
     sim = build(DualPromptSimulator, "llm_dual", provider, domain)
-    await sim.start(fan())
+    await sim.start(fan(()))  # no request left open: the stop itself stands
     turn = await sim.respond(CRSReply("Heat is great.", recommended_items=[HEAT]))
     assert turn.end and turn.annotations["stop_reason"] == "They accepted Heat."
     assert turn.annotations[keys.DRAFT_CHECKS.name] == [

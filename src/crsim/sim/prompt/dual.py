@@ -9,8 +9,9 @@ closing utterance and the dialogue ends; on "continue" the response prompt of `l
 without its stop instruction, writes the utterance (checked as in `llm_single`).
 
 The stopping prompt is told which items were recommended and which requests are still to ask. A
-"stop" before anything was recommended is overruled until the `patience` turn; a reason naming an
-item that was never recommended is asked again once. Both are recorded under `draft_checks`.
+"stop" before anything was recommended is overruled until the `patience` turn, and so is one right
+after a fitting recommendation while a request is still to ask (the message then asks it); a reason
+naming an item that was never recommended is asked again once. All are recorded under `draft_checks`.
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ class DualPromptSimulator(PromptSimulator):
             decision = await self._decide(notes)
             if decision.decision == "stop" and self.waiting():
                 checks.note(notes, "stop_before_recommendation", "overridden", detail=decision.reason)
+            elif decision.decision == "stop" and self.tracker.pending():
+                checks.note(notes, "stop_with_request_pending", "overridden", detail=decision.reason)
             elif decision.decision == "stop":
                 notes["closing_utterance"] = True
                 return self.say(self.settings.closing_utterance, None, notes, end=True)
