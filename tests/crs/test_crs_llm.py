@@ -22,13 +22,13 @@ from crsim.crs.candidates import (
     load_vectors,
     text_view,
 )
-from crsim.crs.llm import LLMCRS
+from crsim.crs.llm import LLMCRS, LLMCRSState
 from crsim.errors import ConfigError
 from crsim.llm.client import LLMHub
 from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
 from crsim.llm.errors import LLMDependencyError, LLMOutputError
 from crsim.llm.providers.scripted import ScriptedProvider
-from crsim.llm.types import Message, ResolvedGeneration
+from crsim.llm.types import Message, ResolvedGeneration, assistant
 from crsim.model.acts import Intent
 from crsim.model.dialogue import Role, TerminationReason
 from crsim.model.domain import Domain
@@ -484,3 +484,18 @@ async def test_a_reply_repeating_an_earlier_one_is_asked_again_once(domain: Doma
     assert again.annotations["first_message"] == said[0] and again.text != said[0]
     assert again.annotations["agreement"] == "reasked"
     assert again.recommended_items == [again.annotations["candidates"][0]]
+
+
+async def test_a_reply_beginning_with_an_earlier_one_is_a_repeat(domain: Domain) -> None:
+    """Seen on a 1.5B model: the same recommendation sentence turn after turn, once with a sentence
+    added, once longer than the cap (so only the shown text repeats)."""
+    said = "The Godfather is a great crime story with great performances from its whole cast."
+    state = LLMCRSState(messages=[assistant(said)])
+    crs, _ = scripted_crs(domain, lambda _m, _g: answer([], said), max_message_chars=200)
+    assert crs._repeats(said + " It is worth watching.", state)
+    assert not crs._repeats("The Godfather is a great crime story.", state)
+    # a short earlier reply ("Hi!") is no loop when a new reply begins with it
+    assert not crs._repeats("Hi! Try The Godfather.", LLMCRSState(messages=[assistant("Hi!")]))
+    capped, _ = scripted_crs(domain, lambda _m, _g: answer([], said), max_message_chars=90)
+    long = said + " It is a long film, and the cap cuts this sentence off here."
+    assert capped._repeats(long, state) and not crs._repeats(long[len(said) :], state)

@@ -21,9 +21,9 @@ and people read the text (`crsim.crs.llm_checks`, annotation `agreement`):
   left out (`reasked`); if the second answer still names none, the listed titles are appended to
   its message ("Suggestion: Heat (1995)."; `appended`).
 
-A message that repeats an earlier reply word for word (a small model's loop) is asked again once
-too (`repeated`); the retry is kept when its text names an item (or the first named none), else the
-repeated message stands. Each turn makes at most two calls.
+A message that repeats an earlier reply word for word, or begins with one (a small model's loop),
+is asked again once too (`repeated`); the retry is kept when its text names an item (or the first
+named none), else the repeated message stands. Each turn makes at most two calls.
 
 An item the message names without listing it counts as recommended when the dialogue names it for
 the first time (after the listed ones; kept apart in `named_in_text`). Items named before, by the
@@ -315,15 +315,14 @@ class LLMCRS(BaseCRS):
             return settled
         return self._appended(second, self._listed(second, candidates), state, notes)
 
-    @staticmethod
-    def _repeats(message: str, state: LLMCRSState) -> bool:
-        """Whether `message` says word for word what an earlier reply of this dialogue said."""
-        said = " ".join(message.split()).casefold()
-        return any(
-            " ".join(m["content"].split()).casefold() == said
-            for m in state.messages
-            if m["role"] == "assistant"
-        )
+    def _repeats(self, message: str, state: LLMCRSState) -> bool:
+        """Whether `message`, as it would be shown, says word for word what an earlier reply of this
+        dialogue said, or begins with a whole earlier reply of at least `_ECHO_CHARS` characters."""
+        said = _folded(shorten(message, self.params.max_message_chars))
+        for earlier in (_folded(m["content"]) for m in state.messages if m["role"] == "assistant"):
+            if said == earlier or (len(earlier) >= _ECHO_CHARS and said.startswith(earlier)):
+                return True
+        return False
 
     # --- steps ---------------------------------------------------------------------------------
 
@@ -447,6 +446,14 @@ class LLMCRS(BaseCRS):
             "plot": _shorten(item.plot or "", self.params.plot_chars),
             "details": item_details(self.domain, item, self.params.plot_chars),
         }
+
+
+#: An earlier reply at least this long that a new one begins with makes the new one a repeat.
+_ECHO_CHARS = 40
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
 
 def _shorten(text: str, limit: int) -> str:
