@@ -203,7 +203,7 @@ def test_a_stopped_batch_returns_only_after_every_worker_has_finished(
 
     async def main() -> None:
         nonlocal closed
-        experiment = SimpleNamespace(config=SimpleNamespace(concurrency=2))
+        experiment = SimpleNamespace(config=SimpleNamespace(concurrency=2), crss={})
         work = asyncio.ensure_future(batch.hold_dialogues(experiment, ["fast", "slow", "next"], record))  # type: ignore[arg-type]
         await asyncio.sleep(0.05)
         work.cancel()
