@@ -446,7 +446,7 @@ async def test_a_whole_single_prompt_dialogue_with_the_popular_crs(domain: Domai
     users, crss = dialogue.by(Role.USER), dialogue.by(Role.CRS)
     assert [u.text for u in users] == [
         "Hi! I'd like a science fiction film.",
-        "Anything from the nineties? Can you tell me its director?",  # the need's request, by the policy
+        "Anything from the nineties? Who directed it?",  # the need's request, by the policy
         "Sounds good, thanks!",
     ]
     assert users[-1].annotations["stop_token_seen"] is True

@@ -151,10 +151,8 @@ async def test_a_pending_request_is_asked_before_the_user_accepts_and_ends(domai
     sim = build(SinglePromptSimulator, "llm_single", provider, domain)
     await sim.start(fan())
     asked = await sim.respond(CRSReply("How about Heat?", recommended_items=[HEAT]))
-    assert 'Before you decide, ask about it, for example: "Can you tell me its director?"' in last_prompt(
-        provider
-    )
-    assert (asked.text, asked.end) == ("Great, I'll watch it! Can you tell me its director?", False)
+    assert 'Before you decide, ask about it, for example: "Who directed it?"' in last_prompt(provider)
+    assert (asked.text, asked.end) == ("Great, I'll watch it! Who directed it?", False)
     assert found(asked) == [("request_unasked", "appended"), ("end_with_request_pending", "ignored")]
     done = await sim.respond(CRSReply("Michael Mann directed it."))
     assert done.end and done.text == "Thanks, bye!"
@@ -197,7 +195,7 @@ async def test_a_stop_with_a_request_open_about_a_fitting_item_is_overruled(doma
     sim = build(DualPromptSimulator, "llm_dual", provider, domain)
     await sim.start(fan())
     turn = await sim.respond(CRSReply("Heat is great.", recommended_items=[HEAT]))
-    assert (turn.text, turn.end) == ("Nice one. Can you tell me its director?", False)
+    assert (turn.text, turn.end) == ("Nice one. Who directed it?", False)
     assert found(turn) == [("stop_with_request_pending", "overridden"), ("request_unasked", "appended")]
 
 
@@ -346,3 +344,18 @@ def test_near_duplicates() -> None:
     assert checks.near_duplicate("These movies match your criteria.", "these movies match your criteria!")
     assert not checks.near_duplicate("I want a comedy from the 90s.", "Do you know who directed it?")
     assert checks.redact_titles("I love The Matrix (1999).", ["The Matrix (1999)"], "it") == "I love it."
+
+
+@pytest.mark.parametrize("name", ["movies", "restaurants"])
+def test_the_policy_question_about_a_request_is_read_as_that_question(name: str) -> None:
+    """The question the policy appends is one crsim's own understanding (the built-in CRSs, the
+    behaviour report) reads as asking about the slot; "Can you tell me its year?" was not."""
+    from crsim.crs.understanding import understand
+    from crsim.data.domains import domain_named
+    from crsim.sim.prompt.policy import question
+
+    domain = domain_named(name)
+    requestable = [slot for slot, spec in domain.slots.items() if spec.requestable]
+    assert requestable
+    for slot in requestable:
+        assert understand(question(slot, domain), domain).inquiries == [slot], slot

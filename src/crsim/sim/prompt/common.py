@@ -380,6 +380,7 @@ class PromptSimulator:
             items=self.words["items"],
             shown=self.tracker.shown(),
             pending=self.tracker.pending(),
+            ask=[question(slot, self.domain) for slot in self.tracker.pending()[:1]],
             wait=wait,
             correction=correction,
         )
@@ -468,7 +469,7 @@ class PromptSimulator:
         item = self.words["item"]
         pending, shown = self.tracker.pending(), self.tracker.shown()
         if pending:
-            return question(pending[0])
+            return question(pending[0], self.domain)
         if shown is not None and shown.mismatched:
             return f"That is not quite what I am looking for; could you suggest a different {item}?"
         constraints = self._need.constraints if self._need else []
@@ -487,7 +488,7 @@ class PromptSimulator:
         if REJECT.search(normalize(body)):  # turning the item down: no question about it
             return body, False
         checks.note(notes, "request_unasked", "appended", detail=pending[0])
-        return f"{body} {question(pending[0])}".strip(), True
+        return f"{body} {question(pending[0], self.domain)}".strip(), True
 
     def _chat_messages(self, shown: list[Entry], variables: dict[str, Any]) -> list[Message]:
         """System message, then the recommender's utterances as `user` and the simulated user's as

@@ -18,6 +18,7 @@ from crsim.crs.cues import REJECT, domain_cues
 from crsim.model.domain import Domain
 from crsim.model.mentions import split_linked
 from crsim.model.text import normalize
+from crsim.sim.agenda.nlg import DomainWords, load_templates
 from crsim.sim.prompt.checks import item_facts, mismatches
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -110,6 +111,14 @@ class NeedTracker:
         return [slot for slot in self.requests if slot not in self.asked]
 
 
-def question(slot: str) -> str:
-    """The deterministic question about one requested slot."""
-    return f"Can you tell me its {slot.replace('_', ' ')}?"
+def question(slot: str, domain: Domain) -> str:
+    """The deterministic question about one requested slot: the first inquiry phrasing of the domain's
+    template set (the one `abus` speaks, so crsim's rule-based understanding and the behaviour report
+    read it as a question about the slot), with the item as "it"; the generic set's phrasing for a
+    slot its set leaves out."""
+    own = domain.phrasings.get("nlg")
+    templates = load_templates(own if isinstance(own, str) else "generic")
+    inquiries = templates.phrases.get("inquire", {})
+    label = DomainWords.of(domain).labels.get(slot, slot.replace("_", " "))
+    options = inquiries.get(slot) or load_templates("generic").phrases["inquire"]["default"]
+    return options[0].format(ref="it", label=label)
