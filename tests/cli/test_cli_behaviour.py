@@ -20,7 +20,7 @@ simulators:
   - {name: llm_single, args: {max_tokens: 40}}
 crss:
   - {name: retrieval}
-max_turns: 2
+max_turns: 1
 llm:
   default:
     provider: scripted
@@ -59,22 +59,30 @@ def test_analyze_behaviour_of_a_scripted_run(tmp_path: Path) -> None:
     )
     rows = {(r["kind"], r["subject"], r["measure"]): r for r in report["rows"]}
     flip = rows[("simulator", "llm_single", "role_flip_dialogue")]
-    assert (flip["k"], flip["n"], flip["interval"]) == (2, 2, "wilson95")
+    # the scripted "Here are some movies you might like." is the recommender's voice: the simulator's
+    # own draft check catches it (recorded under draft_checks), so no flip reaches the record
+    assert (flip["k"], flip["n"], flip["interval"]) == (0, 2, "wilson95")
     at_max = rows[("judge", "quality5/fluency", "score_at_max")]
     assert (at_max["k"], at_max["n"]) == (2, 2) and at_max["detail"] == "1:0 2:0 3:0 4:0 5:2"
     relevance = rows[("judge", "quality5/recommendation_relevance", "relevance_without_recommendation")]
     records = [
         json.loads(line) for line in (run_dir / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()
     ]
+    checked = [
+        c["check"] for d in records for u in d["utterances"] for c in u["annotations"].get("draft_checks", [])
+    ]
+    assert "role_flip" in checked
     empty = sum(not any(u["recommended_items"] for u in d["utterances"]) for d in records)
-    assert empty > 0 and relevance["k"] == relevance["n"] == empty  # a 5 wherever nothing was recommended
+    # the scripted judge answers 5 everywhere; where nothing was recommended the rubric's rule scores
+    # relevance at its lowest level, so the behaviour check finds no such 5
+    assert empty == 2 and (relevance["k"], relevance["n"]) == (0, empty)
     with (tmp_path / "rows.csv").open(encoding="utf-8") as handle:
         table = list(csv.DictReader(handle))
     assert len(table) == len(report["rows"]) and table[0]["interval"] == "wilson95"
 
     shown = crsim("analyze", "behaviour", str(run_dir))
     assert shown.returncode == 0 and "role_flip_dialogue" in shown.stdout and "Judges" in shown.stdout
-    assert "llm_single role_flip fired: retrieval/llm_single/" in shown.stdout
+    assert "Simulators" in shown.stdout and "CRSs" in shown.stdout
 
 
 @pytest.mark.slow

@@ -48,13 +48,17 @@ def test_behaviour_section_for_llm_driven_runs(tmp_path: Path) -> None:
     page = build_report([open_run(run_dir)])
     section = _section(page)
     assert "<h3>Simulators</h3>" in section and "<h3>CRSs</h3>" in section
+    flip = re.search(r">role_flip_dialogue</td><td>dialogue</td><td class=\"num\"[^>]*>([^<]*)<", section)
+    assert flip is not None
+    # both scripted users open in the recommender's voice; the simulator's draft check catches it
+    assert flip.group(1).startswith("0/2 0% [")
     row = re.search(
-        r">role_flip_dialogue</td><td>dialogue</td><td class=\"num\" title=\"([^\"]*)\">([^<]*)<", section
+        r">all_requests_asked</td><td>dialogue</td><td class=\"num\" title=\"([^\"]*)\">([^<]*)<", section
     )
     assert row is not None
     examples, cell = html_lib.unescape(row.group(1)), row.group(2)
-    assert cell.startswith("2/2 100% [")  # both users opened in the recommender's voice
-    assert "retrieval/llm_single/" in examples and "Here are some" in examples
+    assert cell.startswith("0/2 0% [")  # the dialogue ends at the first recommendation: nothing asked
+    assert "retrieval/llm_single/" in examples and "not asked: year" in examples
     assert 'href="#behaviour"' in page
 
 

@@ -175,7 +175,9 @@ def test_a_missing_gguf_fails_before_the_run(tmp_path: Path) -> None:
 
 def test_cache_commands(tmp_path: Path) -> None:
     llm = {"default": {"provider": "scripted", "model": "m", "replies": ["Hi [END]"]}}
-    _run(_config(tmp_path / "run", llm))
+    # patience 1: each user may end on its first message, so each dialogue makes exactly one call
+    users = [{"name": "llm_single", "args": {"patience": 1}}]
+    _run(_config(tmp_path / "run", llm, simulators=users))
     stats = runner.invoke(app, ["cache", "stats", str(tmp_path / "run"), "--json"])
     assert stats.exit_code == 0, stats.output
     assert json.loads(stats.output)["by_model"] == {"m": 3}
@@ -191,7 +193,7 @@ def test_cache_commands(tmp_path: Path) -> None:
     )
     asked = runner.invoke(app, ["cache", "clear", str(tmp_path / "run")], input="y\n")
     assert asked.exit_code == 0 and "removed 3 cached answers" in asked.output
-    _run(_config(tmp_path / "again", llm))
+    _run(_config(tmp_path / "again", llm, simulators=users))
     cleared = runner.invoke(app, ["cache", "clear", str(tmp_path / "again" / "llm_cache.sqlite"), "--yes"])
     assert cleared.exit_code == 0 and "removed 3 cached answers" in cleared.output
     missing = runner.invoke(app, ["cache", "stats", str(tmp_path / "nothing.sqlite")])

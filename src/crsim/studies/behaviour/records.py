@@ -16,7 +16,7 @@ from crsim.model.annotations import DOMAIN
 from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain
 from crsim.model.run_folder import SCORES, Manifest, ScoreRecord, is_run_folder, load_manifest
-from crsim.model.run_folder.files import DIALOGUES
+from crsim.model.run_folder.files import DIALOGUES, MANIFEST
 
 
 @dataclass(frozen=True)
@@ -104,11 +104,11 @@ def _locate(path: Path) -> tuple[Path, Manifest | None]:
     if not is_run_folder(path):
         if (path / SCORES).is_file():
             raise DataError(
-                f"an evaluation folder ({SCORES}, no manifest.json): give the run folder it scored "
+                f"an evaluation folder ({SCORES}, no {MANIFEST}): give the run folder it scored "
                 "and this folder with --scores",
                 path=str(path),
             )
-        raise DataError("not a run folder (no manifest.json); expected `crsim run` output", path=str(path))
+        raise DataError(f"not a run folder (no {MANIFEST}); expected `crsim run` output", path=str(path))
     if not (path / DIALOGUES).is_file():
         raise DataError(f"no {DIALOGUES}; the run has not held any dialogue yet", path=str(path))
     return path / DIALOGUES, load_manifest(path)
