@@ -73,3 +73,25 @@ def test_gcdf1_score_imports_no_numeric_or_client_library() -> None:
         str(FIXTURES / "multiwoz_user_evaluator.yaml"),
     )
     assert not loaded & HEAVY, f"crsim gcdf1 score imported {sorted(loaded & HEAVY)}"
+
+
+#: Modules that build the data model's records or the LLM client (its retries and SQLite cache).
+RECORDS = {"crsim.model.dialogue", "crsim.model.run_folder.manifest", "crsim.llm.client", "sqlite3"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [name for name in COMMANDS if name != "run"])
+def test_a_commands_help_builds_no_record_model(name: str) -> None:
+    """Help texts that name a run folder's files import `files.py` alone: the packages `crsim.model`,
+    `crsim.model.run_folder` and `crsim.llm` load their submodules on first use."""
+    loaded = _modules_after(name, "--help") & RECORDS
+    assert not loaded, f"crsim {name} --help imported {sorted(loaded)}"
+
+
+@pytest.mark.slow
+def test_run_help_builds_the_config_model_but_not_the_llm_client() -> None:
+    """`crsim run --help` derives its help from the config model, whose LLM section is a config class:
+    the client, its retries and the SQLite cache stay unloaded."""
+    loaded = _modules_after("run", "--help")
+    assert "crsim.run.config" in loaded
+    assert not {"crsim.llm.client", "crsim.llm.cache", "sqlite3", "tenacity"} & loaded

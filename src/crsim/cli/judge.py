@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -108,6 +107,8 @@ def compare(
     """Which simulator plays the user better: win/draw/loss of A against B per criterion (95% Wilson CIs).
 
     Pairs share CRS, user and trial; both orders are asked; orders that disagree are a draw."""
+    import asyncio
+
     from crsim.llm.config import LLMSettings, load_llm_settings
     from crsim.progress import ProgressReport
     from crsim.studies.pairwise import compare_runs

@@ -4,10 +4,42 @@ Nothing here knows about simulators or their prompts. Components get an `LLM` fo
 run's `LLMHub` and call `await llm.generate(messages, GenerationConfig(...))`.
 """
 
-from crsim.llm.client import LLM, LLMHub
-from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
-from crsim.llm.errors import LLMError, LLMOutputError
-from crsim.llm.types import Completion, GenerationConfig, Message, Usage, assistant, system, user
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from crsim.llm.client import LLM, LLMHub
+    from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
+    from crsim.llm.errors import LLMError, LLMOutputError
+    from crsim.llm.types import Completion, GenerationConfig, Message, Usage, assistant, system, user
+
+
+#: Public name -> the submodule defining it; imported on first use, so that a config model
+#: naming an LLM section (`config.py`) does not load the client, its retries and the SQLite cache.
+_WHERE = {
+    "CacheConfig": "config",
+    "Completion": "types",
+    "GenerationConfig": "types",
+    "LLM": "client",
+    "LLMError": "errors",
+    "LLMHub": "client",
+    "LLMOutputError": "errors",
+    "LLMSettings": "config",
+    "Message": "types",
+    "ModelConfig": "config",
+    "Usage": "types",
+    "assistant": "types",
+    "system": "types",
+    "user": "types",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "LLM",

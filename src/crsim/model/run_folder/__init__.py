@@ -15,32 +15,89 @@ read through it (`open_run` -> `RunFolder`). It lives in the model layer, beside
 holds, so that no layer has to import another's internals to find a file.
 """
 
-from __future__ import annotations
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from crsim.model.run_folder.dialogues import DialogueWriter, canonical_order, repair_tail, writable
-from crsim.model.run_folder.files import (
-    DIALOGUES,
-    EXPORT_DIR,
-    LLM_CACHE,
-    LOCK_FILE,
-    LOCK_INFO,
-    MANIFEST,
-    REPORT,
-    SCORES,
-    SUMMARY,
-    part_path,
-)
-from crsim.model.run_folder.folder import RunFolder, count_lines, dialogues_file, is_run_folder, open_run
-from crsim.model.run_folder.lock import RunFolderBusy, lock_if_run_folder, run_folder_lock
-from crsim.model.run_folder.manifest import (
-    Manifest,
-    build_manifest,
-    load_manifest,
-    read_manifest,
-    write_json_atomic,
-)
-from crsim.model.run_folder.scores import Aggregate, GroupSummary, ScoreRecord, read_scores, scores_writer
-from crsim.model.run_folder.summary import SummaryFile, read_summary_file, stale_reason, write_summary_file
+if TYPE_CHECKING:
+    from crsim.model.run_folder.dialogues import DialogueWriter, canonical_order, repair_tail, writable
+    from crsim.model.run_folder.files import (
+        DIALOGUES,
+        EXPORT_DIR,
+        LLM_CACHE,
+        LOCK_FILE,
+        LOCK_INFO,
+        MANIFEST,
+        REPORT,
+        SCORES,
+        SUMMARY,
+        part_path,
+    )
+    from crsim.model.run_folder.folder import RunFolder, count_lines, dialogues_file, is_run_folder, open_run
+    from crsim.model.run_folder.lock import RunFolderBusy, lock_if_run_folder, run_folder_lock
+    from crsim.model.run_folder.manifest import (
+        Manifest,
+        build_manifest,
+        load_manifest,
+        read_manifest,
+        write_json_atomic,
+    )
+    from crsim.model.run_folder.scores import Aggregate, GroupSummary, ScoreRecord, read_scores, scores_writer
+    from crsim.model.run_folder.summary import (
+        SummaryFile,
+        read_summary_file,
+        stale_reason,
+        write_summary_file,
+    )
+
+
+#: Public name -> the submodule defining it; imported on first use, so that the command line's
+#: help texts can name the files (`files.py`) without importing the models, the lock and the writers.
+_WHERE = {
+    "Aggregate": "scores",
+    "DIALOGUES": "files",
+    "DialogueWriter": "dialogues",
+    "EXPORT_DIR": "files",
+    "GroupSummary": "scores",
+    "LLM_CACHE": "files",
+    "LOCK_FILE": "files",
+    "LOCK_INFO": "files",
+    "MANIFEST": "files",
+    "Manifest": "manifest",
+    "REPORT": "files",
+    "RunFolder": "folder",
+    "RunFolderBusy": "lock",
+    "SCORES": "files",
+    "SUMMARY": "files",
+    "ScoreRecord": "scores",
+    "SummaryFile": "summary",
+    "build_manifest": "manifest",
+    "canonical_order": "dialogues",
+    "count_lines": "folder",
+    "dialogues_file": "folder",
+    "is_run_folder": "folder",
+    "load_manifest": "manifest",
+    "lock_if_run_folder": "lock",
+    "open_run": "folder",
+    "part_path": "files",
+    "read_manifest": "manifest",
+    "read_scores": "scores",
+    "read_summary_file": "summary",
+    "repair_tail": "dialogues",
+    "run_folder_lock": "lock",
+    "scores_writer": "scores",
+    "stale_reason": "summary",
+    "writable": "dialogues",
+    "write_json_atomic": "manifest",
+    "write_summary_file": "summary",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "DIALOGUES",
