@@ -219,6 +219,11 @@ async def _call(source: str, awaitable: Awaitable[T], budget: _Budget) -> T:
     timeout errors). A participant that never yields to the event loop (synchronous work inside
     `async def`) cannot be interrupted; if it returns after the deadline, its answer is dropped and
     the timeout is charged to it, so the budget holds for it too."""
+    if budget.deadline is None:  # no budget (the default): no timeout scope to enter and leave per call
+        try:
+            return await awaitable
+        except Exception as exc:
+            raise _ParticipantError(source, exc) from exc
     scope = asyncio.timeout_at(budget.deadline)
     try:
         async with scope:

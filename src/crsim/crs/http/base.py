@@ -318,6 +318,10 @@ class _BodyDecoder:
     """Incremental decoding of one `Content-Encoding` (identity, gzip or deflate) with bounded output."""
 
     def __init__(self, header: str) -> None:
+        self._started = False
+        if not header:  # the usual case: no Content-Encoding at all
+            self.identity, self._deflate, self._zlib = True, False, None
+            return
         codings = [c.strip().lower() for c in header.split(",") if c.strip()]
         codings = [c for c in codings if c != "identity"]
         if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
@@ -325,7 +329,6 @@ class _BodyDecoder:
         self.identity = not codings
         self._deflate = codings == ["deflate"]
         self._zlib = None if self.identity else zlib.decompressobj(zlib.MAX_WBITS | 32)
-        self._started = False
 
     def decode(self, data: bytes, max_out: int) -> bytes:
         """At most `max_out` decoded bytes of `data`; exactly `max_out` means there was more."""

@@ -30,6 +30,7 @@ class _State:
     client: httpx.AsyncClient
     session_id: str = ""
     turn: int = 0
+    messages_path: str = ""  #: `/sessions/{id}/messages`, quoted once per dialogue
 
 
 @crs("generic_http")
@@ -48,6 +49,7 @@ class GenericHTTPCRS(HTTPCRS):
         if not isinstance(session_id, str) or not session_id:
             raise CRSInvalidResponse("POST /sessions: 'session_id' must be a non-empty string")
         state.session_id = session_id
+        state.messages_path = f"/sessions/{quote(session_id, safe='')}/messages"
         greeting = data.get("greeting")
         return None if greeting is None else await self._reply(greeting, log, "greeting")
 
@@ -55,7 +57,7 @@ class GenericHTTPCRS(HTTPCRS):
         state: _State = session.state
         state.turn += 1
         log = ExchangeLog()
-        path = f"/sessions/{quote(state.session_id, safe='')}/messages"
+        path = state.messages_path
         data = await self.http.request_json(
             state.client, "POST", path, {"text": text, "turn": state.turn}, log
         )
