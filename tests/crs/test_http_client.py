@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from fastapi import FastAPI, Request, Response
-from fastapi.responses import PlainTextResponse
+from fastapi.responses import PlainTextResponse, StreamingResponse
 
 from crsim.components import BuildContext
 from crsim.crs.base import CRSSession
-from crsim.crs.http import CRSArenaCRS, CRSInvalidResponse, CRSStatusError, GenericHTTPCRS
+from crsim.crs.http import CRSArenaCRS, CRSInvalidResponse, CRSStatusError, CRSTimeoutError, GenericHTTPCRS
 from crsim.crs.http.crs_arena import CRSArenaParams
 from crsim.crs.http.generic import GenericParams
 from crsim.errors import ConfigError
@@ -181,3 +182,32 @@ async def test_linking_a_long_reply_leaves_the_event_loop_free(domain: Domain) -
     # on the loop, one gap would be the whole linking time; off it, gaps are thread switches (a loaded
     # machine stretches both, so the bound is relative, not a fixed number of seconds)
     assert max(gaps) < took / 2, f"the event loop stalled for {max(gaps):.2f}s of {took:.2f}s"
+
+
+async def test_the_attempt_deadline_alone_bounds_a_body_that_stalls(domain: Domain) -> None:
+    """httpx's own read/write/pool timers are off (one timer per socket operation, and they could only
+    fire after the attempt's deadline, which starts first); the deadline still cuts a stalled body at
+    `timeout_s` as a CRSTimeoutError, and the connect timeout is httpx's as before."""
+    app = FastAPI()
+
+    @app.post("/sessions")
+    async def start() -> StreamingResponse:
+        async def body() -> AsyncIterator[bytes]:
+            yield b'{"session_id": '
+            await asyncio.sleep(10)
+            yield b'"s1"}'
+
+        return StreamingResponse(body(), media_type="application/json")
+
+    with running_server(app) as url:
+        params = GenericParams(base_url=url, timeout_s=0.5, connect_timeout_s=2.0, max_retries=0)
+        crs = GenericHTTPCRS(params, BuildContext(domain))
+        client = crs.http.open_client()
+        assert client.timeout.read is client.timeout.write is client.timeout.pool is None
+        assert client.timeout.connect == 2.0
+        await client.aclose()
+        started = time.monotonic()
+        with pytest.raises(CRSTimeoutError, match=r"within 0\.5s"):
+            await crs.start(CRSSession("d1", 1))
+        assert time.monotonic() - started < 3.0  # the 0.5 s deadline, with slack for a loaded machine
+        await crs.aclose()
