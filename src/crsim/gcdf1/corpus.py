@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +13,7 @@ from crsim.gcdf1.behaviour import BehaviourFile
 from crsim.gcdf1.canonical import CanonicalMap
 from crsim.gcdf1.config import Gcdf1Config
 from crsim.gcdf1.dialogue import MULTIWOZ, GoalDialogue, Ontology
+from crsim.gcdf1.json_out import dumps_indented
 from crsim.gcdf1.scoring import (
     CorpusMean,
     DialogueScores,
@@ -82,5 +82,5 @@ def behaviour_path(scores_path: Path) -> Path:
 
 def write_json(data: Any, path: Path) -> None:
     with atomic_output(path) as handle:
-        json.dump(data, handle, indent=1, sort_keys=True)
+        handle.write(dumps_indented(data, indent=1))  # = json.dump(data, indent=1, sort_keys=True)
         handle.write("\n")
