@@ -28,7 +28,7 @@ DEADLINE_S = 3.0
 #: The faults that are about time: the plan holding a reply ten times the deadline.
 TIMED = {
     "hang": FaultPlan(kind="hang", hang_s=10 * DEADLINE_S),
-    # each dripped byte (0.2 s) beats the read timeout; the ~150-byte head takes ~30 s in all
+    # each dripped byte (0.2 s) would beat a per-read timeout; the ~150-byte head takes ~30 s in all
     "drip_headers": FaultPlan(kind="drip_headers", drip_s=0.2),
 }
 
