@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from crsim.crs.llm_checks import shorten, year_conflicts
+from crsim.crs.llm_checks import complete_sentences, shorten, tidy_ending, year_conflicts
 from crsim.model.items import Item, ItemCollection
 from crsim.model.linking import ItemLinker
 
@@ -57,3 +57,26 @@ def test_year_conflicts_check_only_sentences_about_one_item() -> None:
     assert conflicts("You might like Heat (1995) and Alien, from 1979.") == []
     # the year is in another sentence than the title
     assert conflicts("You asked for the 1980s. Heat (1995) is tense.") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "tidied", "action"),
+    [
+        ("A man finds work as a singer. The mo…", "A man finds work as a singer.", "unfinished_dropped"),
+        ("Try Heat! It is about a cop and a thief who...", "Try Heat!", "unfinished_dropped"),
+        ("You could try Sense and Sensibility", "You could try Sense and Sensibility.", "stop_added"),
+        ("A race is at the edge of…", "A race is at the edge of…", None),  # nothing whole to keep
+        ("Try Heat (1995)", "Try Heat (1995)", None),
+        ("Enjoy!", "Enjoy!", None),
+        ("It stars Dr. No…", "It stars Dr. No…", None),  # an abbreviation is no sentence end
+    ],
+)
+def test_a_bad_ending_is_tidied_without_inventing_words(text: str, tidied: str, action: str | None) -> None:
+    assert tidy_ending(text) == (tidied, action)
+
+
+def test_complete_sentences_drop_only_a_tail_cut_by_the_token_limit() -> None:
+    assert complete_sentences("I love it. It is a perfect choice for") == "I love it."
+    assert complete_sentences("Who is in it? I") == "Who is in it?"
+    assert complete_sentences("I love it.") is None  # nothing cut
+    assert complete_sentences("I love it") is None  # no whole sentence to keep

@@ -17,7 +17,7 @@ import pytest
 from crsim.components import BuildContext
 from crsim.crs.base import CRSReply
 from crsim.llm.providers.scripted import ScriptedProvider
-from crsim.llm.types import Message, ResolvedGeneration
+from crsim.llm.types import Completion, Message, ResolvedGeneration
 from crsim.model import annotations as keys
 from crsim.model.domain import Domain
 from crsim.model.user import InformationNeed, SimulatedUser
@@ -156,6 +156,37 @@ async def test_a_pending_request_is_asked_before_the_user_accepts_and_ends(domai
     assert found(asked) == [("request_unasked", "appended"), ("end_with_request_pending", "ignored")]
     done = await sim.respond(CRSReply("Michael Mann directed it."))
     assert done.end and done.text == "Thanks, bye!"
+
+
+async def test_every_open_request_is_asked_and_a_self_given_answer_dropped(domain: Domain) -> None:
+    """Seen on a 1.5B model: "Sure, the year of Monsters, Inc. is 2001. Can you tell me its year?"."""
+    provider = queue("Hi.", "Great pick. Heat came out in 1995, directed by Michael Mann.")
+    sim = build(SinglePromptSimulator, "llm_single", provider, domain)
+    await sim.start(fan(("director", "year")))
+    asked = await sim.respond(CRSReply("How about Heat?", recommended_items=[HEAT]))
+    assert 'ask about it, for example: "Who directed it? When did it come out?"' in last_prompt(provider)
+    assert asked.text == "Great pick. Who directed it? When did it come out?"
+    assert found(asked) == [("request_self_answered", "removed"), ("request_unasked", "appended")]
+    assert sim.tracker.asked == {"director", "year"}
+
+
+class CutProvider(ScriptedProvider):
+    """Answers as a server does when the token limit stops the text mid-sentence."""
+
+    async def complete(self, messages: list[Message], generation: ResolvedGeneration) -> Completion:
+        completion = await super().complete(messages, generation)
+        return completion.model_copy(update={"finish_reason": "length"})
+
+
+async def test_a_sentence_cut_by_the_token_limit_is_left_out(domain: Domain) -> None:
+    pending = ["Hi, I want a thriller.", "I like thrillers. Something tense, with a"]
+    provider = CutProvider(lambda _m, _g: pending.pop(0))
+    sim = build(SinglePromptSimulator, "llm_single", provider, domain)
+    await sim.start(fan(()))
+    turn = await sim.respond(CRSReply("What do you like?"))
+    assert turn.text == "I like thrillers." and turn.annotations["cut_to_sentence"] == len(
+        "I like thrillers. Something tense, with a"
+    )
 
 
 async def test_the_system_prompt_puts_the_requests_as_questions(domain: Domain) -> None:

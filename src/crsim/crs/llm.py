@@ -10,20 +10,26 @@ kept (`LLMOutputError`). Items recommended once are never candidates again in th
 
 A message longer than `max_message_chars` is cut after its last sentence within the limit (the
 schema leaves room past the limit so the model can finish its sentence; annotation `shortened`: the
-length before the cut). The visible text and `recommended_items` always agree, because simulators
-and people read the text (`crsim.crs.llm_checks`, annotation `agreement`):
+length before the cut). A message ending on an ellipsis (a small model copies the "…" of a plot shown
+cut) loses its unfinished last sentence when a complete one precedes it, and one whose last word
+lacks a full stop gets one (annotation `tidied`).
+
+The visible text and `recommended_items` always agree, because simulators and people read the text
+(`crsim.crs.llm_checks`, annotation `agreement`):
 
 - every listed item is named in the message: recommended as answered;
 - the message names items, but not all listed ones: what it names new (listed or not) is
   recommended, the listed items it does not name are not (`not_named`; agreement `named`). A
   message about items discussed before (a closing "glad you liked X") thus recommends nothing;
 - the message names no item at all: the model is asked once more, told which titles its message
-  left out (`reasked`); if the second answer still names none, the listed titles are appended to
-  its message ("Suggestion: Heat (1995)."; `appended`).
+  left out (`reasked`); if the second answer still names none, a sentence recommending the listed
+  titles in the domain's phrasing follows its words ("How about Heat (1995)?"; `appended`).
 
 A message that repeats an earlier reply word for word, or begins with one (a small model's loop),
 is asked again once too (`repeated`); the retry is kept when its text names an item (or the first
-named none), else the repeated message stands. Each turn makes at most two calls.
+named none). When the retry repeats an earlier reply as well, the reply is composed without the
+model: a recommendation of the listed items (else the best candidate) with their genres and leading
+people from the catalogue (`composed`). Each turn makes at most two calls.
 
 An item the message names without listing it counts as recommended when the dialogue names it for
 the first time (after the listed ones; kept apart in `named_in_text`). Items named before, by the
@@ -35,6 +41,7 @@ catalogue year contradicts are recorded (`year_conflicts`), not rewritten.
 from __future__ import annotations
 
 import asyncio
+import random
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Annotated, Any, ClassVar
@@ -44,7 +51,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from crsim.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession, crs
 from crsim.crs.candidates import RetrieverName, candidate_retriever
-from crsim.crs.llm_checks import shorten, year_conflicts
+from crsim.crs.llm_checks import shorten, tidy_ending, year_conflicts
+from crsim.crs.nlg import sentences_for
 from crsim.crs.phrasings import item_details
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
@@ -297,7 +305,7 @@ class LLMCRS(BaseCRS):
             notes.update(first)
             return settled
         if not self.params.reask:
-            return self._appended(answer, self._listed(answer, candidates), state, notes)
+            return self._appended(seed, answer, self._listed(answer, candidates), state, notes)
         correction = self._correction(self._listed(answer, candidates), repeated)
         again = [*messages, assistant(answer.model_dump_json()), user(correction)]
         second, repaired = await self._ask(seed, state, again, candidates, attempt=1)
@@ -307,18 +315,21 @@ class LLMCRS(BaseCRS):
             notes["repeated"] = True
         retry: dict[str, Any] = {}
         again_settled = self._settle(second, candidates, state, retry, agreement="reasked")
+        if repeated and self._repeats(second.message, state):  # a loop the model does not leave
+            chosen = self._listed(second, candidates) or self._listed(answer, candidates) or candidates[:1]
+            return self._composed(seed, state, chosen, notes)
         if again_settled is not None:
             notes.update(retry)
             return again_settled
-        if settled is not None:  # the retry names nothing: keep the (repeated) first answer
+        if settled is not None:  # the retry names nothing: keep the first answer
             notes.update(first)
             return settled
-        return self._appended(second, self._listed(second, candidates), state, notes)
+        return self._appended(seed, second, self._listed(second, candidates), state, notes)
 
     def _repeats(self, message: str, state: LLMCRSState) -> bool:
         """Whether `message`, as it would be shown, says word for word what an earlier reply of this
         dialogue said, or begins with a whole earlier reply of at least `_ECHO_CHARS` characters."""
-        said = _folded(shorten(message, self.params.max_message_chars))
+        said = _folded(self._shown(message, {}))
         for earlier in (_folded(m["content"]) for m in state.messages if m["role"] == "assistant"):
             if said == earlier or (len(earlier) >= _ECHO_CHARS and said.startswith(earlier)):
                 return True
@@ -389,9 +400,7 @@ class LLMCRS(BaseCRS):
         """The reply for `answer` when its text names what it recommends (or can be made to by
         leaving out listed items it does not name); None when its text names no item at all.
         """
-        text = shorten(answer.message, self.params.max_message_chars)
-        if text != answer.message:
-            notes["shortened"] = len(answer.message)
+        text = self._shown(answer.message, notes)
         mentions = self.domain.items.linker.link(text)
         linked = list(dict.fromkeys(m.item_id for m in mentions))
         listed = self._listed(answer, candidates)
@@ -409,21 +418,47 @@ class LLMCRS(BaseCRS):
             notes["agreement"] = agreement
         return Settled(text, named, fresh, mentioned, mentions)
 
+    def _shown(self, message: str, notes: dict[str, Any]) -> str:
+        """The message as shown: cut to `max_message_chars` at a sentence end (`shortened`), and its
+        ending tidied (`tidied`: an unfinished last sentence after an ellipsis dropped, or a missing
+        full stop added; `crsim.crs.llm_checks.tidy_ending`)."""
+        text = shorten(message, self.params.max_message_chars)
+        if text != message:
+            notes["shortened"] = len(message)
+        text, tidied = tidy_ending(text)
+        if tidied is not None:
+            notes["tidied"] = tidied
+        return text
+
     def _appended(
-        self, answer: CRSAnswer, listed: list[Item], state: LLMCRSState, notes: dict[str, Any]
+        self, seed: int, answer: CRSAnswer, listed: list[Item], state: LLMCRSState, notes: dict[str, Any]
     ) -> Settled:
-        """The last resort: the listed titles appended to a message that names none of them."""
-        text = shorten(answer.message, self.params.max_message_chars)
-        if text != answer.message:
-            notes["shortened"] = len(answer.message)
-        label = "Suggestion" if len(listed) == 1 else "Suggestions"
-        text = f"{text} {label}: {'; '.join(item.display_title for item in listed)}."
+        """The last resort for a message that names none of the items it recommends: a sentence
+        recommending them by title, in the domain's own phrasing, follows the model's words
+        (`appended`)."""
+        text = f"{self._shown(answer.message, notes)} {self._recommendation(seed, state, listed)}"
         notes["agreement"] = "appended"
         mentions = self.domain.items.linker.link(text)
         listed_ids = {item.id for item in listed}
         unlisted = [i for i in dict.fromkeys(m.item_id for m in mentions) if i not in listed_ids]
         fresh, mentioned = split_linked(unlisted, state.named | set(state.recommended))
         return Settled(text, listed, fresh, mentioned, mentions)
+
+    def _composed(self, seed: int, state: LLMCRSState, chosen: list[Item], notes: dict[str, Any]) -> Settled:
+        """The model repeated an earlier reply even when asked not to: the reply is composed without it,
+        recommending `chosen` (its listed items, else the best candidate) with their catalogue facts
+        (`composed`), so the dialogue moves on instead of looping."""
+        chosen = chosen[: self.params.max_recommendations]
+        first = chosen[0]
+        facts = sentences_for(self.domain).described(first.genres[:2], first.actors[:2], None)
+        text = " ".join(part for part in (self._recommendation(seed, state, chosen), facts) if part)
+        notes["agreement"] = "composed"
+        return Settled(text, chosen, [], [], self.domain.items.linker.link(text))
+
+    def _recommendation(self, seed: int, state: LLMCRSState, items: list[Item]) -> str:
+        """One sentence recommending `items` by title ("How about Heat (1995)?"), chosen by the seed."""
+        rng = random.Random(derive_seed(seed, "turn", state.turn, "recommendation"))
+        return sentences_for(self.domain).recommendation([item.display_title for item in items], rng)
 
     def _correction(self, listed: list[Item], repeated: bool) -> str:
         """The request to answer again: the message named none of the recommended items, or it

@@ -36,6 +36,47 @@ def shorten(text: str, limit: int) -> str:
     return head.rstrip(" ,;:-–—") + _ELLIPSIS
 
 
+def sentence_ends(text: str) -> list[int]:
+    """Offsets just past each sentence end of `text` (abbreviations and initials are not ends)."""
+    return [m.end() for m in _SENTENCE_END.finditer(text) if _ends_sentence(text, m)]
+
+
+#: A trailing ellipsis ("…" or three dots), the mark of a cut, possibly after a space.
+_TRAILING_ELLIPSIS = re.compile(r"\s*(?:…|\.{3})\s*$")
+#: A last character that ends a message as it stands: sentence marks, closing quotes and brackets.
+_ENDING = frozenset(".!?\"')]”’")
+
+
+def tidy_ending(text: str) -> tuple[str, str | None]:
+    """(text, what was done) for a message the model ended badly: a trailing ellipsis (copied from a
+    plot shown cut, or a sentence left unfinished) drops the unfinished sentence when a complete one
+    precedes it (`"unfinished_dropped"`); a message whose last word lacks a full stop ("... such as
+    Heat") gets one (`"stop_added"`). Anything else, including a lone unfinished sentence, is left
+    as it is (None): there is nothing true to put in its place."""
+    stripped = text.rstrip()
+    if _TRAILING_ELLIPSIS.search(stripped):
+        head = _TRAILING_ELLIPSIS.sub("", stripped)
+        ends = [end for end in sentence_ends(head) if end < len(head)]
+        if ends:
+            return head[: ends[-1]].rstrip(), "unfinished_dropped"
+        return text, None
+    if stripped and stripped[-1].isalnum():
+        return f"{stripped}.", "stop_added"
+    return text, None
+
+
+def complete_sentences(text: str) -> str | None:
+    """`text` up to its last complete sentence when it has one and more follows (the tail a token
+    limit cut off), else None."""
+    stripped = text.rstrip()
+    ends = sentence_ends(stripped)
+    if not ends or ends[-1] >= len(stripped):
+        return None
+    if stripped[ends[-1] :].strip() and stripped[-1] not in _ENDING:
+        return stripped[: ends[-1]].rstrip()
+    return None
+
+
 def _ends_sentence(text: str, match: re.Match[str]) -> bool:
     """Whether a full stop is a sentence end rather than an abbreviation's or an initial's."""
     if text[match.start()] != ".":

@@ -40,6 +40,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from crsim.components import BuildContext
 from crsim.crs.base import CRSReply
 from crsim.crs.cues import REJECT, prompt_words
+from crsim.crs.llm_checks import complete_sentences
 from crsim.errors import ConfigError, CrsimError, DataError
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render, template_check
@@ -380,7 +381,7 @@ class PromptSimulator:
             items=self.words["items"],
             shown=self.tracker.shown(),
             pending=self.tracker.pending(),
-            ask=[question(slot, self.domain) for slot in self.tracker.pending()[:1]],
+            ask=[question(slot, self.domain) for slot in self.tracker.pending()],
             wait=wait,
             correction=correction,
         )
@@ -409,7 +410,12 @@ class PromptSimulator:
         )
         completion = await self.llm.generate(messages, config)
         notes: dict[str, Any] = {"history_omitted": omitted} if omitted else {}
-        return clean_utterance(completion.text), completion.text, notes
+        text = clean_utterance(completion.text)
+        whole = complete_sentences(text) if completion.finish_reason == "length" else None
+        if whole:  # the token limit cut the last sentence: keep the whole ones before it
+            notes["cut_to_sentence"] = len(text)
+            text = whole
+        return text, completion.text, notes
 
     async def draft(self, stop_token: str | None) -> tuple[str, bool, str, dict[str, Any]]:
         """(the words before any stop token, whether it was written, raw answer, annotations) of a
@@ -480,15 +486,22 @@ class PromptSimulator:
         return f"Could you recommend a {item} for me?"
 
     def ask_pending(self, body: str, notes: dict[str, Any]) -> tuple[str, bool]:
-        """(text, whether a question was added): a fitting item was just recommended and the draft
-        neither turns it down nor asks any of the requests still open, so the first of them is asked."""
+        """(text, whether a question was added): a fitting item was just recommended and the draft does
+        not turn it down, so every request still open that the draft does not ask is asked, in the
+        domain's phrasing (`request_unasked`). A sentence of the draft stating the very value asked
+        about (the model answering its own question) is dropped first (`request_self_answered`)."""
         pending = self.tracker.pending()
-        if not pending or any(self.tracker.asks_about(body, slot) for slot in pending):
+        if not pending or REJECT.search(normalize(body)):  # turning the item down: no question about it
             return body, False
-        if REJECT.search(normalize(body)):  # turning the item down: no question about it
+        unasked = [slot for slot in pending if not self.tracker.asks_about(body, slot)]
+        if not unasked:
             return body, False
-        checks.note(notes, "request_unasked", "appended", detail=pending[0])
-        return f"{body} {question(pending[0], self.domain)}".strip(), True
+        kept = self.tracker.without_own_answers(body, unasked)
+        if kept != body.strip():
+            checks.note(notes, "request_self_answered", "removed", draft=body, detail=", ".join(unasked))
+        checks.note(notes, "request_unasked", "appended", detail=", ".join(unasked))
+        questions = " ".join(question(slot, self.domain) for slot in unasked)
+        return f"{kept} {questions}".strip(), True
 
     def _chat_messages(self, shown: list[Entry], variables: dict[str, Any]) -> list[Message]:
         """System message, then the recommender's utterances as `user` and the simulated user's as

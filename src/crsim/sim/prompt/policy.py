@@ -110,6 +110,31 @@ class NeedTracker:
             return []
         return [slot for slot in self.requests if slot not in self.asked]
 
+    def without_own_answers(self, text: str, slots: list[str]) -> str:
+        """`text` without the sentences that state the just-recommended item's value of one of
+        `slots` (a small model answers the question it is about to ask: "The year of Monsters, Inc.
+        is 2001."). Values shorter than 4 characters or longer than `_ANSWER_CHARS` (a plot) are not
+        looked for: too easy to hit by accident, or never said word for word."""
+        if not self.latest:
+            return text
+        item = self.domain.items[self.latest[0]]
+        values = [
+            normalize(value)
+            for slot in slots
+            for value in item.values(self.domain.attribute(slot))
+            if 4 <= len(value) <= _ANSWER_CHARS
+        ]
+        if not values:
+            return text
+        patterns = [re.compile(rf"\b{re.escape(v)}\b") for v in values if v]
+        sentences = _SENTENCE.split(text.strip())
+        kept = [s for s in sentences if not any(p.search(normalize(s)) for p in patterns)]
+        return " ".join(kept)
+
+
+#: The longest value `NeedTracker.without_own_answers` looks for (names and years, not plots).
+_ANSWER_CHARS = 60
+
 
 def question(slot: str, domain: Domain) -> str:
     """The deterministic question about one requested slot: the first inquiry phrasing of the domain's
