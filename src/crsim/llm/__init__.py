@@ -4,8 +4,9 @@ Nothing here knows about simulators or their prompts. Components get an `LLM` fo
 run's `LLMHub` and call `await llm.generate(messages, GenerationConfig(...))`.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from crsim.lazy import exports
 
 if TYPE_CHECKING:
     from crsim.llm.client import LLM, LLMHub
@@ -34,11 +35,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{module}"), name)
+__getattr__ = exports(__name__, _WHERE)
 
 
 __all__ = [

@@ -2,8 +2,9 @@
 
 # No `from __future__ import annotations` in this file: it would bind the name `annotations` here and
 # hide the submodule `crsim.model.annotations` from `from crsim.model import annotations`.
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from crsim.lazy import exports
 
 if TYPE_CHECKING:
     from crsim.model.acts import DialogueAct, Intent, format_acts, parse_acts
@@ -51,11 +52,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{module}"), name)
+__getattr__ = exports(__name__, _WHERE)
 
 
 __all__ = [

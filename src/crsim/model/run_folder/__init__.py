@@ -15,8 +15,9 @@ read through it (`open_run` -> `RunFolder`). It lives in the model layer, beside
 holds, so that no layer has to import another's internals to find a file.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from crsim.lazy import exports
 
 if TYPE_CHECKING:
     from crsim.model.run_folder.dialogues import DialogueWriter, canonical_order, repair_tail, writable
@@ -92,11 +93,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{module}"), name)
+__getattr__ = exports(__name__, _WHERE)
 
 
 __all__ = [

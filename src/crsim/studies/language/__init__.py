@@ -11,8 +11,9 @@
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from crsim.lazy import exports
 
 if TYPE_CHECKING:
     from crsim.studies.language.consistency import (
@@ -108,11 +109,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{module}"), name)
+__getattr__ = exports(__name__, _WHERE)
 
 
 __all__ = [
