@@ -168,6 +168,9 @@ async def test_every_open_request_is_asked_and_a_self_given_answer_dropped(domai
     assert asked.text == "Great pick. Who directed it? When did it come out?"
     assert found(asked) == [("request_self_answered", "removed"), ("request_unasked", "appended")]
     assert sim.tracker.asked == {"director", "year"}
+    # an abbreviation inside the answer does not split it: no fragment ("is in it.") is left behind
+    tracker = sim.tracker
+    assert tracker.without_own_answers("Nice. Michael Mann Jr. made it. Who?", ["director"]) == "Nice. Who?"
 
 
 class CutProvider(ScriptedProvider):

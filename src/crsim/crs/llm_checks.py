@@ -41,6 +41,13 @@ def sentence_ends(text: str) -> list[int]:
     return [m.end() for m in _SENTENCE_END.finditer(text) if _ends_sentence(text, m)]
 
 
+def sentences(text: str) -> list[str]:
+    """`text` split after each sentence end (`sentence_ends`: "Robert Downey Jr. is in it." is one)."""
+    starts = [0, *sentence_ends(text)]
+    pieces = [text[a:b].strip() for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+    return [p for p in pieces if p]
+
+
 #: A trailing ellipsis ("…" or three dots), the mark of a cut, possibly after a space.
 _TRAILING_ELLIPSIS = re.compile(r"\s*(?:…|\.{3})\s*$")
 #: A last character that ends a message as it stands: sentence marks, closing quotes and brackets.

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from crsim.crs.base import CRSReply
 from crsim.crs.cues import REJECT, domain_cues
+from crsim.crs.llm_checks import sentences
 from crsim.model.domain import Domain
 from crsim.model.mentions import split_linked
 from crsim.model.text import normalize
@@ -127,8 +128,7 @@ class NeedTracker:
         if not values:
             return text
         patterns = [re.compile(rf"\b{re.escape(v)}\b") for v in values if v]
-        sentences = _SENTENCE.split(text.strip())
-        kept = [s for s in sentences if not any(p.search(normalize(s)) for p in patterns)]
+        kept = [s for s in sentences(text) if not any(p.search(normalize(s)) for p in patterns)]
         return " ".join(kept)
 
 
