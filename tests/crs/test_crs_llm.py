@@ -508,6 +508,45 @@ async def test_a_reply_beginning_with_an_earlier_one_is_a_repeat(domain: Domain)
     assert capped._repeats(long, state) and not crs._repeats(long[len(said) :], state)
 
 
+def test_a_reply_in_nearly_the_same_words_is_a_repeat(domain: Domain) -> None:
+    """Seen on a 1.5B model: the loop went on in slightly changed words that a word-for-word check
+    missed and the behaviour report's rule counts (`near_duplicate`)."""
+    said = "The Reader is a great choice for your mood. It's a great recommendation."
+    state = LLMCRSState(messages=[assistant(said)])
+    crs, _ = scripted_crs(domain, lambda _m, _g: answer([], said))
+    assert crs._repeats("The Reader is a great choice for your mood! It is a great recommendation.", state)
+    assert not crs._repeats("The Reader is a drama with Kate Winslet and Ralph Fiennes.", state)
+
+
+async def test_a_lone_unfinished_sentence_is_asked_again_then_composed(domain: Domain) -> None:
+    """Seen on a 1.5B model: a one-sentence reply ending "... relive their glory days by..." has no
+    whole sentence to keep; the model is asked again, and when the retry stops mid-sentence too the
+    reply is composed from the catalogue."""
+    cut = "is a story of old friends who relive their glory days by..."
+
+    def finishes(messages: list[Message], _generation: Any) -> str:
+        if "stops in the middle of a sentence" in messages[-1]["content"]:
+            return answer([1], f"{shown(messages[:-2])[0]} is a story of old friends.")
+        return answer([1], f"{shown(messages)[0]} {cut}")
+
+    crs, provider = scripted_crs(domain, finishes)
+    reply = await crs.respond(CRSSession("d1", 1), "A story about a family of mafia gangsters.")
+    assert len(provider.requests) == 2 and reply.annotations["unfinished"] is True
+    assert reply.text.endswith("is a story of old friends.") and reply.annotations["agreement"] == "reasked"
+
+    titles: list[str] = []
+
+    def stops_again(messages: list[Message], _generation: Any) -> str:
+        titles.extend(shown(messages)[:1] if not titles else [])
+        return answer([1], f"{titles[0]} {cut}")
+
+    crs, provider = scripted_crs(domain, stops_again)
+    reply = await crs.respond(CRSSession("d2", 1), "A story about a family of mafia gangsters.")
+    item = domain.items[reply.recommended_items[0]]
+    assert len(provider.requests) == 2 and reply.annotations["agreement"] == "composed"
+    assert cut not in reply.text and item.display_title in reply.text and reply.text.endswith((".", "?"))
+
+
 async def test_a_reply_that_repeats_itself_after_the_correction_is_composed_from_the_catalogue(
     domain: Domain,
 ) -> None:

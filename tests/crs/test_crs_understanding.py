@@ -63,6 +63,8 @@ PHRASINGS: list[tuple[str, Context | None, list[str]]] = [
     ("what year is it from?", REC, ["inquire(year)"]),
     ("what genre is it?", REC, ["inquire(genre)"]),
     ("is it scary?", REC, ["inquire(genre)"]),
+    ("Its plot? Its director?", REC, ["inquire(plot)", "inquire(director)"]),  # a 1.5B model's questions
+    ("And the year?", REC, ["inquire(year)"]),
     ("perfect, I'll take it", REC, ['accept(title="The Matrix (1999)")']),
     ("yes", REC, ['accept(title="The Matrix (1999)")']),
     ("no", REC, ['reject(title="The Matrix (1999)")']),

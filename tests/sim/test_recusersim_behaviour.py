@@ -11,7 +11,9 @@ import random
 from typing import Any
 
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
+from crsim.crs.understanding import understand
 from crsim.llm.types import Message, ResolvedGeneration
+from crsim.model.acts import Intent
 from crsim.model.dialogue import Role, TerminationReason
 from crsim.model.domain import Domain
 from crsim.model.user import InformationNeed, SimulatedUser, UserProfile
@@ -111,6 +113,18 @@ async def test_a_draft_that_is_all_recommender_part_is_drafted_once_more_not_an_
     assert turn.annotations["role_flip"]["cue"] == "it wrote the recommender's part"
     assert turn.annotations["role_flip"]["draft"] == raw
     assert "wrong: it wrote the recommender's part." in tasks(provider, None)[-1]
+
+
+async def test_twice_the_recommenders_part_is_said_plainly_not_a_failed_dialogue(domain: Domain) -> None:
+    """Seen on a 1.5B model (seed 2, ml-61): both drafts were "Recommender: I'm sorry, but I can't help
+    you with that.", nothing was left once cleaned, and the dialogue failed."""
+    raw = "Recommender: I'm sorry, but I can't help you with that."
+    sim, provider = simulator(Replies([raw, raw]), domain, refinements=[])
+    turn = await sim.start(fan(), CRSReply("Hi! What would you like?"))
+    assert len(tasks(provider, None)) == 2 and turn.annotations["plain_reply"] == {"raw_answer": raw}
+    assert turn.text and "sorry" not in turn.text.lower() and role_flip(turn.text, None) is None
+    understood = understand(turn.text, domain)
+    assert understood.intents & {Intent.REQUEST_RECOMMENDATION, Intent.DISCLOSE} or understood.likes
 
 
 async def test_a_persisting_role_flip_keeps_the_users_sentences_only(domain: Domain) -> None:

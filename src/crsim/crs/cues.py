@@ -107,6 +107,27 @@ WAS_GOOD = re.compile(
 HATE = re.compile(r"\b(hate|hated|didnt like|dont like|did not like|do not like|disliked)\b")
 #: "is it a comedy?": a value named in a question about the item asks for that slot.
 IS_IT = re.compile(r"(is|isnt) (it|that|this)\b")
+#: A question that is only a slot's name with a determiner ("Its director?", "And the year?"): it asks
+#: for that slot of the item under discussion (see `bare_question`).
+_BARE_QUESTION = re.compile(
+    r"^(?:and |so |also |then |what about |how about )?(?:(?:its|the|their|his|her) )?(?P<noun>[a-z]+)$"
+)
+
+
+def bare_question(sentence: str, slots: Iterable[str]) -> str | None:
+    """The slot of `slots` a bare question names ("its director", normalised, from a sentence that
+    ended with "?"): its name, or its name with a plural "s"; else None."""
+    match = _BARE_QUESTION.match(sentence)
+    if match is None:
+        return None
+    noun = match.group("noun")
+    for slot in slots:
+        name = slot.replace("_", " ")
+        if noun in (name, f"{name}s"):
+            return slot
+    return None
+
+
 #: Question words before a slot's cue that make a sentence an inquiry about the item ("whats the phone").
 _ASKING = (
     r"\b(what|whats|which|where|wheres|when|how|who|tell me|do you know|can you give|could you give"

@@ -35,6 +35,9 @@ class ParsedText(Protocol):
     @property
     def sentences(self) -> list[str]: ...
 
+    @property
+    def questions(self) -> list[str]: ...
+
 
 class IntentReader:
     """Intent detection over the normalised text, resolved against the context; then the acts."""
@@ -65,11 +68,13 @@ class IntentReader:
 
     def _inquiries(self) -> None:
         """Questions about the item by the slot asked for; a question that states a value of the slot
-        ("is the director Nolan? I like Nolan") states it rather than asks. "Is it a comedy?" asks."""
+        ("is the director Nolan? I like Nolan") states it rather than asks. "Is it a comedy?" asks, and
+        so does a bare "Its director?" (`cues.bare_question`)."""
         out, p, unless = self.out, self.p, self.cues.inquiry_unless_stated
+        bare = {cues.bare_question(q, self.cues.inquiries) for q in p.questions}
         for slot, pattern in self.cues.inquiries.items():
             stated = slot in out.likes and (unless is None or slot in unless)
-            if any(pattern.search(s) for s in p.sentences) and not stated:
+            if (slot in bare or any(pattern.search(s) for s in p.sentences)) and not stated:
                 out.inquiries.append(slot)
         is_it = "?" in p.text and cues.IS_IT.match(p.norm)
         for slot in self.lex.value_slots if is_it else ():

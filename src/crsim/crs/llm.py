@@ -25,11 +25,14 @@ The visible text and `recommended_items` always agree, because simulators and pe
   left out (`reasked`); if the second answer still names none, a sentence recommending the listed
   titles in the domain's phrasing follows its words ("How about Heat (1995)?"; `appended`).
 
-A message that repeats an earlier reply word for word, or begins with one (a small model's loop),
-is asked again once too (`repeated`); the retry is kept when its text names an item (or the first
-named none). When the retry repeats an earlier reply as well, the reply is composed without the
-model: a recommendation of the listed items (else the best candidate) with their genres and leading
-people from the catalogue (`composed`). Each turn makes at most two calls.
+A message that nearly repeats an earlier reply (the behaviour report's rule,
+`crsim.model.text.near_duplicate`) or begins with one (a small model's loop) is asked again once too
+(`repeated`), and so is a message that still stops mid-sentence once tidied (`unfinished`: a lone
+sentence cut with an ellipsis); the retry is kept when its text names an item (or the first named
+none). When the retry repeats an earlier reply as well, or the reply kept still stops mid-sentence,
+the reply is composed without the model: a recommendation of the listed items (else the best
+candidate) with their genres and leading people from the catalogue (`composed`). Each turn makes at
+most two calls.
 
 An item the message names without listing it counts as recommended when the dialogue names it for
 the first time (after the listed ones; kept apart in `named_in_text`). Items named before, by the
@@ -51,7 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from crsim.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession, crs
 from crsim.crs.candidates import RetrieverName, candidate_retriever
-from crsim.crs.llm_checks import shorten, tidy_ending, year_conflicts
+from crsim.crs.llm_checks import ends_unfinished, shorten, tidy_ending, year_conflicts
 from crsim.crs.nlg import sentences_for
 from crsim.crs.phrasings import item_details
 from crsim.llm.errors import LLMOutputError
@@ -62,6 +65,7 @@ from crsim.model.acts import DialogueAct, Intent
 from crsim.model.items import Item
 from crsim.model.linking import Mention
 from crsim.model.mentions import split_linked
+from crsim.model.text import near_duplicate
 from crsim.registry import Params as RegistryParams
 from crsim.seeding import derive_seed
 
@@ -301,37 +305,46 @@ class LLMCRS(BaseCRS):
         first: dict[str, Any] = {}
         settled = self._settle(answer, candidates, state, first)
         repeated = self._repeats(answer.message, state)
-        if settled is not None and not (repeated and self.params.reask):
+        unfinished = settled is not None and ends_unfinished(settled.text)
+        if settled is not None and not ((repeated or unfinished) and self.params.reask):
             notes.update(first)
             return settled
         if not self.params.reask:
             return self._appended(seed, answer, self._listed(answer, candidates), state, notes)
-        correction = self._correction(self._listed(answer, candidates), repeated)
+        correction = self._correction(self._listed(answer, candidates), repeated, unfinished)
         again = [*messages, assistant(answer.model_dump_json()), user(correction)]
         second, repaired = await self._ask(seed, state, again, candidates, attempt=1)
         notes["repaired"] = notes["repaired"] or repaired
         notes["first_message"] = answer.message
-        if repeated:
-            notes["repeated"] = True
+        for flag, raised in (("repeated", repeated), ("unfinished", unfinished)):
+            if raised:
+                notes[flag] = True
         retry: dict[str, Any] = {}
         again_settled = self._settle(second, candidates, state, retry, agreement="reasked")
+        fallback = self._listed(second, candidates) or self._listed(answer, candidates) or candidates[:1]
         if repeated and self._repeats(second.message, state):  # a loop the model does not leave
-            chosen = self._listed(second, candidates) or self._listed(answer, candidates) or candidates[:1]
-            return self._composed(seed, state, chosen, notes)
-        if again_settled is not None:
-            notes.update(retry)
-            return again_settled
-        if settled is not None:  # the retry names nothing: keep the first answer
-            notes.update(first)
-            return settled
+            return self._composed(seed, state, fallback, notes)
+        for kept, kept_notes in ((again_settled, retry), (settled, first)):
+            # the retry when its text names an item, else the first answer
+            if kept is not None:
+                if ends_unfinished(kept.text):  # neither answer finishes its sentence
+                    return self._composed(seed, state, kept.listed or fallback, notes)
+                notes.update(kept_notes)
+                return kept
+        if ends_unfinished(self._shown(second.message, {})):
+            return self._composed(seed, state, fallback, notes)
         return self._appended(seed, second, self._listed(second, candidates), state, notes)
 
     def _repeats(self, message: str, state: LLMCRSState) -> bool:
-        """Whether `message`, as it would be shown, says word for word what an earlier reply of this
-        dialogue said, or begins with a whole earlier reply of at least `_ECHO_CHARS` characters."""
-        said = _folded(self._shown(message, {}))
-        for earlier in (_folded(m["content"]) for m in state.messages if m["role"] == "assistant"):
-            if said == earlier or (len(earlier) >= _ECHO_CHARS and said.startswith(earlier)):
+        """Whether `message`, as it would be shown, nearly repeats an earlier reply of this dialogue
+        (`crsim.model.text.near_duplicate`, the behaviour report's rule: a paraphrase that keeps most
+        words in order), or begins with a whole earlier reply of at least `_ECHO_CHARS` characters."""
+        said = self._shown(message, {})
+        for earlier in (m["content"] for m in state.messages if m["role"] == "assistant"):
+            folded = _folded(earlier)
+            if near_duplicate(said, earlier) or (
+                len(folded) >= _ECHO_CHARS and _folded(said).startswith(folded)
+            ):
                 return True
         return False
 
@@ -460,15 +473,16 @@ class LLMCRS(BaseCRS):
         rng = random.Random(derive_seed(seed, "turn", state.turn, "recommendation"))
         return sentences_for(self.domain).recommendation([item.display_title for item in items], rng)
 
-    def _correction(self, listed: list[Item], repeated: bool) -> str:
-        """The request to answer again: the message named none of the recommended items, or it
-        repeated an earlier reply."""
+    def _correction(self, listed: list[Item], repeated: bool, unfinished: bool = False) -> str:
+        """The request to answer again: the message named none of the recommended items, repeated an
+        earlier reply, or stopped mid-sentence."""
         return render(
             self.correction_template,
             item=self.domain.item_noun,
             items=self.domain.item_noun_plural,
             titles=[item.display_title for item in listed],
             repeated=repeated,
+            unfinished=unfinished,
         )
 
     def _describe(self, item: Item, *, people: bool = False) -> dict[str, Any]:

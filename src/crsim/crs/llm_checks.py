@@ -72,6 +72,13 @@ def tidy_ending(text: str) -> tuple[str, str | None]:
     return text, None
 
 
+def ends_unfinished(text: str) -> bool:
+    """Whether a message, as it would be shown, still stops mid-sentence: on an ellipsis (what
+    `tidy_ending` leaves of a lone unfinished sentence) or on a comma, colon, semicolon or dash."""
+    stripped = text.rstrip()
+    return bool(_TRAILING_ELLIPSIS.search(stripped)) or stripped[-1:] in (",", ":", ";", "-", "–", "—")
+
+
 def complete_sentences(text: str) -> str | None:
     """`text` up to its last complete sentence when it has one and more follows (the tail a token
     limit cut off), else None."""

@@ -101,6 +101,7 @@ class _Parser:
         self.words = [t.text for t in self.tokens]
         self.used = [False] * len(self.words)
         self.norm = " ".join(self.words)
+        self.questions: list[str] = []
         self.clause, self.sentences = self._structure()
         self.out = Understanding(text=text)
 
@@ -116,13 +117,16 @@ class _Parser:
         return self.out
 
     def _structure(self) -> tuple[list[int], list[str]]:
-        """Clause id per token (split at punctuation and 'but'), and the sentences as token strings."""
+        """Clause id per token (split at punctuation and 'but'), and the sentences as token strings
+        (those that ended with "?" also in `questions`)."""
         clauses, sentences, clause, start = [], [], 0, 0
         for k, token in enumerate(self.tokens):
             if k > 0:
                 between = self.text[self.tokens[k - 1].end : token.start]
                 if any(c in ".?!;\n" for c in between):
                     sentences.append(" ".join(self.words[start:k]))
+                    if "?" in between:
+                        self.questions.append(sentences[-1])
                     start = k
                 contrast = token.text in cues.CONTRAST
                 clause += any(c in ",.;!?:\n" for c in between) or (
@@ -130,6 +134,8 @@ class _Parser:
                 )
             clauses.append(clause)
         sentences.append(" ".join(self.words[start:]))
+        if self.tokens and "?" in self.text[self.tokens[-1].end :]:
+            self.questions.append(sentences[-1])
         return clauses, sentences
 
     def _capitalised(self, k: int) -> bool:

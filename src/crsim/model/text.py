@@ -11,6 +11,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from rapidfuzz import fuzz
+
 #: A word (apostrophes inside it allowed, as in "haven't" or "Ocean's") or an ampersand.
 _TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|&", re.UNICODE)
 _APOSTROPHES = str.maketrans("", "", "'’")
@@ -78,6 +80,18 @@ def _token_text(raw: str) -> str:
 def normalize(text: str) -> str:
     """Case-, accent- and punctuation-insensitive form: tokens joined by single spaces."""
     return " ".join(t.text for t in tokenize(text))
+
+
+#: rapidfuzz `fuzz.ratio` (0-100) from which two messages count as near-duplicates.
+REPEAT_RATIO = 90.0
+
+
+def near_duplicate(a: str, b: str) -> bool:
+    """Whether two messages say nearly the same words in the same order: `fuzz.ratio` of their
+    normalised forms at least `REPEAT_RATIO` (the behaviour report's repeat rule, and the `llm` CRS's
+    check of its own loops)."""
+    x, y = normalize(a), normalize(b)
+    return bool(x and y) and fuzz.ratio(x, y) >= REPEAT_RATIO
 
 
 _ARTICLE_SUFFIX = re.compile(r"^(?P<rest>.*?),\s*(?P<article>the|a|an|les|la|le|el|il|die|der|das)$", re.I)

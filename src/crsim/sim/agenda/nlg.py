@@ -100,6 +100,12 @@ def load_templates(name: str) -> Templates:
     return _parse(raw, source)
 
 
+def domain_template_set(domain: Domain) -> str:
+    """The name of the domain's own template set (its `phrasings.nlg`), else "generic"."""
+    own = domain.phrasings.get("nlg")
+    return own if isinstance(own, str) else "generic"
+
+
 def _parse(raw: Any, source: str) -> Templates:
     if not isinstance(raw, dict):
         raise DataError("expected a mapping of intents to phrasings", path=source)

@@ -26,7 +26,14 @@ from crsim.registry import Params as BaseParams
 from crsim.seeding import derive_seed
 from crsim.sim.agenda.llm_nlg import LLMNLG
 from crsim.sim.agenda.llm_nlu import LLMNLU
-from crsim.sim.agenda.nlg import NLG, DomainWords, NLGContext, TemplateNLG, load_templates
+from crsim.sim.agenda.nlg import (
+    NLG,
+    DomainWords,
+    NLGContext,
+    TemplateNLG,
+    domain_template_set,
+    load_templates,
+)
 from crsim.sim.agenda.nlu import NLU, NLUResult, RuleNLU
 from crsim.sim.agenda.policy import InteractionModel, PolicyTurn
 from crsim.sim.agenda.preferences import PreferenceModel
@@ -154,8 +161,7 @@ class AgendaBasedSimulator:
         """The template set asked for; when left unset, the domain's own, else the generic one."""
         if "templates" in self.params.model_fields_set:
             return self.params.templates
-        own = self.domain.phrasings.get("nlg")
-        return own if isinstance(own, str) else "generic"
+        return domain_template_set(self.domain)
 
     async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
         """Open the dialogue (or answer the CRS's opening)."""

@@ -14,12 +14,12 @@ import re
 from dataclasses import dataclass, field
 
 from crsim.crs.base import CRSReply
-from crsim.crs.cues import REJECT, domain_cues
+from crsim.crs.cues import REJECT, bare_question, domain_cues
 from crsim.crs.llm_checks import sentences
 from crsim.model.domain import Domain
 from crsim.model.mentions import split_linked
 from crsim.model.text import normalize
-from crsim.sim.agenda.nlg import DomainWords, load_templates
+from crsim.sim.agenda.nlg import DomainWords, domain_template_set, load_templates
 from crsim.sim.prompt.checks import item_facts, mismatches
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -67,14 +67,15 @@ class NeedTracker:
         self.asked.update(slot for slot in self.requests if self.asks_about(text, slot))
 
     def asks_about(self, text: str, slot: str) -> bool:
-        """A question about the slot: the domain's inquiry cues, or the slot's name in a question."""
+        """A question about the slot as the rule-based understanding reads one (so the behaviour report
+        counts it asked too): the domain's inquiry cues, or a bare question naming the slot ("Its
+        director?", `crsim.crs.cues.bare_question`)."""
         pattern = self._inquiries.get(slot)
-        name = slot.replace("_", " ").lower()
         for sentence in _SENTENCE.split(text.strip()):
             norm = normalize(sentence)
             if pattern is not None and pattern.search(norm):
                 return True
-            if "?" in sentence and re.search(rf"\b{re.escape(name)}s?\b", norm):
+            if sentence.rstrip().endswith("?") and bare_question(norm, [slot]) == slot:
                 return True
         return False
 
@@ -141,8 +142,7 @@ def question(slot: str, domain: Domain) -> str:
     template set (the one `abus` speaks, so crsim's rule-based understanding and the behaviour report
     read it as a question about the slot), with the item as "it"; the generic set's phrasing for a
     slot its set leaves out."""
-    own = domain.phrasings.get("nlg")
-    templates = load_templates(own if isinstance(own, str) else "generic")
+    templates = load_templates(domain_template_set(domain))
     inquiries = templates.phrases.get("inquire", {})
     label = DomainWords.of(domain).labels.get(slot, slot.replace("_", " "))
     options = inquiries.get(slot) or load_templates("generic").phrases["inquire"]["default"]

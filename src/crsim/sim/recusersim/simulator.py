@@ -12,7 +12,8 @@ Per turn, after a CRS message:
 2. action selection (several actions at once, tendencies from the action pattern, the facts and
    where the conversation stands), then the action guard (`guard.py`);
 3. the personalised response (ratings as words, the actions' instructions, the linguistic pattern),
-   cleaned of meta text and drafted once more if it speaks as the recommender (`voice.py`);
+   cleaned of meta text and drafted once more if it speaks as the recommender (`voice.py`); when
+   nothing of the user's own message is left, the actions said plainly (`plain.py`);
 4. the refinement tools in order, unless the user ends the conversation (`refine.py`).
 
 Every call of a dialogue starts with the same system message (the profile), followed by the
@@ -66,6 +67,7 @@ from crsim.sim.recusersim.evidence import Inquiry, TurnFacts, tells, turn_facts
 from crsim.sim.recusersim.guard import GuardState, guard_actions
 from crsim.sim.recusersim.memory import Discovery, Memory
 from crsim.sim.recusersim.params import RecUserSimParams
+from crsim.sim.recusersim.plain import plain_reply
 from crsim.sim.recusersim.profile import (
     PART_TITLES,
     PARTS,
@@ -508,7 +510,8 @@ class RecUserSim:
         self, actions: list[UserAction], described: list[str], inquiry: Inquiry | None, notes: dict[str, Any]
     ) -> str:
         """The reply, cleaned of meta text; drafted once more when it speaks as the recommender
-        (`voice.role_flip`), and if the second draft does too, its recommender sentences dropped."""
+        (`voice.role_flip`), and if the second draft does too, its recommender sentences dropped. When
+        nothing of the user's message is left, the chosen actions are said plainly (`plain.py`)."""
         variables: dict[str, Any] = {
             "ratings": described,
             "discovered": self._discovered(),
@@ -527,12 +530,14 @@ class RecUserSim:
                 "response", "respond.j2", **{**variables, "flipped": said, "redraft": True}
             )
             self._note_cleaning(text, raw, notes)
-            persists = self._voice_problem(text) if text else None
+            persists = self._voice_problem(text)
             if persists is not None:
-                text = without_flips(text, self._memory().need.targets) or text
+                text = without_flips(text, self._memory().need.targets) if text else ""
             notes["role_flip"] = {"cue": cue, "draft": first, "persists": persists}
-        if not text:
-            raise LLMOutputError(f"{self.llm.describe()}: the user's reply is empty once cleaned", raw)
+        if not text:  # twice the recommender's part, or nothing: the actions said plainly
+            need, seed = self._memory().need, self._seed("response", "plain")
+            text = plain_reply(actions, inquiry, need, self.domain, self.turn, seed)
+            notes["plain_reply"] = {"raw_answer": raw}
         return text
 
     def _voice_problem(self, text: str) -> str | None:

@@ -15,10 +15,8 @@ from rapidfuzz import fuzz
 
 from crsim.model.domain import Domain
 from crsim.model.items import Item
-from crsim.model.text import STOPWORDS, normalize, unarticle
+from crsim.model.text import STOPWORDS, near_duplicate, normalize, unarticle
 
-#: rapidfuzz `fuzz.ratio` (0-100) from which two consecutive messages count as near-duplicates.
-REPEAT_RATIO = 90.0
 #: rapidfuzz `fuzz.partial_ratio` from which a long user message counts as copied out of the CRS message.
 PARROT_PARTIAL = 95.0
 #: Characters a user message needs before the partial (substring) parroting rule applies.
@@ -42,12 +40,6 @@ _ELLIPSIS = ("…", "...")
 def fold_spaces(text: str) -> str:
     """Case-, accent- and punctuation-insensitive form of a message (for duplicate checks)."""
     return normalize(text)
-
-
-def near_duplicate(a: str, b: str) -> bool:
-    """Whether two messages are near-duplicates: `fuzz.ratio` of their normalised forms >= REPEAT_RATIO."""
-    x, y = fold_spaces(a), fold_spaces(b)
-    return bool(x and y) and fuzz.ratio(x, y) >= REPEAT_RATIO
 
 
 def repeated(texts: list[str]) -> list[int]:
