@@ -499,13 +499,17 @@ async def test_a_reply_beginning_with_an_earlier_one_is_a_repeat(domain: Domain)
     said = "The Godfather is a great crime story with great performances from its whole cast."
     state = LLMCRSState(messages=[assistant(said)])
     crs, _ = scripted_crs(domain, lambda _m, _g: answer([], said), max_message_chars=200)
-    assert crs._repeats(said + " It is worth watching.", state)
-    assert not crs._repeats("The Godfather is a great crime story.", state)
+    assert crs.replies.repeats(said + " It is worth watching.", state.replies())
+    assert not crs.replies.repeats("The Godfather is a great crime story.", state.replies())
     # a short earlier reply ("Hi!") is no loop when a new reply begins with it
-    assert not crs._repeats("Hi! Try The Godfather.", LLMCRSState(messages=[assistant("Hi!")]))
+    assert not crs.replies.repeats(
+        "Hi! Try The Godfather.", LLMCRSState(messages=[assistant("Hi!")]).replies()
+    )
     capped, _ = scripted_crs(domain, lambda _m, _g: answer([], said), max_message_chars=90)
     long = said + " It is a long film, and the cap cuts this sentence off here."
-    assert capped._repeats(long, state) and not crs._repeats(long[len(said) :], state)
+    assert capped.replies.repeats(long, state.replies()) and not crs.replies.repeats(
+        long[len(said) :], state.replies()
+    )
 
 
 def test_a_reply_in_nearly_the_same_words_is_a_repeat(domain: Domain) -> None:
@@ -514,8 +518,12 @@ def test_a_reply_in_nearly_the_same_words_is_a_repeat(domain: Domain) -> None:
     said = "The Reader is a great choice for your mood. It's a great recommendation."
     state = LLMCRSState(messages=[assistant(said)])
     crs, _ = scripted_crs(domain, lambda _m, _g: answer([], said))
-    assert crs._repeats("The Reader is a great choice for your mood! It is a great recommendation.", state)
-    assert not crs._repeats("The Reader is a drama with Kate Winslet and Ralph Fiennes.", state)
+    assert crs.replies.repeats(
+        "The Reader is a great choice for your mood! It is a great recommendation.", state.replies()
+    )
+    assert not crs.replies.repeats(
+        "The Reader is a drama with Kate Winslet and Ralph Fiennes.", state.replies()
+    )
 
 
 async def test_a_lone_unfinished_sentence_is_asked_again_then_composed(domain: Domain) -> None:

@@ -54,8 +54,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from crsim.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession, crs
 from crsim.crs.candidates import RetrieverName, candidate_retriever
-from crsim.crs.llm_checks import ends_unfinished, shorten, tidy_ending, year_conflicts
-from crsim.crs.nlg import sentences_for
+from crsim.crs.llm_checks import ends_unfinished, year_conflicts
+from crsim.crs.llm_reply import ReplyMaker, Settled
 from crsim.crs.phrasings import item_details
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
@@ -63,9 +63,6 @@ from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, Message, assistant, system, user
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.items import Item
-from crsim.model.linking import Mention
-from crsim.model.mentions import split_linked
-from crsim.model.text import near_duplicate
 from crsim.registry import Params as RegistryParams
 from crsim.seeding import derive_seed
 
@@ -149,17 +146,9 @@ class LLMCRSState:
     def user_texts(self) -> list[str]:
         return [m["content"] for m in self.messages if m["role"] == "user"]
 
-
-@dataclass(frozen=True)
-class Settled:
-    """A reply whose text and items agree: the listed items it recommends, the ids of new items it
-    names besides them (recommended too) and of items named before (mentioned)."""
-
-    text: str
-    listed: list[Item]
-    fresh: list[str]
-    mentioned: list[str]
-    mentions: list[Mention]
+    def replies(self) -> list[str]:
+        """The CRS's messages so far, as shown."""
+        return [m["content"] for m in self.messages if m["role"] == "assistant"]
 
 
 @crs("llm")
@@ -252,6 +241,7 @@ class LLMCRS(BaseCRS):
         self.turn_template = load_template(_PROMPTS, params.turn_prompt)
         self.correction_template = load_template(_PROMPTS, params.correction_prompt)
         self.retriever = candidate_retriever(domain, params.retriever)
+        self.replies = ReplyMaker(domain, params.max_message_chars, params.max_recommendations)
         _ = domain.items.linker  # build the shared linker now, not in the first reply
 
     async def start(self, session: CRSSession) -> CRSReply | None:
@@ -300,17 +290,19 @@ class LLMCRS(BaseCRS):
     ) -> Settled:
         """The model's answer made to agree with its text (see the module docstring); at most two
         calls, each repaired at most once."""
+        replies, named, said = self.replies, state.named | set(state.recommended), state.replies()
+        rng = random.Random(derive_seed(seed, "turn", state.turn, "recommendation"))
         messages = self._messages(state, candidates)
         answer, notes["repaired"] = await self._ask(seed, state, messages, candidates)
         first: dict[str, Any] = {}
-        settled = self._settle(answer, candidates, state, first)
-        repeated = self._repeats(answer.message, state)
+        settled = replies.settle(answer.message, self._listed(answer, candidates), named, first)
+        repeated = replies.repeats(answer.message, said)
         unfinished = settled is not None and ends_unfinished(settled.text)
         if settled is not None and not ((repeated or unfinished) and self.params.reask):
             notes.update(first)
             return settled
         if not self.params.reask:
-            return self._appended(seed, answer, self._listed(answer, candidates), state, notes)
+            return replies.appended(answer.message, self._listed(answer, candidates), named, rng, notes)
         correction = self._correction(self._listed(answer, candidates), repeated, unfinished)
         again = [*messages, assistant(answer.model_dump_json()), user(correction)]
         second, repaired = await self._ask(seed, state, again, candidates, attempt=1)
@@ -320,33 +312,21 @@ class LLMCRS(BaseCRS):
             if raised:
                 notes[flag] = True
         retry: dict[str, Any] = {}
-        again_settled = self._settle(second, candidates, state, retry, agreement="reasked")
-        fallback = self._listed(second, candidates) or self._listed(answer, candidates) or candidates[:1]
-        if repeated and self._repeats(second.message, state):  # a loop the model does not leave
-            return self._composed(seed, state, fallback, notes)
+        listed = self._listed(second, candidates)
+        again_settled = replies.settle(second.message, listed, named, retry, agreement="reasked")
+        fallback = listed or self._listed(answer, candidates) or candidates[:1]
+        if repeated and replies.repeats(second.message, said):  # a loop the model does not leave
+            return replies.composed(fallback, rng, notes)
         for kept, kept_notes in ((again_settled, retry), (settled, first)):
             # the retry when its text names an item, else the first answer
             if kept is not None:
                 if ends_unfinished(kept.text):  # neither answer finishes its sentence
-                    return self._composed(seed, state, kept.listed or fallback, notes)
+                    return replies.composed(kept.listed or fallback, rng, notes)
                 notes.update(kept_notes)
                 return kept
-        if ends_unfinished(self._shown(second.message, {})):
-            return self._composed(seed, state, fallback, notes)
-        return self._appended(seed, second, self._listed(second, candidates), state, notes)
-
-    def _repeats(self, message: str, state: LLMCRSState) -> bool:
-        """Whether `message`, as it would be shown, nearly repeats an earlier reply of this dialogue
-        (`crsim.model.text.near_duplicate`, the behaviour report's rule: a paraphrase that keeps most
-        words in order), or begins with a whole earlier reply of at least `_ECHO_CHARS` characters."""
-        said = self._shown(message, {})
-        for earlier in (m["content"] for m in state.messages if m["role"] == "assistant"):
-            folded = _folded(earlier)
-            if near_duplicate(said, earlier) or (
-                len(folded) >= _ECHO_CHARS and _folded(said).startswith(folded)
-            ):
-                return True
-        return False
+        if ends_unfinished(replies.shown(second.message, {})):
+            return replies.composed(fallback, rng, notes)
+        return replies.appended(second.message, listed, named, rng, notes)
 
     # --- steps ---------------------------------------------------------------------------------
 
@@ -402,77 +382,6 @@ class LLMCRS(BaseCRS):
     def _listed(answer: CRSAnswer, candidates: list[Item]) -> list[Item]:
         return [candidates[n - 1] for n in dict.fromkeys(answer.recommend)]
 
-    def _settle(
-        self,
-        answer: CRSAnswer,
-        candidates: list[Item],
-        state: LLMCRSState,
-        notes: dict[str, Any],
-        agreement: str | None = None,
-    ) -> Settled | None:
-        """The reply for `answer` when its text names what it recommends (or can be made to by
-        leaving out listed items it does not name); None when its text names no item at all.
-        """
-        text = self._shown(answer.message, notes)
-        mentions = self.domain.items.linker.link(text)
-        linked = list(dict.fromkeys(m.item_id for m in mentions))
-        listed = self._listed(answer, candidates)
-        listed_ids = {item.id for item in listed}
-        fresh, mentioned = split_linked(
-            [i for i in linked if i not in listed_ids], state.named | set(state.recommended)
-        )
-        named = [item for item in listed if item.id in linked]
-        if len(named) < len(listed):
-            if not named and not fresh and not mentioned:
-                return None
-            notes["not_named"] = [item.id for item in listed if item.id not in linked]
-            agreement = agreement or "named"
-        if agreement is not None:
-            notes["agreement"] = agreement
-        return Settled(text, named, fresh, mentioned, mentions)
-
-    def _shown(self, message: str, notes: dict[str, Any]) -> str:
-        """The message as shown: cut to `max_message_chars` at a sentence end (`shortened`), and its
-        ending tidied (`tidied`: an unfinished last sentence after an ellipsis dropped, or a missing
-        full stop added; `crsim.crs.llm_checks.tidy_ending`)."""
-        text = shorten(message, self.params.max_message_chars)
-        if text != message:
-            notes["shortened"] = len(message)
-        text, tidied = tidy_ending(text)
-        if tidied is not None:
-            notes["tidied"] = tidied
-        return text
-
-    def _appended(
-        self, seed: int, answer: CRSAnswer, listed: list[Item], state: LLMCRSState, notes: dict[str, Any]
-    ) -> Settled:
-        """The last resort for a message that names none of the items it recommends: a sentence
-        recommending them by title, in the domain's own phrasing, follows the model's words
-        (`appended`)."""
-        text = f"{self._shown(answer.message, notes)} {self._recommendation(seed, state, listed)}"
-        notes["agreement"] = "appended"
-        mentions = self.domain.items.linker.link(text)
-        listed_ids = {item.id for item in listed}
-        unlisted = [i for i in dict.fromkeys(m.item_id for m in mentions) if i not in listed_ids]
-        fresh, mentioned = split_linked(unlisted, state.named | set(state.recommended))
-        return Settled(text, listed, fresh, mentioned, mentions)
-
-    def _composed(self, seed: int, state: LLMCRSState, chosen: list[Item], notes: dict[str, Any]) -> Settled:
-        """The model repeated an earlier reply even when asked not to: the reply is composed without it,
-        recommending `chosen` (its listed items, else the best candidate) with their catalogue facts
-        (`composed`), so the dialogue moves on instead of looping."""
-        chosen = chosen[: self.params.max_recommendations]
-        first = chosen[0]
-        facts = sentences_for(self.domain).described(first.genres[:2], first.actors[:2], None)
-        text = " ".join(part for part in (self._recommendation(seed, state, chosen), facts) if part)
-        notes["agreement"] = "composed"
-        return Settled(text, chosen, [], [], self.domain.items.linker.link(text))
-
-    def _recommendation(self, seed: int, state: LLMCRSState, items: list[Item]) -> str:
-        """One sentence recommending `items` by title ("How about Heat (1995)?"), chosen by the seed."""
-        rng = random.Random(derive_seed(seed, "turn", state.turn, "recommendation"))
-        return sentences_for(self.domain).recommendation([item.display_title for item in items], rng)
-
     def _correction(self, listed: list[Item], repeated: bool, unfinished: bool = False) -> str:
         """The request to answer again: the message named none of the recommended items, repeated an
         earlier reply, or stopped mid-sentence."""
@@ -495,14 +404,6 @@ class LLMCRS(BaseCRS):
             "plot": _shorten(item.plot or "", self.params.plot_chars),
             "details": item_details(self.domain, item, self.params.plot_chars),
         }
-
-
-#: An earlier reply at least this long that a new one begins with makes the new one a repeat.
-_ECHO_CHARS = 40
-
-
-def _folded(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 def _shorten(text: str, limit: int) -> str:
