@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ from crsim.crs.candidates import (
     text_view,
 )
 from crsim.crs.llm import LLMCRS, LLMCRSState
+from crsim.crs.llm_reply import ReplyMaker
 from crsim.errors import ConfigError
 from crsim.llm.client import LLMHub
 from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
@@ -596,3 +598,14 @@ async def test_an_ellipsis_ending_loses_its_unfinished_sentence(domain: Domain) 
     crs, _ = scripted_crs(domain, unstopped)
     stop = await crs.respond(CRSSession("d2", 1), "A story about a family of mafia gangsters.")
     assert stop.text == f"You could try {names[0]}." and stop.annotations["tidied"] == "stop_added"
+
+
+def test_a_composed_reply_describes_an_item_only_when_it_recommends_one(domain: Domain) -> None:
+    """With two items the domain's "It's a ... movie" would not say which one it describes."""
+    maker = ReplyMaker(domain, max_message_chars=600, max_recommendations=3)
+    heat, toy = domain.items["6"], domain.items["1"]
+    one = maker.composed([heat], random.Random(0), {})
+    assert heat.display_title in one.text and heat.genres[0] in one.text.lower() and one.listed == [heat]
+    two = maker.composed([heat, toy], random.Random(0), {})
+    assert heat.display_title in two.text and toy.display_title in two.text and two.listed == [heat, toy]
+    assert "It's" not in two.text and heat.genres[0] not in two.text.lower()

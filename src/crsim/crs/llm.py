@@ -31,7 +31,7 @@ A message that nearly repeats an earlier reply (the behaviour report's rule,
 sentence cut with an ellipsis); the retry is kept when its text names an item (or the first named
 none). When the retry repeats an earlier reply as well, or the reply kept still stops mid-sentence,
 the reply is composed without the model: a recommendation of the listed items (else the best
-candidate) with their genres and leading people from the catalogue (`composed`). Each turn makes at
+candidate), a single item with its genres and leading actors from the catalogue (`composed`). Each turn makes at
 most two calls.
 
 An item the message names without listing it counts as recommended when the dialogue names it for

@@ -117,11 +117,12 @@ class ReplyMaker:
 
     def composed(self, chosen: list[Item], rng: random.Random, notes: dict[str, Any]) -> Settled:
         """The model looped or left its sentence unfinished even when asked again: the reply is composed
-        without it, recommending `chosen` (its listed items, else the best candidate) with the first
-        one's genres and leading actors from the catalogue (`composed`), so the dialogue moves on."""
+        without it, recommending `chosen` (its listed items, else the best candidate), a single item
+        with its genres and leading actors from the catalogue (`composed`), so the dialogue moves on.
+        Several items get no facts: the domain's "It's a ..." would not say which one it is about."""
         chosen = chosen[: self.max_recommendations]
-        first = chosen[0]
-        facts = sentences_for(self.domain).described(first.genres[:2], first.actors[:2], None)
+        only = chosen[0] if len(chosen) == 1 else None
+        facts = sentences_for(self.domain).described(only.genres[:2], only.actors[:2], None) if only else ""
         text = " ".join(part for part in (self.recommendation(chosen, rng), facts) if part)
         notes["agreement"] = "composed"
         return Settled(text, chosen, [], [], self.domain.items.linker.link(text))
