@@ -31,8 +31,8 @@ A message that nearly repeats an earlier reply (the behaviour report's rule,
 sentence cut with an ellipsis); the retry is kept when its text names an item (or the first named
 none). When the retry repeats an earlier reply as well, or the reply kept still stops mid-sentence,
 the reply is composed without the model: a recommendation of the listed items (else the best
-candidate), a single item with its genres and leading actors from the catalogue (`composed`). Each turn makes at
-most two calls.
+candidate), a single item with its genres and leading actors from the catalogue (`composed`).
+Each turn makes at most two calls.
 
 An item the message names without listing it counts as recommended when the dialogue names it for
 the first time (after the listed ones; kept apart in `named_in_text`). Items named before, by the
