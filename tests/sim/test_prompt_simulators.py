@@ -496,7 +496,17 @@ def test_a_three_dialogue_dual_prompt_run(tmp_path: Path) -> None:
     config = ExperimentConfig.model_validate(
         {
             "users": {"size": 3},
-            "simulators": [{"name": "llm_dual", "args": {"closing_utterance": "Done, bye."}}],
+            # the user may stop on popular's first suggestion whether or not it fits the need
+            "simulators": [
+                {
+                    "name": "llm_dual",
+                    "args": {
+                        "closing_utterance": "Done, bye.",
+                        "giving_up_utterance": "Done, bye.",
+                        "give_up_after": 1,
+                    },
+                }
+            ],
             "crss": [{"name": "popular"}],
             "max_turns": 5,
             "concurrency": 1,  # the scripted replies alternate utterance / decision within one dialogue

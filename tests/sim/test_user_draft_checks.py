@@ -200,6 +200,19 @@ async def test_the_system_prompt_puts_the_requests_as_questions(domain: Domain) 
     assert "Never write [END] before the recommender has suggested a movie." in system
 
 
+async def test_an_end_right_after_the_first_miss_is_not_taken(domain: Domain) -> None:
+    """Seen on a 1.5B model: the user thanked and left after the first suggestion, a film from the
+    wrong decade; the behaviour report read it as settling for an item that contradicts the need."""
+    provider = queue("Hi.", "Bye now! [END]", "Not for me either. [END]")
+    sim = build(SinglePromptSimulator, "llm_single", provider, domain)
+    await sim.start(fan())
+    turn = await sim.respond(CRSReply("Try Toy Story.", recommended_items=[TOY_STORY]))  # animation
+    assert not turn.end and ("end_after_miss", "ignored") in found(turn)
+    assert turn.text == "That is not quite what I am looking for; could you suggest a different movie?"
+    second = await sim.respond(CRSReply("Then Jumanji.", recommended_items=["2"]))  # a second miss
+    assert second.end and second.text == "Not for me either." and not found(second)
+
+
 # --- llm_dual -----------------------------------------------------------------------------------
 
 
@@ -393,3 +406,21 @@ def test_the_policy_question_about_a_request_is_read_as_that_question(name: str)
     assert requestable
     for slot in requestable:
         assert understand(question(slot, domain), domain).inquiries == [slot], slot
+
+
+async def test_a_stop_right_after_the_first_miss_is_overruled_and_a_later_one_gives_up(
+    domain: Domain,
+) -> None:
+    stop = {"decision": "stop", "reason": "They got a film."}
+    provider = dual_script([stop, stop], ["Hi.", "Hmm, not that one."])
+    sim = build(DualPromptSimulator, "llm_dual", provider, domain)
+    await sim.start(fan())
+    turn = await sim.respond(CRSReply("Try Toy Story.", recommended_items=[TOY_STORY]))
+    assert (turn.text, turn.end) == ("Hmm, not that one.", False)
+    assert found(turn) == [("stop_after_miss", "overridden")]
+    last = await sim.respond(CRSReply("Then Jumanji.", recommended_items=["2"]))
+    assert last.end and last.text == "Thanks anyway, but that is not what I am looking for. Goodbye!"
+    after_fit = build(DualPromptSimulator, "llm_dual", dual_script([stop], ["Hi."]), domain)
+    await after_fit.start(fan(requests=()))
+    done = await after_fit.respond(CRSReply("Heat is great.", recommended_items=[HEAT]))
+    assert done.end and done.text == "Thank you, that is all for now. Goodbye!"

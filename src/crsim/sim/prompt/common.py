@@ -119,6 +119,18 @@ class PromptParams(BaseParams):
         description="Turns the user waits for a first recommendation: before this turn, an end (stop "
         "token or stop decision) while nothing has been recommended is ignored and annotated.",
     )
+    give_up_after: int = Field(
+        2,
+        ge=1,
+        description="Recommendations that miss the need before the user may end on one: an end right "
+        "after a recommendation that does not fit, with fewer misses so far (and before the `patience` "
+        "turn), is ignored and annotated; a later end on a miss says `giving_up_utterance`.",
+    )
+    giving_up_utterance: str = Field(
+        "Thanks anyway, but that is not what I am looking for. Goodbye!",
+        min_length=1,
+        description="What the user says when they end right after a recommendation that misses the need.",
+    )
 
     @field_validator("examples")
     @classmethod
@@ -372,6 +384,25 @@ class PromptSimulator:
     def waiting(self) -> bool:
         """Nothing recommended yet and the user's patience not spent: the user must not end now."""
         return not self.tracker.recommended and self.turn < self.settings.patience
+
+    def settling_for_a_miss(self) -> bool:
+        """The item just recommended misses the need, the recommender has missed fewer than
+        `give_up_after` times and the user's patience is not spent: ending now would settle for an
+        item that does not fit (a small model thanks and leaves after the first suggestion)."""
+        shown = self.tracker.shown()
+        missed = shown is not None and bool(shown.mismatched)
+        return (
+            missed
+            and self.tracker.misses < self.settings.give_up_after
+            and self.turn < self.settings.patience
+        )
+
+    def closing(self) -> str:
+        """The fixed last words: a goodbye that turns the item down after a miss, else the closing."""
+        shown = self.tracker.shown()
+        if shown is not None and shown.mismatched:
+            return self.settings.giving_up_utterance
+        return self.settings.closing_utterance
 
     def guidance(self, *, wait: bool, correction: str | None = None) -> str:
         """The notes for this turn (`guidance.j2`): the item just suggested, requests to ask, a correction."""

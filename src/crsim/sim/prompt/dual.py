@@ -10,8 +10,11 @@ without its stop instruction, writes the utterance (checked as in `llm_single`).
 
 The stopping prompt is told which items were recommended and which requests are still to ask. A
 "stop" before anything was recommended is overruled until the `patience` turn, and so is one right
-after a fitting recommendation while a request is still to ask (the message then asks it); a reason
-naming an item that was never recommended is asked again once. All are recorded under `draft_checks`.
+after a fitting recommendation while a request is still to ask (the message then asks it), and one
+right after a recommendation that misses the need while the recommender has missed fewer than
+`give_up_after` times (`stop_after_miss`); a later stop on a miss says `giving_up_utterance`. A
+reason naming an item that was never recommended is asked again once. All are recorded under
+`draft_checks`.
 """
 
 from __future__ import annotations
@@ -89,9 +92,11 @@ class DualPromptSimulator(PromptSimulator):
                 checks.note(notes, "stop_before_recommendation", "overridden", detail=decision.reason)
             elif decision.decision == "stop" and self.tracker.pending():
                 checks.note(notes, "stop_with_request_pending", "overridden", detail=decision.reason)
+            elif decision.decision == "stop" and self.settling_for_a_miss():
+                checks.note(notes, "stop_after_miss", "overridden", detail=decision.reason)
             elif decision.decision == "stop":
                 notes["closing_utterance"] = True
-                return self.say(self.settings.closing_utterance, None, notes, end=True)
+                return self.say(self.closing(), None, notes, end=True)
         text, _, raw, more = await self.draft(None)
         notes.update(more)
         if not text:

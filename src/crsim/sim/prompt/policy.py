@@ -46,6 +46,8 @@ class NeedTracker:
     recommended: list[str] = field(default_factory=list)
     latest: list[str] = field(default_factory=list)
     asked: set[str] = field(default_factory=set)
+    #: CRS replies whose first recommended item missed the need (`Shown.mismatched`).
+    misses: int = 0
 
     def __post_init__(self) -> None:
         cues = domain_cues(self.domain)
@@ -61,6 +63,8 @@ class NeedTracker:
             ids, _ = split_linked(linked, set(self.recommended))
         self.latest = [i for i in dict.fromkeys(ids) if i in self.domain.items]
         self.recommended.extend(i for i in self.latest if i not in self.recommended)
+        shown = self.shown()
+        self.misses += shown is not None and bool(shown.mismatched)
 
     def said(self, text: str) -> None:
         """The user's message: the requests it asks about count as asked."""

@@ -5,8 +5,10 @@ conversation so far) yields the next user utterance. The model ends the dialogue
 writing the stop token: the words before it are the last utterance (the fixed closing
 utterance if there are none) and the turn has `end=True`. Two ends are not taken (the marker is
 dropped, the words kept and the `draft_checks` annotation says why): one before anything was
-recommended (until the `patience` turn), and one while a request of the need is still to ask about
-the item just recommended, which the message then asks.
+recommended (until the `patience` turn), one while a request of the need is still to ask about
+the item just recommended, which the message then asks, and one right after a recommendation that
+misses the need while the recommender has missed fewer than `give_up_after` times (`end_after_miss`;
+a later end on a miss without words of its own says `giving_up_utterance`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from crsim.components import BuildContext
+from crsim.crs.cues import REJECT
+from crsim.model.text import normalize
 from crsim.sim.base import UserTurn, simulator
 from crsim.sim.prompt import checks
 from crsim.sim.prompt.common import PromptParams, PromptSimulator
@@ -58,10 +62,15 @@ class SinglePromptSimulator(PromptSimulator):
             seen = False
             checks.note(notes, "end_before_recommendation", "ignored", detail=raw)
             body = body or self.fallback_text()
+        elif seen and self.settling_for_a_miss():
+            seen = False
+            checks.note(notes, "end_after_miss", "ignored", detail=raw)
+            # words that were a goodbye do not go on the conversation; a refusal does
+            body = body if REJECT.search(normalize(body)) else self.fallback_text()
         if seen:
             if not body:
                 notes["closing_utterance"] = True
-            return self.say(body or self.settings.closing_utterance, raw, notes, end=True)
+            return self.say(body or self.closing(), raw, notes, end=True)
         if not body:
             raise self.empty_answer(raw)
         return self.say(body, raw, notes)
