@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
 from crsim.cli._support import console, parse_args, show_summaries, stopped_by_signals, user_errors
 from crsim.errors import CrsimError
+
+if TYPE_CHECKING:  # the evaluation's modules are imported when the command runs, not for --help
+    from crsim.eval.evaluation import EvaluationResult
 
 app = typer.Typer(add_completion=False)
 
@@ -137,8 +140,13 @@ def evaluate(
             )
     report.print_summary()
     show_summaries(result.summaries, as_json)
-    if as_json:
-        return
+    if not as_json:
+        _print_notes(result)
+
+
+def _print_notes(result: EvaluationResult) -> None:
+    """What else the evaluation did: acts filled in, LLM calls, earlier scores
+    kept, where the files are, and the annotator's failures."""
     notes = []
     if result.annotation.annotator and (result.annotation.annotated or result.annotation.failed):
         notes.append(

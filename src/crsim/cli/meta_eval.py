@@ -103,11 +103,7 @@ def meta_eval(
     Pearson r and Spearman rho per split (ReDial, OpenDialKG) and aspect, pooled over all labelled
     turns or dialogues, with N and the labels that had no prediction; the published baselines beside.
     """
-    from crsim.meta.baselines import load_baselines
-    from crsim.meta.correlation import meta_evaluate
     from crsim.meta.predictions import write_run_file
-    from crsim.meta.ranking import rank_systems
-    from crsim.meta.report import build_report
     from crsim.progress import ProgressReport
 
     progress = ProgressReport(enabled=not as_json)
@@ -127,16 +123,28 @@ def meta_eval(
         predictions, label, gold_set, calls = _predictions(
             run_file, evaluator, arg, config, work_dir, concurrency, default_aspect, gold, limit, progress
         )
-        label = name or label
         if save_run is not None:
             write_run_file(predictions, save_run, order=[c.conv_id for c in gold_set])
-        result = meta_evaluate(gold_set, predictions, label)
-        if evaluator == LEARNED:
-            result.notes[IN_SAMPLE] = len(gold_set)
-        ranking = rank_systems(gold_set, predictions, ranked_by) if rank else None
-        report = build_report(result, load_baselines(), ranking)
+        report = _report(gold_set, predictions, name or label, evaluator, ranked_by if rank else None)
     progress.print_summary()
     _print_report(report, calls, save_run, as_json=as_json, markdown=markdown)
+
+
+def _report(
+    gold_set: GoldSet, predictions: Predictions, label: str, evaluator: str | None, ranked_by: str | None
+) -> MetaReport:
+    """The report of one set of predictions: correlations beside the baselines, the ranking when
+    `ranked_by` names an aspect; the shipped learned model scored on its own training data says so."""
+    from crsim.meta.baselines import load_baselines
+    from crsim.meta.correlation import meta_evaluate
+    from crsim.meta.ranking import rank_systems
+    from crsim.meta.report import build_report
+
+    result = meta_evaluate(gold_set, predictions, label)
+    if evaluator == LEARNED:
+        result.notes[IN_SAMPLE] = len(gold_set)
+    ranking = rank_systems(gold_set, predictions, ranked_by) if ranked_by is not None else None
+    return build_report(result, load_baselines(), ranking)
 
 
 def _predictions(
