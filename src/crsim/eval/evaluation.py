@@ -183,16 +183,8 @@ def _evaluate_path(
     not scored again stay, appended after the new ones, and the summary covers both.
     """
     path = Path(path)
-    out = None if out is None else Path(out)
     options = options or EvaluateOptions()
-    if path.is_dir():
-        manifest = load_manifest(path)
-        dialogues_path, out_dir = path / DIALOGUES, out or path
-    elif path.is_file():
-        manifest, dialogues_path = Manifest(), path
-        out_dir = out or path.with_name(f"{path.name.split('.')[0]}-eval")
-    else:
-        raise ConfigError(f"{path}: no such run folder or dialogue file")
+    manifest, dialogues_path, out_dir = _locations(path, None if out is None else Path(out))
     config = manifest.config
     specs = options.metrics if options.metrics is not None else _manifest_metrics(config, path)
     settings = options.judge.llm if options.judge else _manifest_llm(config, path)
@@ -249,6 +241,16 @@ def _evaluate_path(
     write_summary(summaries, out_dir / SUMMARY, built_from=sources)
     calls = {name: llm.calls for name, llm in hub.roles.items()}
     return EvaluationResult(summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels))
+
+
+def _locations(path: Path, out: Path | None) -> tuple[Manifest, Path, Path]:
+    """(manifest, dialogues file, output folder) of a run folder (its manifest and dialogues; output
+    into it unless `out`) or of a dialogue file (no manifest; output `<file stem>-eval/` beside it)."""
+    if path.is_dir():
+        return load_manifest(path), path / DIALOGUES, out or path
+    if path.is_file():
+        return Manifest(), path, out or path.with_name(f"{path.name.split('.')[0]}-eval")
+    raise ConfigError(f"{path}: no such run folder or dialogue file")
 
 
 def _manifest_metrics(config: dict[str, Any], path: Path) -> list[ComponentSpec]:
