@@ -197,3 +197,29 @@ def test_a_busy_port_is_one_line_and_exit_2(tmp_path: Path) -> None:
         == f"error: port {port} on 127.0.0.1 is already in use; choose another with --port"
     )
     assert result.stdout == ""
+
+
+def test_serve_recommends_from_the_domain_it_is_given(tmp_path: Path) -> None:
+    """`--domain restaurants`: the CRS is built on the restaurant catalogue, not the movie default."""
+    from crsim.data.domains import domain_named
+
+    restaurants = domain_named("restaurants")
+    with served(tmp_path, "--domain", "restaurants") as server:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            session = client.post("/sessions", json={"seed": 7}).json()["session_id"]
+            reply = client.post(
+                f"/sessions/{session}/messages", json={"text": "somewhere cheap for italian food", "turn": 1}
+            ).json()
+            again = client.post(
+                f"/sessions/{session}/messages", json={"text": "anything else?", "turn": 2}
+            ).json()
+    recommended = [*reply["recommended_items"], *again["recommended_items"]]
+    assert recommended and all(item in restaurants.items for item in recommended), (reply, again)
+    bad = subprocess.run(
+        [sys.executable, "-m", "crsim", "serve", "popular", "--domain", "no-such-domain", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+    )
+    assert bad.returncode == 2 and "no-such-domain" in bad.stderr and bad.stdout == ""

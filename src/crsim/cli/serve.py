@@ -20,6 +20,14 @@ def serve(
         list[str] | None, typer.Option("--arg", help="A CRS argument as KEY=VALUE (repeatable).")
     ] = None,
     args_json: Annotated[str | None, typer.Option(help="CRS arguments as a JSON object.")] = None,
+    domain: Annotated[
+        str,
+        typer.Option(
+            "--domain",
+            help="Item domain: a shipped one (movies, restaurants, hotels), an installed one, or a domain "
+            "file's path.",
+        ),
+    ] = "movies",
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free port).")] = 8000,
     seed: Annotated[int, typer.Option(help="Seed for the sessions' random choices.")] = 0,
@@ -39,9 +47,11 @@ def serve(
         bool, typer.Option(help="One line per request on stderr: method, path, status, duration.")
     ] = True,
 ) -> None:
-    """Expose a crsim CRS over HTTP (CRS Arena protocol and the generic JSON protocol)."""
+    """Expose a crsim CRS over HTTP (CRS Arena protocol and the generic JSON protocol), on the items of
+    a domain (default: movies)."""
     from crsim.crs.server import ServeLimits
     from crsim.crs.server import serve as serve_crs
+    from crsim.data.domains import domain_named
 
     def listening(url: str) -> None:
         console.print(
@@ -59,6 +69,7 @@ def serve(
         serve_crs(
             crs_name,
             args,
+            domain_named(domain),
             host,
             port,
             seed=seed,

@@ -32,6 +32,7 @@ from crsim.crs.asgi import AccessLog, BodyLimit
 from crsim.crs.base import CRS, CRSReply, CRSSession
 from crsim.errors import CrsimError
 from crsim.model.acts import DialogueAct
+from crsim.model.domain import Domain
 from crsim.model.text import JSONTextError, loads_clean
 from crsim.seeding import derive_seed
 
@@ -377,6 +378,7 @@ def stderr_access_log() -> Callable[[str], None]:
 def serve(
     crs_name: str,
     args: dict[str, Any],
+    domain: Domain,
     host: str = "127.0.0.1",
     port: int = 8000,
     *,
@@ -385,7 +387,7 @@ def serve(
     access_log: bool = True,
     on_listening: Callable[[str], None] | None = None,
 ) -> None:
-    """Build the registered CRS `crs_name` with `args` on the movie domain and serve it until stopped.
+    """Build the registered CRS `crs_name` with `args` on `domain` and serve it until stopped.
 
     The port is taken first, so a busy port is a one-line `CrsimError` before anything is built;
     `on_listening` gets the URL once the CRS is built and clients can connect.
@@ -394,13 +396,12 @@ def serve(
 
     from crsim.components import BuildContext, build
     from crsim.crs.base import crs_registry
-    from crsim.data.movies import movie_domain
     from crsim.registry import ComponentSpec
 
     spec = ComponentSpec(name=crs_name, args=args)
     crs_registry.params(crs_name, args, where="serve")  # bad arguments fail before the port is taken
     with listen(host, port) as sock:  # before the (slow) build: a busy port fails at once
-        crs = build(crs_registry, spec, BuildContext(domain=movie_domain(), seed=seed), where="serve")
+        crs = build(crs_registry, spec, BuildContext(domain=domain, seed=seed), where="serve")
         log = stderr_access_log() if access_log else None
         app = create_app(crs, seed=seed, limits=limits, access_log=log)
         config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5)
