@@ -110,6 +110,39 @@ def test_items_option_builds_a_domain_over_another_collection(tmp_path: Path) ->
     assert domain.items.ids == ["x1"] and "genre" in domain.informable_slots
 
 
+def test_domain_option_annotates_with_another_domains_slots(tmp_path: Path) -> None:
+    """`--domain restaurants`: the restaurant slots and catalogue, not the movie default (which reads
+    nothing in a restaurant request)."""
+    path, out = tmp_path / "d.jsonl", tmp_path / "out.jsonl"
+    said = [
+        {"role": "user", "text": "I want cheap italian food in the centre."},
+        {"role": "crs", "text": "How about Pizza Hut City Centre?"},
+    ]
+    path.write_text(json.dumps({"id": "r1", "utterances": said}) + "\n", encoding="utf-8")
+    result = runner.invoke(
+        data_app, ["annotate", "acts", str(path), "-o", str(out), "--domain", "restaurants"]
+    )
+    assert result.exit_code == 0, result.output
+    user, crs = json.loads(out.read_text(encoding="utf-8"))["utterances"]
+    assert {tuple(s) for a in user["acts"] for s in a["slots"]} == {
+        ("pricerange", "cheap"),
+        ("food", "italian"),
+        ("area", "centre"),
+    }
+    assert (
+        crs["acts"][0]["intent"] == "recommend"
+        and ["title", "Pizza Hut City Centre"] in crs["acts"][0]["slots"]
+    )
+    default = tmp_path / "movies.jsonl"
+    assert runner.invoke(data_app, ["annotate", "acts", str(path), "-o", str(default)]).exit_code == 0
+    as_movies = json.loads(default.read_text(encoding="utf-8"))["utterances"][0]["acts"]
+    assert not any(s[0] in ("pricerange", "food", "area") for a in as_movies for s in a["slots"])
+    over = tmp_path / "items.jsonl"
+    ItemCollection([Item(id="r9", title="Little Place")]).to_jsonl(over)
+    restaurants = annotation_domain(over, "restaurants")
+    assert restaurants.items.ids == ["r9"] and "food" in restaurants.informable_slots
+
+
 def test_value_key_equivalences() -> None:
     assert value_key("thrillers") == value_key("Thriller") == "thriller"
     assert value_key("It (2017)") == value_key("it") == "it"

@@ -29,7 +29,7 @@ console = Console(soft_wrap=True)
 T = TypeVar("T")
 
 _ARG_HELP = "A component argument as KEY=VALUE (repeatable)."
-_ITEMS_HELP = "Item collection (.jsonl/.jsonl.gz) to link titles against; default: the shipped movies."
+_ITEMS_HELP = "Item collection (.jsonl/.jsonl.gz) to link titles against; default: the domain's items."
 
 
 _LLM_HELP = (
@@ -42,6 +42,14 @@ _LIMIT_HELP = "Only the first N gold dialogues (a sample; LLM annotators are slo
 # Options several annotate commands share.
 ArgsOption = Annotated[list[str] | None, typer.Option("--arg", help=_ARG_HELP)]
 ItemsOption = Annotated[Path | None, typer.Option(help=_ITEMS_HELP)]
+DomainOption = Annotated[
+    str,
+    typer.Option(
+        "--domain",
+        help="Domain whose slots and vocabulary annotate: a shipped one (movies, restaurants, hotels), an "
+        "installed one, or a domain file's path; --items replaces its items.",
+    ),
+]
 LimitOption = Annotated[int | None, typer.Option(min=1, help=_LIMIT_HELP)]
 LLMOption = Annotated[Path | None, typer.Option("--llm", help=_LLM_HELP)]
 OutCacheOption = Annotated[
@@ -63,6 +71,7 @@ def annotate_acts(
     arg: ArgsOption = None,
     overwrite: Annotated[bool, typer.Option(help="Re-annotate utterances that already have acts.")] = False,
     items: ItemsOption = None,
+    domain: DomainOption = "movies",
     llm: LLMOption = None,
     cache: OutCacheOption = None,
 ) -> None:
@@ -81,6 +90,7 @@ def annotate_acts(
             args=parse_args(arg or []),
             overwrite=overwrite,
             items=items,
+            domain=domain,
             llm=LLMSource(llm, cache),
             on_dialogue=_advance(meter),
         )
@@ -104,6 +114,7 @@ def annotate_eval(
     annotator: Annotated[str, typer.Option(help="A registered act annotator (rules, llm).")] = "rules",
     arg: ArgsOption = None,
     items: ItemsOption = None,
+    domain: DomainOption = "movies",
     limit: LimitOption = None,
     llm: LLMOption = None,
     cache: HereCacheOption = None,
@@ -122,6 +133,7 @@ def annotate_eval(
             annotator=annotator,
             args=parse_args(arg or []),
             items=items,
+            domain=domain,
             limit=limit,
             llm=LLMSource(llm, cache),
             on_dialogue=_advance(meter),
@@ -157,6 +169,7 @@ def annotate_need(
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an information need a dialogue has.")] = False,
     items: ItemsOption = None,
+    domain: DomainOption = "movies",
     llm: LLMOption = None,
     cache: OutCacheOption = None,
 ) -> None:
@@ -175,6 +188,7 @@ def annotate_need(
             args=parse_args(arg or []),
             overwrite=overwrite,
             items=items,
+            domain=domain,
             llm=LLMSource(llm, cache),
             on_dialogue=_advance(meter),
         )
@@ -213,8 +227,11 @@ def annotate_need_eval(
     ] = None,
     items: Annotated[
         Path | None,
-        typer.Option(help="Item collection to link titles against; default: the reader's, else the movies."),
+        typer.Option(
+            help="Item collection to link titles against; default: the reader's, else the domain's."
+        ),
     ] = None,
+    domain: DomainOption = "movies",
     from_text: Annotated[
         bool, typer.Option(help="Strip all acts first (--no-from-text: use the dialogue's own acts).")
     ] = True,
@@ -237,6 +254,7 @@ def annotate_need_eval(
             annotator=annotator,
             args=parse_args(arg or []),
             items=items,
+            domain=domain,
             from_text=from_text,
             limit=limit,
             llm=LLMSource(llm, cache),

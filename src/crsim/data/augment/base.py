@@ -9,6 +9,7 @@ machine-made acts are never mistaken for a dataset's own labels.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,10 +124,13 @@ def build_annotator(
     return instance
 
 
-def annotation_domain(items: Path | None = None) -> Domain:
-    """The shipped movie domain, or the same slots over another item collection (`--items`)."""
-    from crsim.data.movies import movie_domain, movie_domain_over
+def annotation_domain(items: Path | None = None, domain: str = "movies") -> Domain:
+    """The domain `domain` names (shipped, installed or a file; `crsim.data.domains.domain_named`), or
+    its slots and vocabulary over another item collection (`--items`)."""
+    from crsim.data.domains import domain_named
 
+    chosen = domain_named(domain)
     if items is None:
-        return movie_domain()
-    return movie_domain_over(ItemCollection.from_jsonl(items))
+        return chosen
+    collection = ItemCollection.from_jsonl(items)
+    return dataclasses.replace(chosen, name=collection.name, items=collection)

@@ -10,6 +10,7 @@ its counts and, for LLM components, the provider calls per role and the cache hi
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass
@@ -84,6 +85,7 @@ def annotate_acts(
     args: dict[str, Any] | None = None,
     overwrite: bool = False,
     items: Path | None = None,
+    domain: str = "movies",
     llm: LLMSource | None = None,
     on_dialogue: OnDialogue | None = None,
 ) -> ActsResult:
@@ -93,7 +95,7 @@ def annotate_acts(
 
     report, failed = AnnotationReport(), 0
     hub = annotation_hub(needs_llm(annotator), annotator, llm or LLMSource(), out.parent / LLM_CACHE)
-    tool = build_annotator(annotator, args or {}, annotation_domain(items), hub)
+    tool = build_annotator(annotator, args or {}, annotation_domain(items, domain), hub)
 
     async def count_failures() -> AsyncIterator[Dialogue]:
         nonlocal failed
@@ -116,6 +118,7 @@ def evaluate_acts(
     annotator: str = "rules",
     args: dict[str, Any] | None = None,
     items: Path | None = None,
+    domain: str = "movies",
     limit: int | None = None,
     llm: LLMSource | None = None,
     on_dialogue: OnDialogue | None = None,
@@ -127,7 +130,7 @@ def evaluate_acts(
 
     started = time.perf_counter()
     hub = annotation_hub(needs_llm(annotator), annotator, llm or LLMSource(), Path(LLM_CACHE))
-    tool = build_annotator(annotator, args or {}, annotation_domain(items), hub)
+    tool = build_annotator(annotator, args or {}, annotation_domain(items, domain), hub)
     dialogues = islice(gold_dialogues(gold, dataset, dataset_args or {}), limit)
     result = run_with(hub, evaluate_annotator(tool, reporting(dialogues, tool, on_dialogue)))
     seconds = time.perf_counter() - started
@@ -150,6 +153,7 @@ def extract_needs(
     args: dict[str, Any] | None = None,
     overwrite: bool = False,
     items: Path | None = None,
+    domain: str = "movies",
     llm: LLMSource | None = None,
     on_dialogue: OnDialogue | None = None,
 ) -> NeedsResult:
@@ -157,7 +161,7 @@ def extract_needs(
     LLM from the whole dialogue; writes `out` (`on_dialogue` hears of each dialogue written)."""
     from crsim.data.augment.llm_need import LLMNeedReport
 
-    domain = annotation_domain(items)
+    over = annotation_domain(items, domain)
     kind = extractor_kind(extractor, annotator)
     user_annotator = annotator or "rules"
     name = kind if kind == "llm" else user_annotator
@@ -166,11 +170,11 @@ def extract_needs(
     )
     tool: LLMNeedExtractor | ActAnnotator
     if kind == "llm":
-        tool = llm_need_extractor(args or {}, domain, hub)
+        tool = llm_need_extractor(args or {}, over, hub)
         report: Any = LLMNeedReport()
         stream = tool.annotate_all(iter_dialogues(file), overwrite=overwrite, report=report)
     else:
-        tool = build_annotator(user_annotator, args or {}, domain, hub)
+        tool = build_annotator(user_annotator, args or {}, over, hub)
         report = NeedReport()
         stream = NeedExtractor(tool).annotate_all(iter_dialogues(file), overwrite=overwrite, report=report)
     run_with(hub, write_all(out, reporting_stream(stream, tool, on_dialogue)))
@@ -187,6 +191,7 @@ def evaluate_need_extraction(
     annotator: str | None = None,
     args: dict[str, Any] | None = None,
     items: Path | None = None,
+    domain: str = "movies",
     from_text: bool = True,
     limit: int | None = None,
     llm: LLMSource | None = None,
@@ -202,7 +207,7 @@ def evaluate_need_extraction(
     if kind == "llm" and not from_text:
         raise CrsimError("--no-from-text: the llm extractor reads the text only; it has no acts to use")
     user_annotator = annotator or "rules"
-    domain = need_domain(gold, dataset, dataset_args or {}, items)
+    over = need_domain(gold, dataset, dataset_args or {}, items, domain)
     name = kind if kind == "llm" else user_annotator
     hub = annotation_hub(
         kind == "llm" or needs_llm(user_annotator), name, llm or LLMSource(), Path(LLM_CACHE)
@@ -210,10 +215,10 @@ def evaluate_need_extraction(
     gold_read = islice(gold_dialogues(gold, dataset, dataset_args or {}), limit)
     tool: LLMNeedExtractor | ActAnnotator
     if kind == "llm":
-        tool = llm_need_extractor(args or {}, domain, hub)
+        tool = llm_need_extractor(args or {}, over, hub)
         summary = run_with(hub, evaluate_llm_needs(tool, reporting(gold_read, tool, on_dialogue))).summary()
     else:
-        tool = build_annotator(user_annotator, args or {}, domain, hub)
+        tool = build_annotator(user_annotator, args or {}, over, hub)
         dialogues = reporting(gold_read, tool, on_dialogue)
         evaluation = evaluate_needs(NeedExtractor(tool), dialogues, from_text=from_text)
         summary = run_with(hub, evaluation).summary()
@@ -330,16 +335,17 @@ def llm_use(hub: LLMHub, roles: list[str]) -> dict[str, Any]:
     }
 
 
-def need_domain(gold: Path, dataset: str | None, dataset_args: dict[str, Any], items: Path | None) -> Domain:
-    """`items`, else the dataset reader's item collection (the ids its dialogues use), else the movies."""
+def need_domain(
+    gold: Path, dataset: str | None, dataset_args: dict[str, Any], items: Path | None, domain: str = "movies"
+) -> Domain:
+    """`domain` over `items`, else over the dataset reader's item collection (the ids its dialogues
+    use), else `domain` as it ships."""
     collection = (
         dataset_reader(dataset, dataset_args).items(gold) if dataset is not None and items is None else None
     )
     if collection is None:
-        return annotation_domain(items)
-    from crsim.data.movies import movie_domain_over
-
-    return movie_domain_over(collection)
+        return annotation_domain(items, domain)
+    return dataclasses.replace(annotation_domain(None, domain), name=collection.name, items=collection)
 
 
 def gold_dialogues(gold: Path, dataset: str | None, dataset_args: dict[str, Any]) -> Iterator[Dialogue]:
