@@ -98,6 +98,15 @@ def test_yes_and_no_values_are_named_only_by_their_synonyms() -> None:
     hotels = domain_named("hotels")
     assert 'disclose(parking="yes")' in acts(hotels, "I need free parking")
     assert "parking" not in acts(hotels, "no, I don't mind")
+    # a yes/no question about the item under discussion asks for the slot; it states no wish
+    about = Context(recommended=next(iter(hotels.items.ids)))
+    for question, slot in (
+        ("Does it have parking?", "parking"),
+        ("Does that one offer free wifi?", "internet"),
+    ):
+        said = acts(hotels, question, about)
+        assert f"inquire({slot})" in said and "disclose" not in said, said
+    assert 'disclose(parking="yes")' in acts(hotels, "Is there a hotel with free parking?", about)
 
 
 # --- the CRSs' questions and answers -----------------------------------------------------------------

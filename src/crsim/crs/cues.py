@@ -105,8 +105,12 @@ WAS_GOOD = re.compile(
     r"\b(it|that|which) (was|is) (good|great|amazing|awesome|fantastic|excellent|brilliant)\b"
 )
 HATE = re.compile(r"\b(hate|hated|didnt like|dont like|did not like|do not like|disliked)\b")
-#: "is it a comedy?": a value named in a question about the item asks for that slot.
-IS_IT = re.compile(r"(is|isnt) (it|that|this)\b")
+#: "is it a comedy?", "does it have parking?": a value named in a question about the item asks for
+#: that slot.
+IS_IT = re.compile(
+    r"(is|isnt) (it|that|this)\b"
+    r"|(does|doesnt|do|dont) (it|that|this|they|that one|this one) (have|offer|include|provide|come with)\b"
+)
 #: A question that is only a slot's name with a determiner ("Its director?", "And the year?"): it asks
 #: for that slot of the item under discussion (see `bare_question`).
 _BARE_QUESTION = re.compile(
