@@ -13,8 +13,6 @@ import json
 import time
 from pathlib import Path
 
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
-
 from crsim.llm import usage
 from crsim.llm.cache import ResponseCache, cache_key
 from crsim.llm.config import STANDARD_ROLES, CacheConfig, LLMSettings, ModelConfig
@@ -22,18 +20,22 @@ from crsim.llm.errors import LLMError, LLMTimeout
 from crsim.llm.providers.base import Provider, create_provider
 from crsim.llm.types import Completion, GenerationConfig, Message, ResolvedGeneration
 from crsim.model.dialogue import LLMCall
-from crsim.model.text import clean_text, clean_value
+from crsim.model.text import clean_text, clean_value, surely_clean
+
+#: The longest wait between two attempts, in seconds.
+MAX_BACKOFF_S = 60.0
 
 
-def _retryable(exc: BaseException) -> bool:
-    return isinstance(exc, LLMError) and exc.retryable
+def _backoff(first: float, retry: int) -> float:
+    """Seconds before retry number `retry` (1, 2, ...): `first`, doubling, at most `MAX_BACKOFF_S`."""
+    return min(first * 2.0 ** min(retry - 1, 64), MAX_BACKOFF_S)
 
 
 def _cleaned(completion: Completion) -> Completion:
     """A provider's answer made safe to record and cache: lone surrogates in its text and raw body
     replaced with U+FFFD and counted (every provider's answer passes here)."""
     text, in_text = clean_text(completion.text)
-    raw, in_raw = clean_value(completion.raw)
+    raw, in_raw = (completion.raw, 0) if surely_clean(completion.raw) else clean_value(completion.raw)
     if not in_text + in_raw:
         return completion
     update = {"text": text, "raw": raw, "replaced_code_points": in_text + in_raw}
@@ -110,31 +112,37 @@ class LLM:
         return completion
 
     async def _call(self, messages: list[Message], generation: ResolvedGeneration) -> Completion:
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.config.max_retries + 1),
-            wait=wait_exponential(multiplier=self.config.backoff, max=60),
-            retry=retry_if_exception(_retryable),
-            reraise=True,
-        )
+        """The provider's answer, with up to `max_retries` retries of retryable errors, the n-th after
+        `backoff * 2**(n-1)` seconds (at most 60). A plain loop rather than a retry library: building
+        one per call cost about as much as the rest of this method (bench/llm_overhead.py)."""
+        attempts = self.config.max_retries + 1
         try:
-            async for attempt in retrying:
-                with attempt:
-                    async with self._limit:
-                        self.calls += 1
-                        started = time.perf_counter()
-                        try:
-                            completion = await asyncio.wait_for(
-                                self.provider.complete(messages, generation), self.config.timeout
-                            )
-                        except TimeoutError:
-                            raise LLMTimeout(f"no answer within {self.config.timeout:g} s") from None
-                    latency = round(time.perf_counter() - started, 6)
-                    return _cleaned(completion).model_copy(update={"latency": latency})
+            for number in range(1, attempts + 1):
+                try:
+                    return await self._attempt(messages, generation)
+                except LLMError as exc:
+                    if not exc.retryable or number == attempts:
+                        raise
+                await asyncio.sleep(_backoff(self.config.backoff, number))
         except LLMError as exc:
             if type(exc).__init__ is not LLMError.__init__:
                 raise
             raise type(exc)(f"{self.describe()}: {exc}") from exc
-        raise AssertionError("unreachable: tenacity re-raises the last error")
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def _attempt(self, messages: list[Message], generation: ResolvedGeneration) -> Completion:
+        """One provider call under the endpoint's limit and the call's timeout."""
+        async with self._limit:
+            self.calls += 1
+            started = time.perf_counter()
+            try:
+                completion = await asyncio.wait_for(
+                    self.provider.complete(messages, generation), self.config.timeout
+                )
+            except TimeoutError:
+                raise LLMTimeout(f"no answer within {self.config.timeout:g} s") from None
+        latency = round(time.perf_counter() - started, 6)
+        return _cleaned(completion).model_copy(update={"latency": latency})
 
     def _record(self, completion: Completion | None, error: str | None = None) -> None:
         log = usage.current()
