@@ -141,6 +141,36 @@ async def baseline(base_url: str, level: int, seconds: float, shared: bool = Fal
     return {"calls_per_s": done / wall, "cpu_ms_per_call": 1000 * cpu / max(done, 1)}
 
 
+async def baseline_direct(base_url: str, level: int, seconds: float) -> dict[str, float]:
+    """C workers posting the same request in a loop through crsim's own HTTP/1.1 client (`http1`, the
+    default path's), each with its own: the upper bound for crsim on that path, which sends with a
+    lighter client than httpx (the httpx baseline is the bound for the httpx and SDK paths)."""
+    from crsim.llm.providers.http1 import Client
+
+    payload = {"model": "bench", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 8}
+    headers = {"Authorization": "Bearer no-key", "Accept": "application/json", "User-Agent": "bench"}
+    clients = [Client(base_url, headers, tls=None, max_redirects=3, cap=1 << 23) for _ in range(level)]
+    done = 0
+    cpu, started = time.process_time(), time.perf_counter()
+    end = started + seconds
+
+    async def worker(client: Client) -> None:
+        nonlocal done
+        while time.perf_counter() < end:
+            body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+            answer = await client.post_json("chat/completions", body)
+            if answer.status != 200:
+                raise RuntimeError(f"HTTP {answer.status}")
+            json.loads(answer.body)
+            done += 1
+
+    await asyncio.gather(*(worker(client) for client in clients))
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    for client in clients:
+        await client.aclose()
+    return {"calls_per_s": done / wall, "cpu_ms_per_call": 1000 * cpu / max(done, 1)}
+
+
 # --------------------------------------------------------------------------- crsim
 def crsim_config(base_url: str, level: int, dialogues: int, out: Path, client: str = "direct") -> Any:
     from crsim.run.config import ExperimentConfig
@@ -268,12 +298,17 @@ def measure(level: int, args: argparse.Namespace) -> dict[str, Any]:
     """One concurrency level: the baseline and each crsim arm alternately, `--repeat` times."""
     ideal = level / args.delay
     dialogues = max(2, int(ideal * args.seconds / TURNS))
-    runs: dict[str, list[dict[str, float]]] = {"baseline": [], **{arm: [] for arm in arms(args)}}
+    runs: dict[str, list[dict[str, float]]] = {
+        "baseline": [],
+        "baseline_direct": [],
+        **{arm: [] for arm in arms(args)},
+    }
     process, base_url = start_server(args.delay, level)
     try:
         shared = asyncio.run(baseline(base_url, level, args.seconds / 2, shared=True))
         for _ in range(args.repeat):
             runs["baseline"].append(asyncio.run(baseline(base_url, level, args.seconds)))
+            runs["baseline_direct"].append(asyncio.run(baseline_direct(base_url, level, args.seconds)))
             for arm in arms(args):
                 timed = run_crsim(base_url, level, dialogues, profile=False, client=arm)
                 timed["cpu_ms_per_call"] = 1000 * timed["cpu_s"] / max(timed["calls"], 1)
@@ -313,19 +348,29 @@ def summarize(
         "shared_pool_share_of_ideal": round(shared["calls_per_s"] / ideal, 4),
         "load_1min": round(os.getloadavg()[0], 2),
     }
+    direct_rate = median([r["calls_per_s"] for r in runs["baseline_direct"]])
+    direct_cpu = median([r["cpu_ms_per_call"] for r in runs["baseline_direct"]])
+    row["baseline_direct"] = {
+        "calls_per_s": round(direct_rate, 2),
+        "share_of_ideal": round(direct_rate / ideal, 4),
+        "runs_share_of_ideal": [round(r["calls_per_s"] / ideal, 4) for r in runs["baseline_direct"]],
+        "cpu_ms_per_call": round(direct_cpu, 3),
+    }
     for arm, timed in runs.items():
-        if arm == "baseline":
+        if arm.startswith("baseline"):
             continue
+        # each path against the bare loop on its own client: direct against http1, httpx and sdk against httpx
+        bound_rate, bound_cpu = (direct_rate, direct_cpu) if arm == "direct" else (bare_rate, bare_cpu)
         rate = median([r["calls_per_s"] for r in timed])
         cpu = median([r["cpu_ms_per_call"] for r in timed])
         row[arm] = {
             "calls_per_s": round(rate, 2),
             "share_of_ideal": round(rate / ideal, 4),
             "runs_share_of_ideal": [round(r["calls_per_s"] / ideal, 4) for r in timed],
-            "vs_baseline": round(rate / bare_rate, 4),
+            "vs_baseline": round(rate / bound_rate, 4),
             "cpu_ms_per_call": round(cpu, 3),
             "runs_cpu_ms_per_call": [round(r["cpu_ms_per_call"], 3) for r in timed],
-            "baseline_vs_crsim_cpu": round(bare_cpu / cpu, 3),
+            "baseline_vs_crsim_cpu": round(bound_cpu / cpu, 3),
             "cpu_share_of_wall": round(median([r["cpu_s"] / r["wall_s"] for r in timed]), 4),
             "calls": int(timed[0]["calls"]),
         }
@@ -341,13 +386,21 @@ def show(row: dict[str, Any]) -> None:
         f"shared pool {row['shared_pool_share_of_ideal']:.1%}  load {row['load_1min']}",
         flush=True,
     )
+    bound = row["baseline_direct"]
+    print(
+        f"C={level:>3}  baseline on crsim's HTTP/1.1 client {bound['calls_per_s']:7.1f}/s "
+        f"({bound['share_of_ideal']:.1%} of ideal, {bound['cpu_ms_per_call']:.2f} ms CPU/call; "
+        f"runs {bound['runs_share_of_ideal']})",
+        flush=True,
+    )
     for arm in ("direct", "httpx", "sdk"):
         if arm in row:
             a = row[arm]
             print(
                 f"C={level:>3}  crsim ({arm}) {a['calls_per_s']:7.1f}/s ({a['share_of_ideal']:.1%} of ideal, "
-                f"{a['vs_baseline']:.2f}x baseline; runs {a['runs_share_of_ideal']})  "
-                f"{a['cpu_ms_per_call']:.2f} ms CPU/call (baseline/crsim {a['baseline_vs_crsim_cpu']:.2f}; "
+                f"{a['vs_baseline']:.2f}x its baseline; runs {a['runs_share_of_ideal']})  "
+                f"{a['cpu_ms_per_call']:.2f} ms CPU/call "
+                f"(its baseline/crsim {a['baseline_vs_crsim_cpu']:.2f}; "
                 f"runs {a['runs_cpu_ms_per_call']})  CPU/wall {a['cpu_share_of_wall']:.1%}",
                 flush=True,
             )

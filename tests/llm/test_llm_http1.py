@@ -7,9 +7,13 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import shutil
+import ssl
+import subprocess
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -72,9 +76,10 @@ class RawServer:
 
 
 @asynccontextmanager
-async def serving(server: RawServer) -> AsyncIterator[RawServer]:
-    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
-    server.url = f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}/v1"
+async def serving(server: RawServer, tls: ssl.SSLContext | None = None) -> AsyncIterator[RawServer]:
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0, ssl=tls)
+    scheme = "https" if tls else "http"
+    server.url = f"{scheme}://127.0.0.1:{listener.sockets[0].getsockname()[1]}/v1"
     try:
         yield server
     finally:
@@ -190,3 +195,59 @@ def test_a_proxy_variable_sends_through_httpx(monkeypatch: pytest.MonkeyPatch, v
     provider: Callable[[ModelConfig], object] = create_provider
     made = provider(config)
     assert isinstance(made, OpenAIHTTPProvider) and not isinstance(made, OpenAIDirectProvider)
+
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> Path:
+    """A self-signed certificate for 127.0.0.1 (its key beside it as key.pem), made with openssl."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert
+
+
+def server_tls(certificate: Path) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certificate, certificate.parent / "key.pem")
+    return context
+
+
+async def test_https_with_a_trusted_certificate(certificate: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TLS as httpx sets it up: SSL_CERT_FILE names the trusted certificates, the host is checked."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate))
+    async with serving(RawServer([response()] * 2), server_tls(certificate)) as server:
+        assert await ask(direct_llm(server.url), 2) == ["Heat (1995)."] * 2
+    assert server.connections == 1
+
+
+async def test_https_refuses_an_untrusted_certificate(
+    certificate: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    async with serving(RawServer([response()]), server_tls(certificate)) as server:
+        with pytest.raises(LLMConnectionError, match="certificate verify failed"):
+            await ask(direct_llm(server.url), 1)
+    assert server.requests == []
