@@ -251,3 +251,19 @@ async def test_https_refuses_an_untrusted_certificate(
         with pytest.raises(LLMConnectionError, match="certificate verify failed"):
             await ask(direct_llm(server.url), 1)
     assert server.requests == []
+
+
+async def test_a_base_url_that_is_not_http_is_a_connection_error_as_on_the_httpx_path() -> None:
+    for client in ("direct", "httpx"):
+        config = ModelConfig.model_validate(
+            {
+                "provider": "openai",
+                "model": "m",
+                "base_url": "ftp://127.0.0.1/v1",
+                "client": client,
+                "max_retries": 0,
+            }
+        )
+        llm = LLM("user", config, create_provider(config))
+        with pytest.raises(LLMConnectionError, match="cannot reach"):
+            await ask(llm, 1)

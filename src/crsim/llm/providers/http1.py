@@ -202,11 +202,19 @@ class Client:
         self.tls, self.max_redirects, self.cap = tls, max_redirects, cap
         fixed = {"Host": self.origin.host_header(), **headers, "Accept-Encoding": "gzip, deflate"}
         self._headers = "".join(f"{k}: {v}\r\n" for k, v in fixed.items())
+        self._urls: dict[str, str] = {}
+        self._targets: dict[str, str] = {}
         self._idle: list[_Connection] = []
         self._open: set[_Connection] = set()
 
     def url(self, path: str) -> str:
-        return urljoin(self.base_url, path)
+        """`path` under the base URL (kept, as calls repeat a few paths)."""
+        url = self._urls.get(path)
+        if url is None:
+            url = urljoin(self.base_url, path)
+            if len(self._urls) < 64:
+                self._urls[path] = url
+        return url
 
     async def post_json(self, path: str, body: bytes) -> Answer:
         """POST `body` (JSON) to `path` under the base URL; redirects within the origin are followed."""
@@ -227,10 +235,18 @@ class Client:
                 method, payload = "GET", None  # as httpx (and browsers) do
         raise TooManyRedirects
 
+    def _target(self, url: str) -> str:
+        """The request target (path and query) of a URL on the origin; kept, as calls repeat a few URLs."""
+        target = self._targets.get(url)
+        if target is None:
+            parts = urlsplit(url)
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            if len(self._targets) < 64:
+                self._targets[url] = target
+        return target
+
     async def _send(self, url: str, method: str, body: bytes | None) -> Answer:
-        parts = urlsplit(url)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        head = f"{method} {target} HTTP/1.1\r\n{self._headers}"
+        head = f"{method} {self._target(url)} HTTP/1.1\r\n{self._headers}"
         if body is not None:
             head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
         request = (head + "\r\n").encode("latin-1") + (body or b"")

@@ -36,7 +36,10 @@ class OpenAIDirectProvider(OpenAIHTTPProvider):
     _direct: http1.Client | None = None
 
     async def complete(self, messages: list[Message], generation: ResolvedGeneration) -> Completion:
-        client = self._direct or self._new_direct()
+        try:
+            client = self._direct or self._new_direct()
+        except ValueError as exc:  # not an http(s) URL: unreachable, as the httpx path reports it
+            raise LLMConnectionError(f"cannot reach {self._where()}: {exc}") from None
         parameters = self._parameters(generation)
         body = {
             "model": self.model,
