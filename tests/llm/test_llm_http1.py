@@ -190,6 +190,7 @@ def test_a_proxy_variable_sends_through_httpx(monkeypatch: pytest.MonkeyPatch, v
     config = ModelConfig(provider="openai", model="m", base_url="http://127.0.0.1:9/v1")
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "localhost")  # names hosts to reach directly, no proxy
     assert isinstance(create_provider(config), OpenAIDirectProvider)
     monkeypatch.setenv(variable, "http://proxy.invalid:3128")
     provider: Callable[[ModelConfig], object] = create_provider

@@ -26,8 +26,9 @@ from crsim.llm.types import Completion, Message, ResolvedGeneration
 
 
 def proxy_configured() -> bool:
-    """Whether the environment names a proxy (the variables httpx and urllib read)."""
-    return bool(urllib.request.getproxies())
+    """Whether the environment names a proxy (the `*_PROXY` variables httpx and urllib read;
+    `NO_PROXY` alone names none)."""
+    return any(scheme != "no" for scheme in urllib.request.getproxies())
 
 
 class OpenAIDirectProvider(OpenAIHTTPProvider):
