@@ -1,5 +1,5 @@
-"""The `openai` provider's light path (`client: httpx`, the default): chat completions posted with
-httpx directly, without the official SDK.
+"""The `openai` provider's httpx path (`client: httpx`; what `client: direct`, the default, uses when a
+proxy variable is set): chat completions posted with httpx directly, without the official SDK.
 
 The request is the SDK path's (`OpenAIProvider`): the same body (messages, temperature, max_tokens,
 stop, seed, `response_format` for a JSON schema, `grammar`, `options`), the same `Authorization:
