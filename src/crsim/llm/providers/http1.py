@@ -3,7 +3,7 @@
 The `openai` provider's default path (`client: direct`) posts chat completions through it. httpx
 spends about 0.9 ms of CPU per request on layers a JSON POST to one known origin does not need (URL
 merging, cookies, event hooks, its request and response models, anyio's cancel scopes per socket
-operation); at 64 concurrent calls that was a third of crsim's CPU per call (bench/llm_overhead.py).
+operation); at 64 concurrent calls that was about 40% of crsim's CPU per call (bench/llm_overhead.py).
 
 What it does: HTTP and HTTPS (TLS with the given context, the server's name checked), keep-alive
 with a pool of idle connections (one retry on a fresh connection when a kept one turns out to be
