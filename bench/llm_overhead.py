@@ -7,7 +7,7 @@ A separate process serves `/v1/chat/completions`, answering every request after 
 admitting at most C requests at a time, so the ideal call rate is C / delay. For each C, crsim runs
 `llm_single` users against the `popular` CRS with the user role's `max_concurrency` set to C, through
 the real `openai` provider, client, cache (read-write, in a temporary run folder) and batch layer:
-its default path (`client: direct`, crsim's own HTTP/1.1 client), with `--httpx` also its httpx path
+its default path (`client: direct`, aiohttp through `direct_client`), with `--httpx` also its httpx path
 (`client: httpx`, the default before) and with `--sdk` its path through the official SDK (`client: sdk`),
 in the same run against the same server; `--repeat N` alternates the arms N times (medians reported).
 
@@ -142,10 +142,10 @@ async def baseline(base_url: str, level: int, seconds: float, shared: bool = Fal
 
 
 async def baseline_direct(base_url: str, level: int, seconds: float) -> dict[str, float]:
-    """C workers posting the same request in a loop through crsim's own HTTP/1.1 client (`http1`, the
+    """C workers posting the same request in a loop through crsim's direct client (`direct_client`, aiohttp, the
     default path's), each with its own: the upper bound for crsim on that path, which sends with a
     lighter client than httpx (the httpx baseline is the bound for the httpx and SDK paths)."""
-    from crsim.llm.providers.http1 import Client
+    from crsim.llm.providers.direct_client import Client
 
     payload = {"model": "bench", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 8}
     headers = {"Authorization": "Bearer no-key", "Accept": "application/json", "User-Agent": "bench"}
@@ -359,7 +359,7 @@ def summarize(
     for arm, timed in runs.items():
         if arm.startswith("baseline"):
             continue
-        # each path against the bare loop on its own client: direct against http1, httpx and sdk against httpx
+        # each path against the bare loop on its own client: direct against direct_client, httpx and sdk against httpx
         bound_rate, bound_cpu = (direct_rate, direct_cpu) if arm == "direct" else (bare_rate, bare_cpu)
         rate = median([r["calls_per_s"] for r in timed])
         cpu = median([r["cpu_ms_per_call"] for r in timed])
@@ -388,7 +388,7 @@ def show(row: dict[str, Any]) -> None:
     )
     bound = row["baseline_direct"]
     print(
-        f"C={level:>3}  baseline on crsim's HTTP/1.1 client {bound['calls_per_s']:7.1f}/s "
+        f"C={level:>3}  baseline on crsim's direct client {bound['calls_per_s']:7.1f}/s "
         f"({bound['share_of_ideal']:.1%} of ideal, {bound['cpu_ms_per_call']:.2f} ms CPU/call; "
         f"runs {bound['runs_share_of_ideal']})",
         flush=True,

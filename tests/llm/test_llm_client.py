@@ -7,6 +7,7 @@ import asyncio
 import itertools
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from pydantic import BaseModel
@@ -14,7 +15,7 @@ from pydantic import BaseModel
 from crsim.errors import ConfigError
 from crsim.llm import usage
 from crsim.llm.cache import ResponseCache, cache_stats, clear_cache
-from crsim.llm.client import LLM, LLMHub, _backoff
+from crsim.llm.client import LLM, LLMHub
 from crsim.llm.config import LLMSettings, ModelConfig
 from crsim.llm.errors import LLMAuthError, LLMOutputError, LLMServerError, LLMTimeout
 from crsim.llm.prompts import load_template, render
@@ -126,7 +127,9 @@ async def test_retries_wait_the_backoff_doubling_each_time() -> None:
 
 
 def test_the_backoff_is_capped() -> None:
-    assert [_backoff(1.0, n) for n in (1, 2, 3, 7, 8, 500)] == [1.0, 2.0, 4.0, 60.0, 60.0, 60.0]
+    llm = LLM("user", ModelConfig(provider="scripted", backoff=1.0), ScriptedProvider(lambda _m, _g: "x"))
+    waits = [llm._wait(SimpleNamespace(attempt_number=n)) for n in (1, 2, 3, 7, 8, 500)]  # type: ignore[arg-type]
+    assert waits == [1.0, 2.0, 4.0, 60.0, 60.0, 60.0]
 
 
 async def test_other_errors_are_not_retried() -> None:

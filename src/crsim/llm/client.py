@@ -13,6 +13,8 @@ import json
 import time
 from pathlib import Path
 
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
+
 from crsim.llm import usage
 from crsim.llm.cache import ResponseCache, cache_key
 from crsim.llm.config import STANDARD_ROLES, CacheConfig, LLMSettings, ModelConfig
@@ -26,9 +28,8 @@ from crsim.model.text import clean_text, clean_value, surely_clean
 MAX_BACKOFF_S = 60.0
 
 
-def _backoff(first: float, retry: int) -> float:
-    """Seconds before retry number `retry` (1, 2, ...): `first`, doubling, at most `MAX_BACKOFF_S`."""
-    return min(first * 2.0 ** min(retry - 1, 64), MAX_BACKOFF_S)
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, LLMError) and exc.retryable
 
 
 def _cleaned(completion: Completion) -> Completion:
@@ -56,6 +57,11 @@ class LLM:
     ) -> None:
         self.role, self.config, self.provider, self.cache = role, config, provider, cache
         self._limit = limit or asyncio.Semaphore(config.max_concurrency)
+        # the strategies are stateless: built once, not per call (building them per call was ~2% of a
+        # call's CPU at 64 in flight, bench/llm_overhead.py)
+        self._stop = stop_after_attempt(config.max_retries + 1)
+        self._wait = wait_exponential(multiplier=config.backoff, max=MAX_BACKOFF_S)
+        self._retry = retry_if_exception(_retryable)
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
         # Provider options (e.g. Ollama's num_ctx, top_k) change answers, so they are part of the key.
         options = json.dumps(config.options, sort_keys=True, default=str) if config.options else ""
@@ -113,22 +119,17 @@ class LLM:
 
     async def _call(self, messages: list[Message], generation: ResolvedGeneration) -> Completion:
         """The provider's answer, with up to `max_retries` retries of retryable errors, the n-th after
-        `backoff * 2**(n-1)` seconds (at most 60). A plain loop rather than a retry library: building
-        one per call cost about as much as the rest of this method (bench/llm_overhead.py)."""
-        attempts = self.config.max_retries + 1
+        `backoff * 2**(n-1)` seconds (at most 60), by tenacity with the policy built once per model."""
         try:
-            for number in range(1, attempts + 1):
-                try:
+            retrying = AsyncRetrying(stop=self._stop, wait=self._wait, retry=self._retry, reraise=True)
+            async for attempt in retrying:
+                with attempt:
                     return await self._attempt(messages, generation)
-                except LLMError as exc:
-                    if not exc.retryable or number == attempts:
-                        raise
-                await asyncio.sleep(_backoff(self.config.backoff, number))
         except LLMError as exc:
             if type(exc).__init__ is not LLMError.__init__:
                 raise
             raise type(exc)(f"{self.describe()}: {exc}") from exc
-        raise AssertionError("unreachable: the last attempt returns or raises")
+        raise AssertionError("unreachable: tenacity re-raises the last error")
 
     async def _attempt(self, messages: list[Message], generation: ResolvedGeneration) -> Completion:
         """One provider call under the endpoint's limit and the call's timeout."""

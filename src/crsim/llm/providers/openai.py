@@ -292,7 +292,7 @@ def strict_compatible(schema: Any) -> bool:
 
 def create(config: ModelConfig) -> OpenAIProvider:
     """Check the settings (and that the SDK is installed, when `client` is "sdk"); no network and no
-    key is needed yet. `client` "direct" (the default) posts with crsim's HTTP/1.1 client
+    key is needed yet. `client` "direct" (the default) posts with aiohttp (crsim's direct client)
     (`openai_direct`), or with httpx when a proxy variable is set; "httpx" with httpx (`openai_http`)."""
     if not config.model:
         raise ConfigError(

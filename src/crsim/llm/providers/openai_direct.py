@@ -1,5 +1,5 @@
 """The `openai` provider's default path (`client: direct`): chat completions posted through crsim's
-small HTTP/1.1 client (`http1`), without httpx or the SDK.
+aiohttp client (`direct_client`), without httpx or the SDK.
 
 The request, the answer and the errors are the httpx path's (`openai_http`, whose docstring lists
 them): the same body, headers and endpoint; an error status becomes the same crsim error with the
@@ -18,7 +18,7 @@ import json
 import urllib.request
 
 from crsim.llm.errors import LLMConnectionError, LLMError, LLMRedirectRefused
-from crsim.llm.providers import http1, openai_http
+from crsim.llm.providers import direct_client, openai_http
 from crsim.llm.providers.base import MAX_REDIRECTS, RedirectRefused
 from crsim.llm.providers.openai import OPENAI_BASE_URL
 from crsim.llm.providers.openai_http import AnswerTooLarge, OpenAIHTTPProvider, error_text
@@ -32,9 +32,9 @@ def proxy_configured() -> bool:
 
 
 class OpenAIDirectProvider(OpenAIHTTPProvider):
-    """One OpenAI-compatible endpoint and model, called through one `http1.Client` (its own pool)."""
+    """One OpenAI-compatible endpoint and model, called through one `direct_client.Client` (its own pool)."""
 
-    _direct: http1.Client | None = None
+    _direct: direct_client.Client | None = None
 
     async def complete(self, messages: list[Message], generation: ResolvedGeneration) -> Completion:
         try:
@@ -54,28 +54,28 @@ class OpenAIDirectProvider(OpenAIHTTPProvider):
             answer = await client.post_json("chat/completions", payload)
         except RedirectRefused as exc:
             raise LLMRedirectRefused(str(exc)) from None
-        except http1.TooManyRedirects:
+        except direct_client.TooManyRedirects:
             raise LLMRedirectRefused(f"{self._where()}: more than {MAX_REDIRECTS} redirects") from None
-        except http1.BodyTooLarge:
+        except direct_client.BodyTooLarge:
             raise AnswerTooLarge(
                 f"{self._where()} answered with more than {client.cap} bytes; not read further"
             ) from None
-        except http1.UndecodableBody as exc:
+        except direct_client.UndecodableBody as exc:
             raise LLMError(f"{self._where()} answered with a body that cannot be decoded ({exc})") from None
-        except (OSError, asyncio.IncompleteReadError, http1.ProtocolError) as exc:
+        except (OSError, asyncio.IncompleteReadError, direct_client.ProtocolError) as exc:
             reason = str(exc) or type(exc).__name__
             raise LLMConnectionError(f"cannot reach {self._where()}: {reason}") from exc
         if answer.status >= 400:
             raise self._status_error(self._where(), answer.status, error_text(answer.status, answer.body))
         return self._completion(self._parse(answer.body))
 
-    def _new_direct(self) -> http1.Client:
+    def _new_direct(self) -> direct_client.Client:
         key = self._api_key()
         if self._tls is None and (self.config.base_url or OPENAI_BASE_URL).startswith("https:"):
             import httpx  # the same verification settings as the httpx path (SSL_CERT_FILE, ...)
 
             self._tls = httpx.create_ssl_context()
-        self._direct = http1.Client(
+        self._direct = direct_client.Client(
             self.config.base_url or OPENAI_BASE_URL,
             {"Authorization": f"Bearer {key}", "Accept": "application/json", "User-Agent": "crsim"},
             tls=self._tls,

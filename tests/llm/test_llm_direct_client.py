@@ -1,4 +1,4 @@
-"""The `openai` provider's direct path on the wire (crsim.llm.providers.http1): kept connections,
+"""The `openai` provider's direct path on the wire (crsim.llm.providers.direct_client): kept connections,
 chunked and compressed bodies, servers that close connections, redirects, a cut answer, the proxy
 fallback. A raw asyncio server on 127.0.0.1 answers with planned bytes, so each case is exact."""
 
