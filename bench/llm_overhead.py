@@ -1,20 +1,24 @@
 """What crsim costs on top of the LLM: `llm_single` dialogues against a slow OpenAI-compatible server.
 
-    python bench/llm_overhead.py [--delay 0.2] [--seconds 8] [--levels 1,4,16,64] [--sdk] [--one-client]
+    python bench/llm_overhead.py [--delay 0.2] [--seconds 8] [--levels 1,4,16,64] [--httpx] [--sdk]
+        [--one-client] [--repeat N] [--profile]
 
 A separate process serves `/v1/chat/completions`, answering every request after a fixed `delay` and
 admitting at most C requests at a time, so the ideal call rate is C / delay. For each C, crsim runs
 `llm_single` users against the `popular` CRS with the user role's `max_concurrency` set to C, through
 the real `openai` provider, client, cache (read-write, in a temporary run folder) and batch layer:
-its default httpx path, and with `--sdk` also its path through the official SDK (`client: sdk`).
+its default path (`client: direct`, aiohttp through `direct_client`), with `--httpx` also its httpx path
+(`client: httpx`, the default before) and with `--sdk` its path through the official SDK (`client: sdk`),
+in the same run against the same server; `--repeat N` alternates the arms N times (medians reported).
 
 Reported per C: calls per second as a share of the ideal; the same share for the in-run baseline, a
-bare loop of C workers posting the same requests with one shared httpx client (what any client gets
-from this server); and crsim's CPU time as a share of wall time, in total (everything in the process:
-the openai SDK, httpx, asyncio, pydantic, the CRS) and for crsim's own code alone (from a cProfile
-pass: the share of profiled time spent inside crsim's modules, the CRS under test excluded and
-reported separately; time in libraries crsim calls, such as sqlite3 or jinja2, is not counted as
-crsim's). Not a unit test.
+bare loop of C workers posting the same request with bare httpx, one keep-alive client per worker
+(the upper bound; `shared pool`, all workers on one client, is shown too); CPU milliseconds per call
+of each arm (crsim's: the whole process, simulator, CRS, cache and records included, divided by the
+LLM calls); and crsim's CPU time as a share of wall time, in total and for crsim's own code alone
+(from a cProfile pass: the share of profiled time spent inside crsim's modules, the CRS under test
+excluded and reported separately; time in libraries crsim calls, such as sqlite3 or jinja2, is not
+counted as crsim's). Not a unit test.
 Writes bench/results/llm_overhead.json.
 """
 
@@ -137,8 +141,38 @@ async def baseline(base_url: str, level: int, seconds: float, shared: bool = Fal
     return {"calls_per_s": done / wall, "cpu_ms_per_call": 1000 * cpu / max(done, 1)}
 
 
+async def baseline_direct(base_url: str, level: int, seconds: float) -> dict[str, float]:
+    """C workers posting the same request in a loop through crsim's direct client (`direct_client`, aiohttp, the
+    default path's), each with its own: the upper bound for crsim on that path, which sends with a
+    lighter client than httpx (the httpx baseline is the bound for the httpx and SDK paths)."""
+    from crsim.llm.providers.direct_client import Client
+
+    payload = {"model": "bench", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 8}
+    headers = {"Authorization": "Bearer no-key", "Accept": "application/json", "User-Agent": "bench"}
+    clients = [Client(base_url, headers, tls=None, max_redirects=3, cap=1 << 23) for _ in range(level)]
+    done = 0
+    cpu, started = time.process_time(), time.perf_counter()
+    end = started + seconds
+
+    async def worker(client: Client) -> None:
+        nonlocal done
+        while time.perf_counter() < end:
+            body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+            answer = await client.post_json("chat/completions", body)
+            if answer.status != 200:
+                raise RuntimeError(f"HTTP {answer.status}")
+            json.loads(answer.body)
+            done += 1
+
+    await asyncio.gather(*(worker(client) for client in clients))
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    for client in clients:
+        await client.aclose()
+    return {"calls_per_s": done / wall, "cpu_ms_per_call": 1000 * cpu / max(done, 1)}
+
+
 # --------------------------------------------------------------------------- crsim
-def crsim_config(base_url: str, level: int, dialogues: int, out: Path, client: str = "httpx") -> Any:
+def crsim_config(base_url: str, level: int, dialogues: int, out: Path, client: str = "direct") -> Any:
     from crsim.run.config import ExperimentConfig
 
     users = min(dialogues, 500)
@@ -169,7 +203,7 @@ def crsim_config(base_url: str, level: int, dialogues: int, out: Path, client: s
 
 
 def run_crsim(
-    base_url: str, level: int, dialogues: int, profile: bool, client: str = "httpx"
+    base_url: str, level: int, dialogues: int, profile: bool, client: str = "direct"
 ) -> dict[str, float]:
     from crsim.run.batch import run_batch
     from crsim.run.build import build_experiment
@@ -224,6 +258,8 @@ def main() -> None:
         "--one-client", action="store_true", help="also run crsim with one SDK client, as before issue 21"
     )
     parser.add_argument("--sdk", action="store_true", help="also run crsim through the SDK (`client: sdk`)")
+    parser.add_argument("--httpx", action="store_true", help="also run crsim's httpx path (`client: httpx`)")
+    parser.add_argument("--repeat", type=int, default=1, help="alternate the arms this many times")
     args = parser.parse_args()
     if args.serve:
         serve(args.serve, args.delay, args.admit)
@@ -247,82 +283,140 @@ def main() -> None:
     print(f"{loads}; wrote {RESULTS}")
 
 
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def arms(args: argparse.Namespace) -> list[str]:
+    """crsim's ways of sending measured in this run: the default path first."""
+    return ["direct"] + (["httpx"] if args.httpx else []) + (["sdk"] if args.sdk else [])
+
+
 def measure(level: int, args: argparse.Namespace) -> dict[str, Any]:
-    """One concurrency level: baseline, shared-pool variant, crsim timed, crsim profiled."""
+    """One concurrency level: the baseline and each crsim arm alternately, `--repeat` times."""
     ideal = level / args.delay
+    dialogues = max(2, int(ideal * args.seconds / TURNS))
+    runs: dict[str, list[dict[str, float]]] = {
+        "baseline": [],
+        "baseline_direct": [],
+        **{arm: [] for arm in arms(args)},
+    }
     process, base_url = start_server(args.delay, level)
     try:
-        bare = asyncio.run(baseline(base_url, level, args.seconds))
         shared = asyncio.run(baseline(base_url, level, args.seconds / 2, shared=True))
-        dialogues = max(2, int(ideal * args.seconds / TURNS))
-        timed = run_crsim(base_url, level, dialogues, profile=False)
-        sdk = run_crsim(base_url, level, dialogues, profile=False, client="sdk") if args.sdk else None
+        for _ in range(args.repeat):
+            runs["baseline"].append(asyncio.run(baseline(base_url, level, args.seconds)))
+            runs["baseline_direct"].append(asyncio.run(baseline_direct(base_url, level, args.seconds)))
+            for arm in arms(args):
+                timed = run_crsim(base_url, level, dialogues, profile=False, client=arm)
+                timed["cpu_ms_per_call"] = 1000 * timed["cpu_s"] / max(timed["calls"], 1)
+                runs[arm].append(timed)
         one_pool = one_client(base_url, level, dialogues) if args.one_client else None
         profiled = run_crsim(base_url, level, max(2, dialogues // 2), profile=True) if args.profile else None
     finally:
         process.terminate()
         process.wait()
-    cpu_share = timed["cpu_s"] / timed["wall_s"]
-    row = {
-        "C": level,
-        "ideal_calls_per_s": ideal,
-        "baseline_calls_per_s": round(bare["calls_per_s"], 2),
-        "shared_pool_calls_per_s": round(shared["calls_per_s"], 2),
-        "crsim_calls_per_s": round(timed["calls_per_s"], 2),
-        "crsim_share_of_ideal": round(timed["calls_per_s"] / ideal, 4),
-        "baseline_share_of_ideal": round(bare["calls_per_s"] / ideal, 4),
-        "shared_pool_share_of_ideal": round(shared["calls_per_s"] / ideal, 4),
-        "crsim_vs_baseline": round(timed["calls_per_s"] / bare["calls_per_s"], 4),
-        "baseline_cpu_ms_per_call": round(bare["cpu_ms_per_call"], 3),
-        "crsim_cpu_ms_per_call": round(1000 * timed["cpu_s"] / max(timed["calls"], 1), 3),
-        "baseline_vs_crsim_cpu": round(
-            bare["cpu_ms_per_call"] * max(timed["calls"], 1) / (1000 * timed["cpu_s"]), 3
-        ),
-        "process_cpu_share_of_wall": round(cpu_share, 4),
-        "calls": timed["calls"],
-        "load_1min": round(os.getloadavg()[0], 2),
-    }
-    if sdk:
-        row["sdk_calls_per_s"] = round(sdk["calls_per_s"], 2)
-        row["sdk_share_of_ideal"] = round(sdk["calls_per_s"] / ideal, 4)
-        row["sdk_cpu_ms_per_call"] = round(1000 * sdk["cpu_s"] / max(sdk["calls"], 1), 3)
-        print(
-            f"C={level:>3}  crsim through the SDK: {row['sdk_share_of_ideal']:.1%} of ideal, "
-            f"{row['sdk_cpu_ms_per_call']:.2f} ms CPU/call",
-            flush=True,
-        )
+    row = summarize(level, ideal, runs, shared)
     if one_pool:
         row["one_sdk_client_calls_per_s"] = round(one_pool["calls_per_s"], 2)
         row["one_sdk_client_cpu_ms_per_call"] = round(1000 * one_pool["cpu_s"] / max(one_pool["calls"], 1), 3)
+    if profiled:
+        cpu_share = row["direct"]["cpu_share_of_wall"]
+        row["own_code_cpu_share_of_wall"] = round(cpu_share * profiled["own_share_of_profiled"], 4)
+        row["crs_under_test_cpu_share_of_wall"] = round(cpu_share * profiled["crs_share_of_profiled"], 4)
+    show(row)
+    return row
+
+
+def summarize(
+    level: int, ideal: float, runs: dict[str, list[dict[str, float]]], shared: dict[str, float]
+) -> dict[str, Any]:
+    """Medians over the repeats of each arm: rate, share of the ideal, CPU per call; ratios against
+    the baseline (rates: crsim / baseline; CPU: baseline / crsim, so 1 is as light as the bare loop)."""
+    bare_rate = median([r["calls_per_s"] for r in runs["baseline"]])
+    bare_cpu = median([r["cpu_ms_per_call"] for r in runs["baseline"]])
+    row: dict[str, Any] = {
+        "C": level,
+        "ideal_calls_per_s": ideal,
+        "repeats": len(runs["baseline"]),
+        "baseline_calls_per_s": round(bare_rate, 2),
+        "baseline_share_of_ideal": round(bare_rate / ideal, 4),
+        "baseline_cpu_ms_per_call": round(bare_cpu, 3),
+        "baseline_runs_share_of_ideal": [round(r["calls_per_s"] / ideal, 4) for r in runs["baseline"]],
+        "shared_pool_share_of_ideal": round(shared["calls_per_s"] / ideal, 4),
+        "load_1min": round(os.getloadavg()[0], 2),
+    }
+    direct_rate = median([r["calls_per_s"] for r in runs["baseline_direct"]])
+    direct_cpu = median([r["cpu_ms_per_call"] for r in runs["baseline_direct"]])
+    row["baseline_direct"] = {
+        "calls_per_s": round(direct_rate, 2),
+        "share_of_ideal": round(direct_rate / ideal, 4),
+        "runs_share_of_ideal": [round(r["calls_per_s"] / ideal, 4) for r in runs["baseline_direct"]],
+        "cpu_ms_per_call": round(direct_cpu, 3),
+    }
+    for arm, timed in runs.items():
+        if arm.startswith("baseline"):
+            continue
+        # each path against the bare loop on its own client: direct against direct_client, httpx and sdk against httpx
+        bound_rate, bound_cpu = (direct_rate, direct_cpu) if arm == "direct" else (bare_rate, bare_cpu)
+        rate = median([r["calls_per_s"] for r in timed])
+        cpu = median([r["cpu_ms_per_call"] for r in timed])
+        row[arm] = {
+            "calls_per_s": round(rate, 2),
+            "share_of_ideal": round(rate / ideal, 4),
+            "runs_share_of_ideal": [round(r["calls_per_s"] / ideal, 4) for r in timed],
+            "vs_baseline": round(rate / bound_rate, 4),
+            "cpu_ms_per_call": round(cpu, 3),
+            "runs_cpu_ms_per_call": [round(r["cpu_ms_per_call"], 3) for r in timed],
+            "baseline_vs_crsim_cpu": round(bound_cpu / cpu, 3),
+            "cpu_share_of_wall": round(median([r["cpu_s"] / r["wall_s"] for r in timed]), 4),
+            "calls": int(timed[0]["calls"]),
+        }
+    return row
+
+
+def show(row: dict[str, Any]) -> None:
+    level, ideal = row["C"], row["ideal_calls_per_s"]
+    print(
+        f"C={level:>3}  ideal {ideal:7.1f}/s  baseline {row['baseline_calls_per_s']:7.1f}/s "
+        f"({row['baseline_share_of_ideal']:.1%} of ideal, "
+        f"{row['baseline_cpu_ms_per_call']:.2f} ms CPU/call)  "
+        f"shared pool {row['shared_pool_share_of_ideal']:.1%}  load {row['load_1min']}",
+        flush=True,
+    )
+    bound = row["baseline_direct"]
+    print(
+        f"C={level:>3}  baseline on crsim's direct client {bound['calls_per_s']:7.1f}/s "
+        f"({bound['share_of_ideal']:.1%} of ideal, {bound['cpu_ms_per_call']:.2f} ms CPU/call; "
+        f"runs {bound['runs_share_of_ideal']})",
+        flush=True,
+    )
+    for arm in ("direct", "httpx", "sdk"):
+        if arm in row:
+            a = row[arm]
+            print(
+                f"C={level:>3}  crsim ({arm}) {a['calls_per_s']:7.1f}/s ({a['share_of_ideal']:.1%} of ideal, "
+                f"{a['vs_baseline']:.2f}x its baseline; runs {a['runs_share_of_ideal']})  "
+                f"{a['cpu_ms_per_call']:.2f} ms CPU/call "
+                f"(its baseline/crsim {a['baseline_vs_crsim_cpu']:.2f}; "
+                f"runs {a['runs_cpu_ms_per_call']})  CPU/wall {a['cpu_share_of_wall']:.1%}",
+                flush=True,
+            )
+    if "one_sdk_client_calls_per_s" in row:
         print(
             f"C={level:>3}  crsim with one SDK client (before issue 21): "
-            f"{one_pool['calls_per_s'] / ideal:.1%} of ideal, "
+            f"{row['one_sdk_client_calls_per_s'] / row['ideal_calls_per_s']:.1%} of ideal, "
             f"{row['one_sdk_client_cpu_ms_per_call']:.2f} ms CPU/call",
             flush=True,
         )
-    if profiled:
-        row["own_code_cpu_share_of_wall"] = round(cpu_share * profiled["own_share_of_profiled"], 4)
-        row["crs_under_test_cpu_share_of_wall"] = round(cpu_share * profiled["crs_share_of_profiled"], 4)
-    ours = (
-        f"{row['crsim_calls_per_s']:7.1f}/s ({row['crsim_share_of_ideal']:.1%} of ideal, "
-        f"{row['crsim_vs_baseline']:.2f}x baseline, {row['crsim_cpu_ms_per_call']:.2f} ms CPU/call)"
-    )
-    bare = (
-        f"{row['baseline_calls_per_s']:7.1f}/s ({row['baseline_share_of_ideal']:.1%}, "
-        f"{row['baseline_cpu_ms_per_call']:.2f} ms CPU/call)"
-    )
-    own = ""
-    if profiled:
-        own = (
-            f"  crsim code {row['own_code_cpu_share_of_wall']:.2%}, "
-            f"CRS {row['crs_under_test_cpu_share_of_wall']:.2%}"
+    if "own_code_cpu_share_of_wall" in row:
+        print(
+            f"C={level:>3}  crsim code {row['own_code_cpu_share_of_wall']:.2%} of wall, "
+            f"CRS {row['crs_under_test_cpu_share_of_wall']:.2%}",
+            flush=True,
         )
-    print(
-        f"C={level:>3}  ideal {ideal:7.1f}/s  crsim {ours}  baseline {bare}  shared pool "
-        f"{row['shared_pool_share_of_ideal']:.1%}  CPU/wall {cpu_share:.1%}  load {row['load_1min']}{own}",
-        flush=True,
-    )
-    return row
 
 
 if __name__ == "__main__":

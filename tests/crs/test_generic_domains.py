@@ -253,3 +253,17 @@ def test_the_movie_vocabulary_lives_in_the_movie_domain_files() -> None:
         .closing(__import__("random").Random(0), accepted=True)
         .startswith(("Enjoy the movie!", "Have fun watching!"))
     )
+
+
+def test_cues_are_built_once_per_domain_object(books: Domain) -> None:
+    """An LLM user builds its policy (and asks for the cues) per dialogue: the domain's cues are
+    shared, and a domain with other phrasings over the same items gets its own."""
+    from dataclasses import replace
+
+    from crsim.crs.cues import domain_cues
+
+    assert domain_cues(books) is domain_cues(books)
+    phrased = replace(books, phrasings={**books.phrasings, "understanding": {"item_words": ["volume"]}})
+    assert domain_cues(phrased) is not domain_cues(books)
+    assert domain_cues(phrased).request.search("a different volume please") is not None
+    assert domain_cues(books).request.search("a different volume please") is None

@@ -4,7 +4,10 @@ requests, usage accounting per dialogue; structured output with one repair; prom
 from __future__ import annotations
 
 import asyncio
+import itertools
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from pydantic import BaseModel
@@ -106,6 +109,27 @@ async def test_retries_stop_at_the_limit_and_name_the_role() -> None:
     with pytest.raises(LLMServerError, match=r"LLM role 'user' .*HTTP 500: boom"):
         await _llm(provider, max_retries=2).generate(HELLO)
     assert len(provider.requests) == 3
+
+
+async def test_retries_wait_the_backoff_doubling_each_time() -> None:
+    """Two retries after 0.1 s and 0.2 s: the calls are at least that far apart (timers never fire
+    early; the upper bound only guards against a wait that does not double but grows much faster)."""
+    moments: list[float] = []
+
+    def answer(_m: list[Message], _g: ResolvedGeneration) -> str | BaseException:
+        moments.append(time.monotonic())
+        return LLMServerError("503") if len(moments) < 3 else "fine"
+
+    llm = LLM("user", ModelConfig(provider="scripted", backoff=0.1, max_retries=2), ScriptedProvider(answer))
+    assert (await llm.generate(HELLO)).text == "fine"
+    gaps = [b - a for a, b in itertools.pairwise(moments)]
+    assert gaps[0] >= 0.1 and gaps[1] >= 0.2 and sum(gaps) < 2.0, gaps
+
+
+def test_the_backoff_is_capped() -> None:
+    llm = LLM("user", ModelConfig(provider="scripted", backoff=1.0), ScriptedProvider(lambda _m, _g: "x"))
+    waits = [llm._wait(SimpleNamespace(attempt_number=n)) for n in (1, 2, 3, 7, 8, 500)]  # type: ignore[arg-type]
+    assert waits == [1.0, 2.0, 4.0, 60.0, 60.0, 60.0]
 
 
 async def test_other_errors_are_not_retried() -> None:

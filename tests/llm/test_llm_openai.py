@@ -38,6 +38,7 @@ from crsim.llm.errors import (
 )
 from crsim.llm.providers.base import create_provider
 from crsim.llm.providers.openai import OpenAIProvider, create, strict_compatible
+from crsim.llm.providers.openai_direct import OpenAIDirectProvider
 from crsim.llm.providers.openai_http import OpenAIHTTPProvider
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, ResolvedGeneration, Usage, system, user
@@ -103,10 +104,10 @@ def fake(running_fake: OpenAILikeServer, monkeypatch: pytest.MonkeyPatch) -> Ope
 
 
 #: The provider's way of sending in the running test (`sent_by` sets it for each parametrized run).
-CLIENT: Literal["httpx", "sdk"] = "httpx"
+CLIENT: Literal["direct", "httpx", "sdk"] = "direct"
 
 
-@pytest.fixture(autouse=True, params=["httpx", "sdk"])
+@pytest.fixture(autouse=True, params=["direct", "httpx", "sdk"])
 def sent_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setattr(sys.modules[__name__], "CLIENT", request.param)
     return str(request.param)
@@ -341,9 +342,8 @@ def test_create_checks_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "openai", None)  # as if the package were not installed
     with pytest.raises(LLMDependencyError, match=r"pip install 'crsim\[llm\]'"):
         create(ModelConfig(provider="openai", model=MODEL, client="sdk"))
-    assert isinstance(
-        create(ModelConfig(provider="openai", model=MODEL)), OpenAIHTTPProvider
-    )  # no SDK needed
+    assert isinstance(create(ModelConfig(provider="openai", model=MODEL)), OpenAIDirectProvider)  # no SDK
+    assert isinstance(create(ModelConfig(provider="openai", model=MODEL, client="httpx")), OpenAIHTTPProvider)
 
 
 def test_strict_mode_only_for_closed_schemas() -> None:
@@ -363,6 +363,8 @@ async def test_concurrent_calls_are_spread_over_clients_of_a_few_calls_each(fake
     one TLS context); later calls reuse them, and closing the provider closes every one."""
     from crsim.llm.providers.openai import CALLS_PER_CLIENT
 
+    if CLIENT == "direct":
+        pytest.skip("the direct path keeps one pool of connections (tests/llm/test_llm_openai_http.py)")
     generation = ResolvedGeneration(temperature=0.0, max_tokens=16)
     config = ModelConfig(
         provider="openai", model=MODEL, base_url=fake.base_url + "/v1", max_concurrency=12, client=CLIENT

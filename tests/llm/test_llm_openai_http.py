@@ -1,6 +1,6 @@
-"""What the `openai` provider's httpx path does beyond the SDK path (whose other behaviour
-tests/llm/test_llm_openai.py checks on both): a cap on the answer's size, and no SDK needed. Real
-servers on 127.0.0.1."""
+"""What the `openai` provider's direct and httpx paths do beyond the SDK path (whose other behaviour
+tests/llm/test_llm_openai.py checks on all three): a cap on the answer's size, and no SDK needed.
+Real servers on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -26,8 +26,9 @@ def _llm(base_url: str, **settings: object) -> LLM:
     return LLM("user", config, create_provider(config))
 
 
+@pytest.mark.parametrize("client", ["direct", "httpx"])
 async def test_an_answer_over_the_cap_is_an_error_and_not_retried(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, client: str
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setattr(openai_http, "MAX_ANSWER_BYTES", 4096)
@@ -37,7 +38,7 @@ async def test_an_answer_over_the_cap_is_an_error_and_not_retried(
         server.plan.extend(
             [Reply(raw_body=answer.format("x" * 5000)), Reply(raw_body=answer.format("x" * 3000))]
         )
-        llm = _llm(server.base_url + "/v1", max_retries=3)
+        llm = _llm(server.base_url + "/v1", max_retries=3, client=client)
         try:
             with pytest.raises(openai_http.AnswerTooLarge, match="more than 4096 bytes"):
                 await llm.generate(MESSAGES)
@@ -47,13 +48,14 @@ async def test_an_answer_over_the_cap_is_an_error_and_not_retried(
             await llm.provider.aclose()
 
 
-async def test_concurrent_calls_need_no_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Concurrent calls without the SDK installed: the httpx path never imports it."""
+@pytest.mark.parametrize("client", ["direct", "httpx"])
+async def test_concurrent_calls_need_no_sdk(monkeypatch: pytest.MonkeyPatch, client: str) -> None:
+    """Concurrent calls without the SDK installed: neither path imports it."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setitem(sys.modules, "openai", None)  # as if the package were not installed
     server = OpenAILikeServer()
     with server.running():
-        llm = _llm(server.base_url + "/v1", max_concurrency=16)
+        llm = _llm(server.base_url + "/v1", max_concurrency=16, client=client)
         try:
             answers = await asyncio.gather(*(llm.generate([user(f"film {i}?")]) for i in range(10)))
         finally:

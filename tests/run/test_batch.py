@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import signal
@@ -214,3 +215,35 @@ def test_resume_after_sigkill_loses_and_duplicates_nothing(tmp_path: Path) -> No
     clean_dir = tmp_path / "clean"
     subprocess.run([*args[:4], "--out", str(clean_dir), *args[6:]], env=env, capture_output=True, check=True)
     assert records_without_timing(records) == records_without_timing(clean_dir / "dialogues.jsonl")
+
+
+class FreezeWatchingCRS(BaseCRS):
+    """Notes, in each dialogue, how many objects the garbage collector has frozen."""
+
+    registry_name = "freeze_watching"
+
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+
+    async def respond(self, session: CRSSession, text: str) -> CRSReply:
+        self.seen.append(gc.get_freeze_count())
+        return CRSReply("How about The Matrix (1999)?", end=True)
+
+
+def test_the_heap_alive_at_the_start_is_frozen_for_the_batch_only(tmp_path: Path) -> None:
+    """Full collections during a batch skip the catalogue and the components; afterwards nothing
+    stays frozen, and a process that froze objects itself keeps them as they were."""
+    experiment = build_experiment(_config(users=3, crss=[{"name": "popular"}]))
+    watching = FreezeWatchingCRS()
+    watched = replace(experiment, crss={"popular": watching})
+    assert gc.get_freeze_count() == 0
+    asyncio.run(run_batch(watched, tmp_path / "a"))
+    assert len(watching.seen) == 3 and min(watching.seen) > 10_000  # the catalogue's objects at least
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        asyncio.run(run_batch(replace(watched, tasks=watched.tasks[:1]), tmp_path / "b"))
+        assert gc.get_freeze_count() > 0.9 * before  # still frozen (a few were freed by refcount)
+    finally:
+        gc.unfreeze()

@@ -93,11 +93,12 @@ class ModelConfig(BaseModel):
     replies: list[str] = Field(
         default_factory=list, description="`scripted`: answers returned in turn (cycled)."
     )
-    client: Literal["httpx", "sdk"] = Field(
-        "httpx",
+    client: Literal["direct", "httpx", "sdk"] = Field(
+        "direct",
         exclude=True,  # how requests are sent, not what is asked: not in manifests, cache keys or identities
-        description="`openai`: post chat completions with httpx directly (httpx, the default: about half "
-        "the CPU per call) or through the official SDK (sdk); the same requests, answers and errors.",
+        description="`openai`: post chat completions with crsim's small HTTP/1.1 client (direct, the "
+        "default: the least CPU per call; httpx when a proxy variable is set), with httpx (httpx) or "
+        "through the official SDK (sdk); the same requests, answers and errors.",
     )
     price_per_million_tokens: Price | None = Field(
         None,

@@ -9,6 +9,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -77,8 +78,17 @@ def _token_text(raw: str) -> str:
     return "and" if raw == "&" else raw.translate(_APOSTROPHES)
 
 
+@lru_cache(maxsize=4096)
 def normalize(text: str) -> str:
-    """Case-, accent- and punctuation-insensitive form: tokens joined by single spaces."""
+    """Case-, accent- and punctuation-insensitive form: tokens joined by single spaces.
+
+    Pure, and called again and again on the same titles and messages (an LLM user's checks compare
+    each draft with every earlier message), so recent results are kept. ASCII text takes a short
+    path with the same result: no offsets are needed, apostrophes only occur inside tokens and "&"
+    only as a token of its own, so the joined tokens can be edited as one string.
+    """
+    if text.isascii():
+        return " ".join(_TOKEN.findall(text.lower())).translate(_APOSTROPHES).replace("&", "and")
     return " ".join(t.text for t in tokenize(text))
 
 
@@ -156,6 +166,20 @@ def clean_value(value: Any) -> tuple[Any, int]:
         count = sum(kn + vn for (_, kn), (_, vn) in pairs)
         return (_distinct_keys(pairs) if count else value), count
     return value, 0
+
+
+def surely_clean(value: Any) -> bool:
+    """True when no string in `value` (a parsed JSON value, keys too) holds a lone surrogate, so
+    `clean_value(value)` would return it unchanged; False when it may hold one or cannot tell.
+
+    Checked on one `json.dumps` of the value (C speed, lone surrogates written as they are), a
+    fraction of `clean_value`'s walk over a chat completion's few dozen nodes.
+    """
+    try:
+        dumped = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):  # not JSON-like, circular, too deep, huge ints
+        return False
+    return dumped.isascii() or _SURROGATE.search(dumped) is None
 
 
 def _distinct_keys(pairs: list[tuple[tuple[Any, int], tuple[Any, int]]]) -> dict[Any, Any]:

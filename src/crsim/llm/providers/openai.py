@@ -292,14 +292,20 @@ def strict_compatible(schema: Any) -> bool:
 
 def create(config: ModelConfig) -> OpenAIProvider:
     """Check the settings (and that the SDK is installed, when `client` is "sdk"); no network and no
-    key is needed yet. `client` "httpx" (the default) posts with httpx directly (`openai_http`)."""
+    key is needed yet. `client` "direct" (the default) posts with aiohttp (crsim's direct client)
+    (`openai_direct`), or with httpx when a proxy variable is set; "httpx" with httpx (`openai_http`)."""
     if not config.model:
         raise ConfigError(
             "the 'openai' LLM provider needs a model name (`model`, e.g. gpt-4o-mini, or the name the "
             "server at base_url serves)"
         )
     check_options(config, _RESERVED, "LLM")
-    if config.client == "httpx":
+    if config.client == "direct":
+        from crsim.llm.providers.openai_direct import OpenAIDirectProvider, proxy_configured
+
+        if not proxy_configured():
+            return OpenAIDirectProvider(config, config.model)
+    if config.client in ("direct", "httpx"):
         from crsim.llm.providers.openai_http import OpenAIHTTPProvider
 
         return OpenAIHTTPProvider(config, config.model)

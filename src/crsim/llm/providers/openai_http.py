@@ -1,5 +1,5 @@
-"""The `openai` provider's light path (`client: httpx`, the default): chat completions posted with
-httpx directly, without the official SDK.
+"""The `openai` provider's httpx path (`client: httpx`; what `client: direct`, the default, uses when a
+proxy variable is set): chat completions posted with httpx directly, without the official SDK.
 
 The request is the SDK path's (`OpenAIProvider`): the same body (messages, temperature, max_tokens,
 stop, seed, `response_format` for a JSON schema, `grammar`, `options`), the same `Authorization:
@@ -67,7 +67,7 @@ class OpenAIHTTPProvider(OpenAIProvider):
             if index < len(self._clients) and self._clients[index] is client:  # not closed meanwhile
                 self._in_flight[index] -= 1
         if status >= 400:
-            raise self._status_error(self._where(), status, _error_text(status, content))
+            raise self._status_error(self._where(), status, error_text(status, content))
         return self._completion(self._parse(content))
 
     async def aclose(self) -> None:
@@ -115,7 +115,7 @@ class OpenAIHTTPProvider(OpenAIProvider):
             raise LLMError(f"{self._where()} answered with JSON that cannot be read ({reason})") from None
 
 
-def _error_text(status: int, content: bytes) -> str:
+def error_text(status: int, content: bytes) -> str:
     """What the server said with an error status: OpenAI's `{"error": {"message": ...}}`, another
     JSON body, or the start of a text body (as the SDK path reports it)."""
     text = content.decode("utf-8", errors="replace")
