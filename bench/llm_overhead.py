@@ -142,9 +142,9 @@ async def baseline(base_url: str, level: int, seconds: float, shared: bool = Fal
 
 
 async def baseline_direct(base_url: str, level: int, seconds: float) -> dict[str, float]:
-    """C workers posting the same request in a loop through crsim's direct client (`direct_client`, aiohttp, the
-    default path's), each with its own: the upper bound for crsim on that path, which sends with a
-    lighter client than httpx (the httpx baseline is the bound for the httpx and SDK paths)."""
+    """C workers posting the same request in a loop through crsim's direct client (`direct_client`,
+    aiohttp, the default path's), each with its own: the upper bound for crsim on that path, which
+    sends with a lighter client than httpx (the httpx baseline is the bound for the httpx and SDK paths)."""
     from crsim.llm.providers.direct_client import Client
 
     payload = {"model": "bench", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 8}
@@ -359,7 +359,8 @@ def summarize(
     for arm, timed in runs.items():
         if arm.startswith("baseline"):
             continue
-        # each path against the bare loop on its own client: direct against direct_client, httpx and sdk against httpx
+        # each path against the bare loop on its own client: direct against direct_client, httpx and
+        # sdk against httpx
         bound_rate, bound_cpu = (direct_rate, direct_cpu) if arm == "direct" else (bare_rate, bare_cpu)
         rate = median([r["calls_per_s"] for r in timed])
         cpu = median([r["cpu_ms_per_call"] for r in timed])

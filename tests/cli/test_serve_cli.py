@@ -204,15 +204,17 @@ def test_serve_recommends_from_the_domain_it_is_given(tmp_path: Path) -> None:
     from crsim.data.domains import domain_named
 
     restaurants = domain_named("restaurants")
-    with served(tmp_path, "--domain", "restaurants") as server:
-        with httpx.Client(base_url=server.url, timeout=30) as client:
-            session = client.post("/sessions", json={"seed": 7}).json()["session_id"]
-            reply = client.post(
-                f"/sessions/{session}/messages", json={"text": "somewhere cheap for italian food", "turn": 1}
-            ).json()
-            again = client.post(
-                f"/sessions/{session}/messages", json={"text": "anything else?", "turn": 2}
-            ).json()
+    with (
+        served(tmp_path, "--domain", "restaurants") as server,
+        httpx.Client(base_url=server.url, timeout=30) as client,
+    ):
+        session = client.post("/sessions", json={"seed": 7}).json()["session_id"]
+        reply = client.post(
+            f"/sessions/{session}/messages", json={"text": "somewhere cheap for italian food", "turn": 1}
+        ).json()
+        again = client.post(
+            f"/sessions/{session}/messages", json={"text": "anything else?", "turn": 2}
+        ).json()
     recommended = [*reply["recommended_items"], *again["recommended_items"]]
     assert recommended and all(item in restaurants.items for item in recommended), (reply, again)
     bad = subprocess.run(
