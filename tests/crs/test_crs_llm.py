@@ -495,6 +495,32 @@ async def test_a_reply_repeating_an_earlier_one_is_asked_again_once(domain: Doma
     assert again.recommended_items == [again.annotations["candidates"][0]]
 
 
+async def test_a_repeat_is_not_kept_when_the_retry_names_nothing(domain: Domain) -> None:
+    """Seen on a 1.5B model: the user asked when the film came out, the model said its last words
+    again, and the retry named no item; the repeat was shown. Now the retry's words are, with the
+    recommendation sentence."""
+    said: list[str] = []
+
+    def script(messages: list[Message], _generation: Any) -> str:
+        if "repeats what you already said" in messages[-1]["content"]:
+            return answer([1], "It came out a while ago and the whole family can watch it.")
+        if not said:
+            said.append(f"{shown(messages)[0]} is a great family comedy with a charming cast.")
+        return answer([1], said[0])
+
+    crs, provider = scripted_crs(domain, script)
+    session = CRSSession("d1", 1)
+    first = await crs.respond(session, "A comedy for children.")
+    again = await crs.respond(session, "When was it released? Who is in it?")
+    assert len(provider.requests) == 3 and again.annotations["repeated"] is True
+    assert again.text.startswith("It came out a while ago") and again.annotations["agreement"] == "appended"
+    assert (
+        said[0] not in again.text
+        and again.recommended_items
+        and again.recommended_items != first.recommended_items
+    )
+
+
 async def test_a_reply_beginning_with_an_earlier_one_is_a_repeat(domain: Domain) -> None:
     """Seen on a 1.5B model: the same recommendation sentence turn after turn, once with a sentence
     added, once longer than the cap (so only the shown text repeats)."""

@@ -28,11 +28,11 @@ The visible text and `recommended_items` always agree, because simulators and pe
 A message that nearly repeats an earlier reply (the behaviour report's rule,
 `crsim.model.text.near_duplicate`) or begins with one (a small model's loop) is asked again once too
 (`repeated`), and so is a message that still stops mid-sentence once tidied (`unfinished`: a lone
-sentence cut with an ellipsis); the retry is kept when its text names an item (or the first named
-none). When the retry repeats an earlier reply as well, or the reply kept still stops mid-sentence,
-the reply is composed without the model: a recommendation of the listed items (else the best
-candidate), a single item with its genres and leading actors from the catalogue (`composed`).
-Each turn makes at most two calls.
+sentence cut with an ellipsis); the retry is kept when its text names an item, else the first
+answer unless that was the repeat (then the retry gets the recommendation sentence). When the retry
+repeats an earlier reply as well, or the reply kept still stops mid-sentence, the reply is composed
+without the model: a recommendation of the listed items (else the best candidate), a single item with
+its genres and leading actors from the catalogue (`composed`). Each turn makes at most two calls.
 
 An item the message names without listing it counts as recommended when the dialogue names it for
 the first time (after the listed ones; kept apart in `named_in_text`). Items named before, by the
@@ -317,8 +317,8 @@ class LLMCRS(BaseCRS):
         fallback = listed or self._listed(answer, candidates) or candidates[:1]
         if repeated and replies.repeats(second.message, said):  # a loop the model does not leave
             return replies.composed(fallback, rng, notes)
-        for kept, kept_notes in ((again_settled, retry), (settled, first)):
-            # the retry when its text names an item, else the first answer
+        # the retry when its text names an item, else the first answer unless that was the repeat
+        for kept, kept_notes in ((again_settled, retry), (None if repeated else settled, first)):
             if kept is not None:
                 if ends_unfinished(kept.text):  # neither answer finishes its sentence
                     return replies.composed(kept.listed or fallback, rng, notes)
