@@ -47,8 +47,9 @@ def serve(
         bool, typer.Option(help="One line per request on stderr: method, path, status, duration.")
     ] = True,
 ) -> None:
-    """Expose a crsim CRS over HTTP (CRS Arena protocol and the generic JSON protocol), on the items of
-    a domain (default: movies)."""
+    """Expose a crsim CRS over HTTP (CRS Arena protocol and the generic JSON protocol).
+
+    The CRS works on the items of `--domain` (default: movies)."""
     from crsim.crs.server import ServeLimits
     from crsim.crs.server import serve as serve_crs
     from crsim.data.domains import domain_named
