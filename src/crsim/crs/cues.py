@@ -13,7 +13,6 @@ without apostrophes: "dont", "im"), so patterns spell "dont" rather than "don't"
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,8 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from crsim.crs.phrasings import phrasing
 from crsim.errors import DataError
-from crsim.model.domain import Domain, SlotKind
-from crsim.model.items import ItemCollection
+from crsim.model.domain import Domain, SlotKind, per_domain
 from crsim.model.text import normalize
 
 
@@ -284,23 +282,15 @@ class Cues:
 
 
 #: Cues by domain, built once per domain object (keyed by its item collection, as `lexicon_for`).
-_CUES: weakref.WeakKeyDictionary[ItemCollection, tuple[weakref.ref[Domain], Cues]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
+@per_domain
 def domain_cues(domain: Domain) -> Cues:
     """The domain's cue words: its `understanding` phrasings over generic defaults from noun and slots.
 
-    A domain is frozen and the cues are read-only, so they are built once per domain object and
-    shared: an LLM user builds its policy per dialogue, and building the cues cost about as much as
-    one of its LLM calls on the client side (bench/llm_overhead.py).
+    Built once per domain object and shared (`per_domain`): an LLM user builds its policy per
+    dialogue, and building the cues cost about as much as one of its LLM calls on the client side
+    (bench/llm_overhead.py).
     """
-    cached = _CUES.get(domain.items)
-    if cached is None or cached[0]() is not domain:
-        cached = (weakref.ref(domain), _build_cues(domain))
-        _CUES[domain.items] = cached
-    return cached[1]
+    return _build_cues(domain)
 
 
 def _build_cues(domain: Domain) -> Cues:

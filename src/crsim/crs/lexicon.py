@@ -16,13 +16,12 @@ Three mechanisms read slot values, each set up by the domain (its slots, value s
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from crsim.crs.cues import Cues, UnderstandingSpec, domain_cues
-from crsim.model.domain import Domain, SlotKind
+from crsim.model.domain import Domain, SlotKind, per_domain
 from crsim.model.items import ItemCollection
 from crsim.model.text import STOPWORDS, normalize
 
@@ -192,15 +191,7 @@ def _lowercase_words(items: ItemCollection) -> frozenset[str]:
     return frozenset(words)
 
 
-_LEXICONS: weakref.WeakKeyDictionary[ItemCollection, tuple[weakref.ref[Domain], Lexicon]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
+@per_domain
 def lexicon_for(domain: Domain) -> Lexicon:
-    """The lexicon of a domain, built once per domain (keyed by its item collection) and then shared."""
-    cached = _LEXICONS.get(domain.items)
-    if cached is None or cached[0]() is not domain:
-        cached = (weakref.ref(domain), Lexicon(domain))
-        _LEXICONS[domain.items] = cached
-    return cached[1]
+    """The lexicon of a domain, built once per domain (`per_domain`) and then shared."""
+    return Lexicon(domain)

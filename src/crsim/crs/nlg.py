@@ -9,15 +9,13 @@ formatted ("Heat (1995)"). `sentences_for(domain)` builds the sentences once per
 from __future__ import annotations
 
 import random
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from crsim.crs.phrasings import phrasing
 from crsim.errors import DataError
-from crsim.model.domain import Domain
-from crsim.model.items import ItemCollection
+from crsim.model.domain import Domain, per_domain
 
 Options = tuple[str, ...]
 
@@ -169,18 +167,10 @@ def article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
 
 
-_SENTENCES: weakref.WeakKeyDictionary[ItemCollection, tuple[weakref.ref[Domain], Sentences]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
+@per_domain
 def sentences_for(domain: Domain) -> Sentences:
-    """The sentences of a domain, built once per domain (keyed by its item collection)."""
-    cached = _SENTENCES.get(domain.items)
-    if cached is None or cached[0]() is not domain:
-        cached = (weakref.ref(domain), build_sentences(domain))
-        _SENTENCES[domain.items] = cached
-    return cached[1]
+    """The sentences of a domain, built once per domain (`per_domain`)."""
+    return build_sentences(domain)
 
 
 def build_sentences(domain: Domain) -> Sentences:

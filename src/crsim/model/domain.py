@@ -8,12 +8,14 @@ file into a `Domain`; components read the domain, never a domain name.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from crsim.model.items import ItemCollection
 
@@ -162,3 +164,25 @@ def _slots_from_mappings(informable: Mapping[str, str], requestable: Mapping[str
             requestable=name in requestable,
         )
     return slots
+
+
+_Built = TypeVar("_Built")
+
+
+def per_domain(build: Callable[[Domain], _Built]) -> Callable[[Domain], _Built]:
+    """`build` run once per domain object and its result shared (a domain is frozen, so what is built
+    from it is too). Keyed weakly by the domain's item collection, checked against the domain itself,
+    so a domain rebuilt over the same items (`dataclasses.replace`) gets its own."""
+    built: weakref.WeakKeyDictionary[ItemCollection, tuple[weakref.ref[Domain], _Built]] = (
+        weakref.WeakKeyDictionary()
+    )
+
+    @functools.wraps(build)
+    def shared(domain: Domain) -> _Built:
+        cached = built.get(domain.items)
+        if cached is None or cached[0]() is not domain:
+            cached = (weakref.ref(domain), build(domain))
+            built[domain.items] = cached
+        return cached[1]
+
+    return shared
