@@ -24,6 +24,7 @@ from itertools import pairwise
 
 from rapidfuzz import fuzz
 
+from crsim.eval.learned.catalogue_fit import ReplyFit, reply_fits
 from crsim.eval.learned.features import (
     DENSE_FEATURES,
     USER_CUES,
@@ -75,6 +76,13 @@ _OWN = (
     "after_exists",
     "after_log_words",
     "after_sentiment",
+    "stutter",
+    "repeated_trigrams",
+    "question_unanswered",
+    "fit_known",
+    "fit_match",
+    "fit_clash",
+    "fit_seen",
 )
 #: Named numbers of a turn row, in vector order: own features, cues before and after, then the dialogue's.
 TURN_FEATURES: tuple[str, ...] = (
@@ -93,6 +101,15 @@ CONTEXT_FEATURES: tuple[str, ...] = (
     "first_user_request",
     "last_user_goodbye_or_thanks",
     "mean_request_overlap",
+    "stutter_mean",
+    "stutter_max",
+    "disfluent_share",
+    "repeated_trigrams_mean",
+    "unanswered_question_share",
+    "fit_known_share",
+    "fit_match_mean",
+    "fit_clash_mean",
+    "fit_seen_mean",
 )
 #: All dense numbers of a dialogue row, in vector order.
 DIALOGUE_FEATURES: tuple[str, ...] = (*DENSE_FEATURES, *CONTEXT_FEATURES)
@@ -127,12 +144,13 @@ class DialogueFeatures:
 def dialogue_features(dialogue: Dialogue) -> DialogueFeatures:
     """The dialogue row and one turn row per CRS utterance (none when the CRS never spoke)."""
     base = document(dialogue)
-    context = _context(dialogue)
+    fits = reply_fits(dialogue)
+    context = _context(dialogue, fits)
     row = DialogueRow(
         texts=(base.user_terms, base.crs_terms),
         dense=(*base.dense, *(context[name] for name in CONTEXT_FEATURES)),
     )
-    return DialogueFeatures(row, tuple(_turn_rows(dialogue, base)))
+    return DialogueFeatures(row, tuple(_turn_rows(dialogue, base, fits)))
 
 
 def _words(text: str) -> list[str]:
@@ -159,7 +177,7 @@ def _neighbour(utterances: list[Utterance], position: int, step: int) -> Utteran
     return None
 
 
-def _turn_rows(dialogue: Dialogue, base: DialogueDocument) -> list[TurnRow]:
+def _turn_rows(dialogue: Dialogue, base: DialogueDocument, fits: dict[int, ReplyFit]) -> list[TurnRow]:
     utterances = list(dialogue.utterances)
     turns = dialogue.crs_turn_numbers()
     crs_positions = list(turns)
@@ -201,6 +219,13 @@ def _turn_rows(dialogue: Dialogue, base: DialogueDocument) -> list[TurnRow]:
             "after_exists": float(after is not None),
             "after_log_words": math.log1p(len(after_words)),
             "after_sentiment": sentiment(" ".join(after_words)),
+            "stutter": stutter(words),
+            "repeated_trigrams": repeated_trigrams(words),
+            "question_unanswered": float(_unanswered(before, before_words, words)),
+            "fit_known": fits[position].known,
+            "fit_match": fits[position].match,
+            "fit_clash": fits[position].clash,
+            "fit_seen": fits[position].seen,
         }
         before_cues = utterance_cues(before) if before else frozenset()
         after_cues = utterance_cues(after) if after else frozenset()
@@ -223,7 +248,7 @@ def _turn_rows(dialogue: Dialogue, base: DialogueDocument) -> list[TurnRow]:
     return rows
 
 
-def _context(dialogue: Dialogue) -> dict[str, float]:
+def _context(dialogue: Dialogue, fits: dict[int, ReplyFit]) -> dict[str, float]:
     """The `CONTEXT_FEATURES` of a dialogue."""
     utterances = list(dialogue.utterances)
     crs = [u for u in utterances if u.role is Role.CRS]
@@ -231,10 +256,14 @@ def _context(dialogue: Dialogue) -> dict[str, float]:
     crs_words = [len(_words(u.text)) for u in crs]
     after_complaint = []
     overlaps = []
+    unanswered = []
     for before, reply in pairwise(utterances):
         if before.role is Role.USER and reply.role is Role.CRS:
-            overlaps.append(_overlap(_content(_words(before.text)), _content(_words(reply.text))))
+            before_words, reply_words = _words(before.text), _words(reply.text)
+            overlaps.append(_overlap(_content(before_words), _content(reply_words)))
             after_complaint.append("complaint" in utterance_cues(before))
+            unanswered.append(_unanswered(before, before_words, reply_words))
+    stutters = [stutter(_words(u.text)) for u in crs]
     first_cues = utterance_cues(user[0]) if user else frozenset()
     last_cues = utterance_cues(user[-1]) if user else frozenset()
     return {
@@ -246,8 +275,49 @@ def _context(dialogue: Dialogue) -> dict[str, float]:
         "first_user_request": float("request" in first_cues),
         "last_user_goodbye_or_thanks": float(bool({"goodbye", "thanks"} & last_cues)),
         "mean_request_overlap": sum(overlaps) / len(overlaps) if overlaps else 0.0,
+        "stutter_mean": sum(stutters) / len(stutters) if stutters else 0.0,
+        "stutter_max": max(stutters, default=0.0),
+        "disfluent_share": _share([s > 0 for s in stutters]),
+        "repeated_trigrams_mean": _mean([repeated_trigrams(_words(u.text)) for u in crs]),
+        "unanswered_question_share": _share(unanswered),
+        "fit_known_share": _mean([f.known for f in fits.values()]),
+        "fit_match_mean": _mean([f.match for f in fits.values() if f.known]),
+        "fit_clash_mean": _mean([f.clash for f in fits.values()]),
+        "fit_seen_mean": _mean([f.seen for f in fits.values()]),
     }
 
 
 def _share(flags: list[bool]) -> float:
     return sum(flags) / len(flags) if flags else 0.0
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def stutter(words: list[str]) -> float:
+    """Share of words that repeat the word right before them ("the the", "can can can").
+
+    Fluent text almost never does this; generators that loop do, whatever their training data.
+    """
+    if len(words) < 2:
+        return 0.0
+    return sum(a == b for a, b in pairwise(words)) / (len(words) - 1)
+
+
+def repeated_trigrams(words: list[str]) -> float:
+    """Share of an utterance's word trigrams that already occurred earlier in the same utterance."""
+    trigrams = list(zip(words, words[1:], words[2:], strict=False))
+    return (len(trigrams) - len(set(trigrams))) / len(trigrams) if trigrams else 0.0
+
+
+_WH = frozenset("what which who whom whose when where why how is are does do did can could have has".split())
+
+
+def _unanswered(before: Utterance | None, before_words: list[str], reply_words: list[str]) -> bool:
+    """The user asked a question (a question mark, or a question word first) and the reply shares
+    no content word with it: the reply has gone elsewhere."""
+    if before is None or not before_words:
+        return False
+    asked = "?" in before.text or before_words[0] in _WH
+    return asked and not (_content(before_words) & _content(reply_words))
