@@ -85,27 +85,75 @@ def _inner_groups(part: Part, by_system: bool, folds: int = 5) -> tuple[list[str
     return part.conv_ids, folds
 
 
-#: Turn-level variants: the text blocks each leaves empty ("conv": the shipped turn level).
-TURN_VARIANTS: dict[str, tuple[str, ...]] = {"conv": (), "nocrs": ("crs",), "wide": ()}
-#: Turn-level variants with their own candidate grids (`WIDE`, below).
-WIDE_TURNS = frozenset({"wide"})
+#: Feature groups added in the second round (features version 2), by level; variants leave them out
+#: to measure each group under the same folds.
+GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "disfluency": (
+        ("stutter", "repeated_trigrams", "question_unanswered"),
+        (
+            "stutter_mean",
+            "stutter_max",
+            "disfluent_share",
+            "repeated_trigrams_mean",
+            "unanswered_question_share",
+        ),
+    ),
+    "fit": (
+        ("fit_known", "fit_match", "fit_clash", "fit_seen"),
+        ("fit_known_share", "fit_match_mean", "fit_clash_mean", "fit_seen_mean"),
+    ),
+    "offtopic": (
+        ("request_unmet", "pleasantry_unprompted"),
+        ("request_unmet_share", "pleasantry_unprompted_share"),
+    ),
+}
 
 
-def _turn_texts(items: Sequence[LabelledDialogue], drop: tuple[str, ...]) -> tuple[list[Any], FloatArray]:
+def _dropped(groups: tuple[str, ...], level: int) -> tuple[str, ...]:
+    return tuple(name for group in groups for name in GROUPS[group][level])
+
+
+@dataclass(frozen=True)
+class TurnVariant:
+    """How the turn level is fitted: text blocks left empty, dense features left out, grids."""
+
+    texts_dropped: tuple[str, ...] = ()
+    groups_dropped: tuple[str, ...] = ()
+    wide: bool = False  # the `WIDE` grids (below) instead of the shipped turn grids
+
+
+#: Turn-level variants ("conv": the shipped turn level).
+TURN_VARIANTS: dict[str, TurnVariant] = {
+    "conv": TurnVariant(),
+    "nocrs": TurnVariant(texts_dropped=("crs",)),
+    "wide": TurnVariant(wide=True),
+    "v1": TurnVariant(groups_dropped=("disfluency", "fit", "offtopic")),
+    "disfluency": TurnVariant(groups_dropped=("fit", "offtopic")),
+    "disfluency_fit": TurnVariant(groups_dropped=("offtopic",)),
+}
+
+
+def _keep(names: tuple[str, ...], dropped: tuple[str, ...]) -> np.ndarray:
+    return np.asarray([n not in dropped for n in names], dtype=bool)
+
+
+def _turn_texts(items: Sequence[LabelledDialogue], variant: TurnVariant) -> tuple[list[Any], FloatArray]:
     texts, dense = turn_arrays([i.features for i in items])
+    drop = variant.texts_dropped
     kept = [tuple(() if n in drop else t for n, t in zip(TURN_TEXTS, row, strict=True)) for row in texts]
-    return kept, dense
+    return kept, dense[:, _keep(TURN_FEATURES, _dropped(variant.groups_dropped, 0))]
 
 
 def fit_turns(train: Part, test: Part, settings: FitSettings, turn_variant: str) -> TurnStage:
-    drop = TURN_VARIANTS[turn_variant]
-    settings = replace(WIDE, inner_folds=settings.inner_folds) if turn_variant in WIDE_TURNS else settings
-    texts, dense = _turn_texts(train.items, drop)
+    variant = TURN_VARIANTS[turn_variant]
+    settings = replace(WIDE, inner_folds=settings.inner_folds) if variant.wide else settings
+    names = tuple(n for n in TURN_FEATURES if n not in _dropped(variant.groups_dropped, 0))
+    texts, dense = _turn_texts(train.items, variant)
     row_groups = [g for g, item in zip(train.conv_ids, train.items, strict=True) for _ in item.features.turns]
     fit = fit_level(
-        texts, dense, turn_labels(train.items), row_groups, TURN_ASPECTS, TURN_TEXTS, TURN_FEATURES, settings
+        texts, dense, turn_labels(train.items), row_groups, TURN_ASPECTS, TURN_TEXTS, names, settings
     )
-    t_texts, t_dense = _turn_texts(test.items, drop)
+    t_texts, t_dense = _turn_texts(test.items, variant)
     return TurnStage(fit.inner, fit.model.predict(t_texts, t_dense))
 
 
@@ -128,6 +176,7 @@ class DialogueVariant:
     combiner: bool = True
     aux: bool = False  # CRSArena-Dial satisfied/frustrated as an auxiliary stacked head
     cosine: bool = False  # all-MiniLM-L6-v2 cosine features of the dialogue (needs torch at inference)
+    groups_dropped: tuple[str, ...] = ()  # feature groups (`GROUPS`) left out at the dialogue level
 
 
 def _texts(items: Sequence[LabelledDialogue], keep: tuple[str, ...]) -> list[tuple[tuple[str, ...], ...]]:
@@ -155,12 +204,16 @@ def fit_dialogue(
     tr_texts, te_texts = _texts(train.items, variant.texts), _texts(test.items, variant.texts)
     labels = dialogue_labels(train.items)
     aspects, names = DIALOGUE_ASPECTS, (*DIALOGUE_FEATURES, *STACK_FEATURES)
+    keep = _keep(names, _dropped(variant.groups_dropped, 1))
+    tr_dense, te_dense = tr_dense[:, keep], te_dense[:, keep]
+    names = tuple(n for n, k in zip(names, keep, strict=True) if k)
     if variant.cosine:
         tr_dense = np.hstack([tr_dense, np.asarray([COSINES[c] for c in train.conv_ids])])
         te_dense = np.hstack([te_dense, np.asarray([COSINES[c] for c in test.conv_ids])])
         names = (*names, *COSINE_FEATURES)
     groups, k = _inner_groups(train, variant.by_system)
-    settings = replace(variant.settings or base, inner_folds=k if variant.by_system else base.inner_folds)
+    chosen = (variant.settings or base).dialogue_level()
+    settings = replace(chosen, inner_folds=k if variant.by_system else base.inner_folds)
     if variant.aux:
         if not aux:
             raise SystemExit("aux_satisfied needs CRSArena-Dial's labels: give --dial FOLDER")
@@ -240,24 +293,28 @@ def cosine_features(gold: GoldSet, cache: Path) -> dict[str, tuple[float, ...]]:
     return out
 
 
-WIDE = FitSettings(
-    alphas=(10000.0, 3000.0, 1000.0, 300.0, 100.0, 30.0, 10.0, 3.0),
-    text_weights=(0.5, 1.0, 2.0, 4.0, 8.0, 16.0),
-)
+#: The wide grids at both levels (the dialogue level's shipped grids, also for the turn level).
+WIDE = FitSettings(alphas=FitSettings().dialogue_alphas, text_weights=FitSettings().dialogue_text_weights)
+#: The turn level's grids at the dialogue level too (what was shipped with features version 1).
+NARROW = FitSettings(dialogue_alphas=FitSettings().alphas, dialogue_text_weights=FitSettings().text_weights)
+_NEW = ("disfluency", "fit", "offtopic")
 #: name -> (turn variant (`TURN_VARIANTS`), dialogue variant), or an ensemble of two names.
 VARIANTS: dict[str, tuple[str, DialogueVariant] | tuple[str, str]] = {
     "base": ("conv", DialogueVariant()),
-    "wide": ("conv", DialogueVariant(settings=WIDE)),
+    "features_v1": ("v1", DialogueVariant(settings=NARROW, groups_dropped=_NEW)),
+    "features_v1_wide": ("v1", DialogueVariant(groups_dropped=_NEW)),
+    "disfluency": ("disfluency", DialogueVariant(settings=NARROW, groups_dropped=("fit", "offtopic"))),
+    "disfluency_fit": ("disfluency_fit", DialogueVariant(settings=NARROW, groups_dropped=("offtopic",))),
+    "narrow_dialogue_grid": ("conv", DialogueVariant(settings=NARROW)),
     "user_text_only": ("conv", DialogueVariant(texts=("user",))),
     "no_dialogue_text": ("conv", DialogueVariant(texts=())),
     "no_combiner": ("conv", DialogueVariant(combiner=False)),
     "aux_satisfied": ("conv", DialogueVariant(aux=True)),
     "sysinner_dialogue": ("conv", DialogueVariant(by_system=True)),
-    "sysinner_dialogue_wide": ("conv", DialogueVariant(settings=WIDE, by_system=True)),
     "cosine": ("conv", DialogueVariant(cosine=True)),
     "ens_base_sysinner_dialogue": ("base", "sysinner_dialogue"),
     "turn_no_crs_text": ("nocrs", DialogueVariant()),
-    "wide_both_levels": ("wide", DialogueVariant(settings=WIDE)),
+    "wide_both_levels": ("wide", DialogueVariant()),
     "ens_base_turn_no_crs_text": ("base", "turn_no_crs_text"),
 }
 

@@ -6,7 +6,7 @@
 
 Fits the turn heads, the dialogue heads and the combiner on all 467 conversations (settings
 chosen by inner grouped 5-fold CV, seed 0; see `crsim.eval.learned.crsarena_model`) and writes
-`src/crsim/eval/learned/models/crsarena-v1.json`. Deterministic: re-running on the same data, library
+`src/crsim/eval/learned/models/crsarena-v2.json`. Deterministic: re-running on the same data, library
 versions and machine (CPU kernel, thread count) writes the same bytes; elsewhere only rounding
 differs (docs/meta-evaluation.md). The validation numbers are not computed here; they come
 from `crsim meta-eval --evaluator learned_crsarena --protocol both` (docs/meta-evaluation.md).
@@ -25,7 +25,7 @@ from crsim.meta.gold import load_gold
 from crsim.meta.learned import labelled
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "src" / "crsim" / "eval" / "learned" / "models" / "crsarena-v1.json"
+OUT = ROOT / "src" / "crsim" / "eval" / "learned" / "models" / "crsarena-v2.json"
 DESCRIPTION = (
     "CRSArena-Eval's seven aspects (relevance and interestingness per CRS turn; understanding, task"
     " completion, interest arousal, efficiency and overall impression per dialogue) predicted by"
@@ -52,7 +52,7 @@ def main() -> None:
     model = fit_model(
         data,
         settings,
-        name="crsarena-v1",
+        name="crsarena-v2",
         description=DESCRIPTION,
         training_description=(
             "CRSArena-Eval (informagi/face, dataset/crs_arena_eval.json): 467 crowd conversations with"

@@ -20,7 +20,13 @@ from crsim.meta.gold import load_gold
 from crsim.meta.learned import cross_validate, labelled
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "crsarena_variants.py"
-QUICK = FitSettings(alphas=(10.0, 1.0), text_weights=(1.0, 2.0), inner_folds=3)
+QUICK = FitSettings(
+    alphas=(10.0, 1.0),
+    text_weights=(1.0, 2.0),
+    dialogue_alphas=(10.0, 1.0),
+    dialogue_text_weights=(1.0, 2.0),
+    inner_folds=3,
+)
 
 
 @pytest.fixture(scope="module")

@@ -54,14 +54,26 @@ class LabelledDialogue:
 
 @dataclass(frozen=True)
 class FitSettings:
-    """The candidate settings chosen among inside the training data, and the fixed ones."""
+    """The candidate settings chosen among inside the training data, and the fixed ones.
+
+    `alphas` and `text_weights` are the turn level's grids; the dialogue level and the combiner
+    choose among the wider `dialogue_alphas` and `dialogue_text_weights` (`dialogue_level`):
+    with one row per conversation instead of one per CRS turn, their inner selection chose the
+    edges of the turn grids (docs/meta-evaluation.md, "Variants").
+    """
 
     alphas: tuple[float, ...] = (1000.0, 300.0, 100.0, 30.0, 10.0, 3.0)
     text_weights: tuple[float, ...] = (2.0, 4.0, 8.0)
+    dialogue_alphas: tuple[float, ...] = (10000.0, 3000.0, 1000.0, 300.0, 100.0, 30.0, 10.0, 3.0)
+    dialogue_text_weights: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
     inner_folds: int = 5
     seed: int = 0
     min_df: int = 2
     extra: dict[str, str] = field(default_factory=dict)
+
+    def dialogue_level(self) -> FitSettings:
+        """These settings with the dialogue level's grids in place of the turn level's."""
+        return replace(self, alphas=self.dialogue_alphas, text_weights=self.dialogue_text_weights)
 
 
 @dataclass
@@ -228,6 +240,7 @@ def fit_model(
         texts, dense, turn_labels(data), turn_groups, TURN_ASPECTS, TURN_TEXTS, TURN_FEATURES, settings
     )
     d_texts, d_dense = dialogue_arrays(items, stack_features(items, turn_fit.inner))
+    d_settings = settings.dialogue_level()
     d_labels = np.asarray(
         [[float(item.dialogue_labels.get(a, np.nan)) for a in DIALOGUE_ASPECTS] for item in data],
         dtype=np.float64,
@@ -240,7 +253,7 @@ def fit_model(
         DIALOGUE_ASPECTS,
         DIALOGUE_TEXTS,
         (*DIALOGUE_FEATURES, *STACK_FEATURES),
-        settings,
+        d_settings,
     )
     combiner_fit = fit_level(
         [()] * len(data),
@@ -250,7 +263,7 @@ def fit_model(
         DIALOGUE_ASPECTS,
         (),
         COMBINER_FEATURES,
-        replace(settings, text_weights=settings.text_weights[:1]),
+        replace(d_settings, text_weights=d_settings.text_weights[:1]),
     )
     counts = {a: int((~np.isnan(turn_labels(data)[:, i])).sum()) for i, a in enumerate(TURN_ASPECTS)}
     counts.update({a: int((~np.isnan(d_labels[:, i])).sum()) for i, a in enumerate(DIALOGUE_ASPECTS)})
@@ -268,6 +281,8 @@ def fit_model(
             settings={
                 "alphas": ",".join(str(a) for a in settings.alphas),
                 "text_weights": ",".join(str(w) for w in settings.text_weights),
+                "dialogue_alphas": ",".join(str(a) for a in settings.dialogue_alphas),
+                "dialogue_text_weights": ",".join(str(w) for w in settings.dialogue_text_weights),
                 "inner_folds": settings.inner_folds,
                 "seed": settings.seed,
                 "min_df": settings.min_df,

@@ -2,7 +2,7 @@
 
 Per CRS turn it gives relevance (0-3) and interestingness (0-2); per dialogue understanding,
 task completion, interest arousal (0-2), efficiency (0-1) and the overall impression (0-4), on
-the scales of CRSArena-Eval's crowd labels. It reads the shipped model `models/crsarena-v1.json`
+the scales of CRSArena-Eval's crowd labels. It reads the shipped model `models/crsarena-v2.json`
 (ridge regressions over TF-IDF and dense features, trained by `scripts/train_crsarena.py`; see
 `crsim.eval.learned.crsarena_model`), applied with numpy and scipy only: no language model, no
 embeddings, a few milliseconds per dialogue.
@@ -37,13 +37,13 @@ from crsim.model.dialogue import Dialogue
 from crsim.registry import Params as BaseParams
 
 #: The shipped model.
-CRSARENA_MODEL = Path(__file__).parent / "models" / "crsarena-v1.json"
+CRSARENA_MODEL = Path(__file__).parent / "models" / "crsarena-v2.json"
 NO_CRS_UTTERANCE = "no CRS utterance to score"
 
 
 class CrsarenaParams(BaseParams):
     model: str | None = Field(
-        None, description="Path to another trained model (JSON); None = the shipped crsarena-v1.json."
+        None, description="Path to another trained model (JSON); None = the shipped crsarena-v2.json."
     )
 
 

@@ -24,6 +24,7 @@ from itertools import pairwise
 
 from rapidfuzz import fuzz
 
+from crsim.crs import cues
 from crsim.eval.learned.catalogue_fit import ReplyFit, reply_fits
 from crsim.eval.learned.features import (
     DENSE_FEATURES,
@@ -38,7 +39,7 @@ from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.text import normalize
 
 #: Bumped whenever a feature's definition changes; artifacts record it and refuse a mismatch.
-CRSARENA_FEATURE_VERSION = 1
+CRSARENA_FEATURE_VERSION = 2
 
 #: The three bags of terms of a turn row.
 TURN_TEXTS: tuple[str, ...] = ("crs", "user_before", "user_after")
@@ -79,6 +80,8 @@ _OWN = (
     "stutter",
     "repeated_trigrams",
     "question_unanswered",
+    "request_unmet",
+    "pleasantry_unprompted",
     "fit_known",
     "fit_match",
     "fit_clash",
@@ -106,6 +109,8 @@ CONTEXT_FEATURES: tuple[str, ...] = (
     "disfluent_share",
     "repeated_trigrams_mean",
     "unanswered_question_share",
+    "request_unmet_share",
+    "pleasantry_unprompted_share",
     "fit_known_share",
     "fit_match_mean",
     "fit_clash_mean",
@@ -222,6 +227,8 @@ def _turn_rows(dialogue: Dialogue, base: DialogueDocument, fits: dict[int, Reply
             "stutter": stutter(words),
             "repeated_trigrams": repeated_trigrams(words),
             "question_unanswered": float(_unanswered(before, before_words, words)),
+            "request_unmet": float(_request_unmet(before, utterance, norm)),
+            "pleasantry_unprompted": float(_pleasantry_unprompted(before, norm)),
             "fit_known": fits[position].known,
             "fit_match": fits[position].match,
             "fit_clash": fits[position].clash,
@@ -257,12 +264,17 @@ def _context(dialogue: Dialogue, fits: dict[int, ReplyFit]) -> dict[str, float]:
     after_complaint = []
     overlaps = []
     unanswered = []
+    unmet = []
+    pleasantries = []
     for before, reply in pairwise(utterances):
         if before.role is Role.USER and reply.role is Role.CRS:
             before_words, reply_words = _words(before.text), _words(reply.text)
             overlaps.append(_overlap(_content(before_words), _content(reply_words)))
             after_complaint.append("complaint" in utterance_cues(before))
             unanswered.append(_unanswered(before, before_words, reply_words))
+            reply_norm = " ".join(reply_words)
+            unmet.append(_request_unmet(before, reply, reply_norm))
+            pleasantries.append(_pleasantry_unprompted(before, reply_norm))
     stutters = [stutter(_words(u.text)) for u in crs]
     first_cues = utterance_cues(user[0]) if user else frozenset()
     last_cues = utterance_cues(user[-1]) if user else frozenset()
@@ -280,6 +292,8 @@ def _context(dialogue: Dialogue, fits: dict[int, ReplyFit]) -> dict[str, float]:
         "disfluent_share": _share([s > 0 for s in stutters]),
         "repeated_trigrams_mean": _mean([repeated_trigrams(_words(u.text)) for u in crs]),
         "unanswered_question_share": _share(unanswered),
+        "request_unmet_share": _share(unmet),
+        "pleasantry_unprompted_share": _share(pleasantries),
         "fit_known_share": _mean([f.known for f in fits.values()]),
         "fit_match_mean": _mean([f.match for f in fits.values() if f.known]),
         "fit_clash_mean": _mean([f.clash for f in fits.values()]),
@@ -311,7 +325,28 @@ def repeated_trigrams(words: list[str]) -> float:
     return (len(trigrams) - len(set(trigrams))) / len(trigrams) if trigrams else 0.0
 
 
-_WH = frozenset("what which who whom whose when where why how is are does do did can could have has".split())
+_WH = frozenset(
+    [
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "is",
+        "are",
+        "does",
+        "do",
+        "did",
+        "can",
+        "could",
+        "have",
+        "has",
+    ]
+)
 
 
 def _unanswered(before: Utterance | None, before_words: list[str], reply_words: list[str]) -> bool:
@@ -321,3 +356,30 @@ def _unanswered(before: Utterance | None, before_words: list[str], reply_words: 
         return False
     asked = "?" in before.text or before_words[0] in _WH
     return asked and not (_content(before_words) & _content(reply_words))
+
+
+def _request_unmet(before: Utterance | None, reply: Utterance, reply_norm: str) -> bool:
+    """The user asked for a recommendation and the reply neither recommends (items, titles with a
+    year) nor asks back: it talks about something else."""
+    if before is None or "request" not in utterance_cues(before):
+        return False
+    delivers = bool(reply.recommended_items) or bool(_YEAR_TITLE.search(reply.text))
+    return not delivers and "?" not in reply.text and bool(reply_norm)
+
+
+_PLEASANTRY = re.compile(
+    r"\b(how are you|how (is|s) it going|how (is|s) your day"
+    r"|(im|i am) (good|fine|great|doing (good|great|well|fine))"
+    r"|nice to (meet|talk to) you|hows it going|whats up)\b"
+)
+
+
+def _pleasantry_unprompted(before: Utterance | None, reply_norm: str) -> bool:
+    """The reply makes small talk ("I'm good, how are you?") although the user's utterance before it
+    was neither a greeting nor small talk: a reply to a different conversation."""
+    if not _PLEASANTRY.search(reply_norm):
+        return False
+    if before is None:
+        return False
+    before_norm = normalize(before.text)
+    return not (cues.GREETING.search(before_norm) or _PLEASANTRY.search(before_norm))
