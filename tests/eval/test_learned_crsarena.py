@@ -44,7 +44,13 @@ from crsim.registry import metric_registry
 
 runner = CliRunner()
 #: Small and quick: fewer candidate settings and inner folds than the shipped model.
-QUICK = FitSettings(alphas=(10.0, 1.0), text_weights=(1.0, 2.0), inner_folds=3)
+QUICK = FitSettings(
+    alphas=(10.0, 1.0),
+    text_weights=(1.0, 2.0),
+    dialogue_alphas=(10.0, 1.0),
+    dialogue_text_weights=(1.0, 2.0),
+    inner_folds=3,
+)
 ASPECTS = (*TURN_ASPECTS, *DIALOGUE_ASPECTS)
 
 
