@@ -297,6 +297,11 @@ def cosine_features(gold: GoldSet, cache: Path) -> dict[str, tuple[float, ...]]:
 WIDE = FitSettings(alphas=FitSettings().dialogue_alphas, text_weights=FitSettings().dialogue_text_weights)
 #: The turn level's grids at the dialogue level too (what was shipped with features version 1).
 NARROW = FitSettings(dialogue_alphas=FitSettings().alphas, dialogue_text_weights=FitSettings().text_weights)
+#: Still wider dialogue grids: the full-data fit of version 2 chose text weight 16, the top of the grid.
+WIDER = FitSettings(
+    dialogue_alphas=(30000.0, *FitSettings().dialogue_alphas),
+    dialogue_text_weights=(*FitSettings().dialogue_text_weights, 32.0, 64.0),
+)
 _NEW = ("disfluency", "fit", "offtopic")
 #: name -> (turn variant (`TURN_VARIANTS`), dialogue variant), or an ensemble of two names.
 VARIANTS: dict[str, tuple[str, DialogueVariant] | tuple[str, str]] = {
@@ -306,6 +311,7 @@ VARIANTS: dict[str, tuple[str, DialogueVariant] | tuple[str, str]] = {
     "disfluency": ("disfluency", DialogueVariant(settings=NARROW, groups_dropped=("fit", "offtopic"))),
     "disfluency_fit": ("disfluency_fit", DialogueVariant(settings=NARROW, groups_dropped=("offtopic",))),
     "narrow_dialogue_grid": ("conv", DialogueVariant(settings=NARROW)),
+    "wider_dialogue_grid": ("conv", DialogueVariant(settings=WIDER)),
     "user_text_only": ("conv", DialogueVariant(texts=("user",))),
     "no_dialogue_text": ("conv", DialogueVariant(texts=())),
     "no_combiner": ("conv", DialogueVariant(combiner=False)),

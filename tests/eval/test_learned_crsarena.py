@@ -273,3 +273,19 @@ def test_meta_eval_protocol_errors() -> None:
         meta_app, ["--evaluator", "learned_crsarena", "--protocol", "loso", "--arg", "model=x"]
     )
     assert ignored.exit_code == 2 and "--arg" in ignored.output
+
+
+def test_the_dialogue_level_chooses_among_its_own_grids(small: list[LabelledDialogue]) -> None:
+    settings = FitSettings(
+        alphas=(10.0,),
+        text_weights=(1.0,),
+        dialogue_alphas=(500.0, 50.0),
+        dialogue_text_weights=(3.0,),
+        inner_folds=3,
+    )
+    fitted = fit_model(small, settings, name="grids")
+    assert {(h.alpha, h.text_weight) for h in fitted.turn.heads.values()} == {(10.0, 1.0)}
+    assert {h.alpha for h in fitted.dialogue.heads.values()} <= {500.0, 50.0}
+    assert {h.text_weight for h in fitted.dialogue.heads.values()} == {3.0}
+    assert {h.alpha for h in fitted.combiner.heads.values()} <= {500.0, 50.0}
+    assert fitted.training.settings["dialogue_alphas"] == "500.0,50.0"
