@@ -15,6 +15,7 @@ from crsim.eval.learned.crsarena_features import (
     stutter,
 )
 from crsim.model import Dialogue, Role, Utterance
+from crsim.model.text import normalize
 
 MATRIX, TITANIC, TOY_STORY = "2571", "1721", "1"  # ids of the shipped movie domain
 
@@ -27,6 +28,10 @@ def _dialogue(*turns: tuple[Role, str] | tuple[Role, str, list[str]]) -> Dialogu
     return Dialogue(id="d", utterances=utterances)
 
 
+def _words(text: str) -> list[str]:
+    return normalize(text).split()
+
+
 def _turn(dialogue: Dialogue, index: int) -> dict[str, float]:
     return dict(zip(TURN_FEATURES, dialogue_features(dialogue).turns[index].dense, strict=True))
 
@@ -36,15 +41,15 @@ def _whole(dialogue: Dialogue) -> dict[str, float]:
 
 
 def test_stutter_counts_words_repeating_the_word_before() -> None:
-    assert stutter("sure he wrote the the the last last last stand".split()) == pytest.approx(4 / 9)
-    assert stutter("a fine reply with no loops".split()) == 0.0
+    assert stutter(_words("sure he wrote the the the last last last stand")) == pytest.approx(4 / 9)
+    assert stutter(_words("a fine reply with no loops")) == 0.0
     assert stutter(["one"]) == stutter([]) == 0.0
 
 
 def test_repeated_trigrams_counts_loops_inside_one_utterance() -> None:
-    words = "you might like it you might like it".split()
+    words = _words("you might like it you might like it")
     assert repeated_trigrams(words) == pytest.approx(2 / 6)  # the last two repeat the first two
-    assert repeated_trigrams("you might like this one".split()) == 0.0
+    assert repeated_trigrams(_words("you might like this one")) == 0.0
     assert repeated_trigrams(["too", "short"]) == 0.0
 
 
