@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from crsim.components import BuildContext
+from crsim.data.domains import domain_named
 from crsim.eval.learned.catalogue_fit import ReplyFit, reply_fits
+from crsim.eval.learned.crsarena import LearnedCrsarena
 from crsim.eval.learned.crsarena_features import (
     DIALOGUE_FEATURES,
     TURN_FEATURES,
@@ -123,9 +126,24 @@ def test_recommendations_are_checked_against_what_the_user_said_before() -> None
     assert _turn(dialogue, 1)["fit_match"] == 0.5
 
 
-def test_features_of_a_dialogue_outside_the_movie_catalogue_are_zero() -> None:
+def test_items_outside_the_catalogue_are_not_judged() -> None:
     dialogue = _dialogue(
-        (Role.USER, "I would like a cheap Italian restaurant in the centre."),
-        (Role.CRS, "Pizza Hut City Centre is a cheap Italian place.", ["pizza-hut-city-centre"]),
+        (Role.USER, "I want a sci-fi movie."),
+        (Role.CRS, "Try this one.", ["no-such-movie"]),
     )
     assert reply_fits(dialogue) == {1: ReplyFit()}
+
+
+def test_the_runs_domain_is_the_catalogue_when_given() -> None:
+    restaurants = domain_named("restaurants")
+    prezzo, hk_fusion = "12700", "19172"  # an Italian and a Chinese restaurant
+    dialogue = _dialogue(
+        (Role.USER, "I would like Italian food, but no Chinese please."),
+        (Role.CRS, "How about these two?", [prezzo, hk_fusion]),
+    )
+    assert reply_fits(dialogue, restaurants) == {1: ReplyFit(known=1.0, match=0.5, clash=0.5)}
+    # the evaluator reads the domain of the run it is built for
+    evaluator = LearnedCrsarena(ctx=BuildContext(domain=restaurants))
+    assert evaluator.domain is restaurants
+    assert LearnedCrsarena().domain is None
+    assert {v.aspect for v in evaluator.values(dialogue)} >= {"overall", "relevance"}

@@ -15,8 +15,11 @@ Per CRS reply (`ReplyFit`):
 - `clash`: share of the recommended catalogue items that hold a disliked value.
 - `seen`: share of the recommended items the user had said they have seen or rejected.
 
-The catalogue is the shipped movie domain, the domain the CRSArena-Eval conversations come from;
-on dialogues of another domain no recommended item is found in it and every value is 0.
+The catalogue is the run's domain when the evaluator is given one (`crsim evaluate` on a run
+folder), else the shipped movie domain, the domain the CRSArena-Eval conversations come from and
+the one the model was trained with. In another domain the same definitions apply to that domain's
+slots (a restaurant's food and area instead of a film's genre), which is an extrapolation of what
+was learned; a dialogue whose items are not in the catalogue gets 0 everywhere.
 """
 
 from __future__ import annotations
@@ -55,9 +58,10 @@ def _movies() -> Domain:
     return movie_domain()
 
 
-def reply_fits(dialogue: Dialogue) -> dict[int, ReplyFit]:
-    """`ReplyFit` of every CRS utterance, by its position in the dialogue."""
-    domain = _movies()
+def reply_fits(dialogue: Dialogue, domain: Domain | None = None) -> dict[int, ReplyFit]:
+    """`ReplyFit` of every CRS utterance, by its position in the dialogue (`domain`: the catalogue,
+    default the shipped movies)."""
+    domain = domain or _movies()
     wishes = _Wishes(set(), set(), set())
     out: dict[int, ReplyFit] = {}
     for position, utterance in enumerate(dialogue.utterances):

@@ -81,13 +81,15 @@ class LearnedCrsarena(Evaluator):
         if model is None:  # a bad model file fails when the evaluator is built, before any dialogue
             model = cached_model(Path(self.params.model) if self.params.model else None)
         self.model = model
+        #: The catalogue recommendations are checked against: the run's domain, if any, else movies.
+        self.domain = ctx.domain if ctx is not None else None
 
     def default_label(self) -> str:
         return "learned_crsarena"
 
     def values(self, dialogue: Dialogue) -> list[Value]:
         """All values for one dialogue (synchronous form of `evaluate`)."""
-        features = dialogue_features(dialogue)
+        features = dialogue_features(dialogue, self.domain)
         if not features.turns:
             raise NotApplicable(NO_CRS_UTTERANCE, f"dialogue {dialogue.id!r}")
         prediction = predict(self.model, [features])[0]

@@ -36,6 +36,7 @@ from crsim.eval.learned.features import (
     utterance_cues,
 )
 from crsim.model.dialogue import Dialogue, Role, Utterance
+from crsim.model.domain import Domain
 from crsim.model.text import normalize
 
 #: Bumped whenever a feature's definition changes; artifacts record it and refuse a mismatch.
@@ -146,10 +147,11 @@ class DialogueFeatures:
     turns: tuple[TurnRow, ...]
 
 
-def dialogue_features(dialogue: Dialogue) -> DialogueFeatures:
-    """The dialogue row and one turn row per CRS utterance (none when the CRS never spoke)."""
+def dialogue_features(dialogue: Dialogue, domain: Domain | None = None) -> DialogueFeatures:
+    """The dialogue row and one turn row per CRS utterance (none when the CRS never spoke);
+    `domain` is the catalogue that recommendations are checked against (default: the movies)."""
     base = document(dialogue)
-    fits = reply_fits(dialogue)
+    fits = reply_fits(dialogue, domain)
     context = _context(dialogue, fits)
     row = DialogueRow(
         texts=(base.user_terms, base.crs_terms),
