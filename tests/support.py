@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from crsim.fitting.crsarena_fit import FitSettings
 from crsim.llm.client import LLMHub
 from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
 from crsim.llm.providers.base import Provider
@@ -41,3 +42,14 @@ def records_without_timing(path: Path) -> list[str]:
                 call.pop("cached", None)
         lines.append(json.dumps(record, sort_keys=True))
     return lines
+
+
+#: Small and quick settings for fitting `learned_crsarena` in tests: fewer candidate settings and
+#: inner folds than the shipped model, the same grids at both levels.
+QUICK_CRSARENA = FitSettings(
+    alphas=(10.0, 1.0),
+    text_weights=(1.0, 2.0),
+    dialogue_alphas=(10.0, 1.0),
+    dialogue_text_weights=(1.0, 2.0),
+    inner_folds=3,
+)

@@ -41,16 +41,10 @@ from crsim.meta.learned import labelled, protocol_folds
 from crsim.meta.predictions import Predictions
 from crsim.model import Dialogue, Role, Utterance
 from crsim.registry import metric_registry
+from support import QUICK_CRSARENA
 
 runner = CliRunner()
-#: Small and quick: fewer candidate settings and inner folds than the shipped model.
-QUICK = FitSettings(
-    alphas=(10.0, 1.0),
-    text_weights=(1.0, 2.0),
-    dialogue_alphas=(10.0, 1.0),
-    dialogue_text_weights=(1.0, 2.0),
-    inner_folds=3,
-)
+QUICK = QUICK_CRSARENA
 ASPECTS = (*TURN_ASPECTS, *DIALOGUE_ASPECTS)
 
 

@@ -15,18 +15,12 @@ from types import ModuleType
 
 import pytest
 
-from crsim.fitting.crsarena_fit import FitSettings
 from crsim.meta.gold import load_gold
 from crsim.meta.learned import cross_validate, labelled
+from support import QUICK_CRSARENA
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "crsarena_variants.py"
-QUICK = FitSettings(
-    alphas=(10.0, 1.0),
-    text_weights=(1.0, 2.0),
-    dialogue_alphas=(10.0, 1.0),
-    dialogue_text_weights=(1.0, 2.0),
-    inner_folds=3,
-)
+QUICK = QUICK_CRSARENA
 
 
 @pytest.fixture(scope="module")
