@@ -25,9 +25,9 @@ was learned; a dialogue whose items are not in the catalogue gets 0 everywhere.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 from crsim.crs.understanding import understand
+from crsim.data.movies import movie_domain
 from crsim.model.dialogue import Dialogue, Role
 from crsim.model.domain import Domain
 
@@ -51,17 +51,10 @@ class _Wishes:
     seen: set[str]
 
 
-@cache
-def _movies() -> Domain:
-    from crsim.data.movies import movie_domain
-
-    return movie_domain()
-
-
 def reply_fits(dialogue: Dialogue, domain: Domain | None = None) -> dict[int, ReplyFit]:
     """`ReplyFit` of every CRS utterance, by its position in the dialogue (`domain`: the catalogue,
     default the shipped movies)."""
-    domain = domain or _movies()
+    domain = domain or movie_domain()
     wishes = _Wishes(set(), set(), set())
     out: dict[int, ReplyFit] = {}
     for position, utterance in enumerate(dialogue.utterances):
@@ -94,7 +87,8 @@ def _fit(items: list[str], wishes: _Wishes, domain: Domain) -> ReplyFit:
     if not found:
         return ReplyFit()
     seen = sum(i in wishes.seen for i in found) / len(found)
-    clash = sum(i in _holding(wishes.disliked, domain) for i in found) / len(found)
+    disliked = _holding(wishes.disliked, domain)
+    clash = sum(i in disliked for i in found) / len(found)
     if not wishes.liked:
         return ReplyFit(clash=clash, seen=seen)
     liked = _holding(wishes.liked, domain)

@@ -260,24 +260,26 @@ def _turn_rows(dialogue: Dialogue, base: DialogueDocument, fits: dict[int, Reply
 def _context(dialogue: Dialogue, fits: dict[int, ReplyFit]) -> dict[str, float]:
     """The `CONTEXT_FEATURES` of a dialogue."""
     utterances = list(dialogue.utterances)
+    words = [_words(u.text) for u in utterances]  # normalised once: the slow part
     crs = [u for u in utterances if u.role is Role.CRS]
     user = [u for u in utterances if u.role is Role.USER]
-    crs_words = [len(_words(u.text)) for u in crs]
+    crs_word_lists = [w for u, w in zip(utterances, words, strict=True) if u.role is Role.CRS]
+    crs_words = [len(w) for w in crs_word_lists]
     after_complaint = []
     overlaps = []
     unanswered = []
     unmet = []
     pleasantries = []
-    for before, reply in pairwise(utterances):
+    for i, (before, reply) in enumerate(pairwise(utterances)):
         if before.role is Role.USER and reply.role is Role.CRS:
-            before_words, reply_words = _words(before.text), _words(reply.text)
+            before_words, reply_words = words[i], words[i + 1]
             overlaps.append(_overlap(_content(before_words), _content(reply_words)))
             after_complaint.append("complaint" in utterance_cues(before))
             unanswered.append(_unanswered(before, before_words, reply_words))
             reply_norm = " ".join(reply_words)
             unmet.append(_request_unmet(before, reply, reply_norm))
             pleasantries.append(_pleasantry_unprompted(before, reply_norm))
-    stutters = [stutter(_words(u.text)) for u in crs]
+    stutters = [stutter(w) for w in crs_word_lists]
     first_cues = utterance_cues(user[0]) if user else frozenset()
     last_cues = utterance_cues(user[-1]) if user else frozenset()
     return {
@@ -292,7 +294,7 @@ def _context(dialogue: Dialogue, fits: dict[int, ReplyFit]) -> dict[str, float]:
         "stutter_mean": sum(stutters) / len(stutters) if stutters else 0.0,
         "stutter_max": max(stutters, default=0.0),
         "disfluent_share": _share([s > 0 for s in stutters]),
-        "repeated_trigrams_mean": _mean([repeated_trigrams(_words(u.text)) for u in crs]),
+        "repeated_trigrams_mean": _mean([repeated_trigrams(w) for w in crs_word_lists]),
         "unanswered_question_share": _share(unanswered),
         "request_unmet_share": _share(unmet),
         "pleasantry_unprompted_share": _share(pleasantries),
