@@ -1,11 +1,9 @@
 """What components crsim knows: every registry's names, and a component's arguments (`crsim list`,
 `crsim describe`).
 
-Kinds are found, not listed: every installed `crsim.<kind>` entry-point group is a kind, and its
-registry (a `crsim.registry.Registry`) is whatever registry of that kind exists once one of the
-group's modules is imported. A new kind therefore appears here by being registered. Kinds that are
-not registries yet (rubric files, domains) come from a small table that steps aside as soon as a
-registry of that kind exists.
+The kinds are `crsim.registry.KINDS`; each kind's registry lists its entries without importing them.
+Component kinds show their classes' docstrings and `Params`; other kinds their objects' docstrings;
+rubrics and domains a richer line of their own.
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any
 
 from pydantic import BaseModel
@@ -23,7 +20,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from crsim.errors import ConfigError
-from crsim.registry import Catalogue, Registry, all_catalogues, all_registries
+from crsim.registry import KINDS, Registry, registry_of
 
 __all__ = [
     "ComponentInfo",
@@ -36,8 +33,6 @@ __all__ = [
 
 #: Plural names people type for a kind (`crsim list metrics`), beside the registry's own kind name.
 _ALIASES = {"crss": "crs", "evaluator": "metric", "evaluators": "metric"}
-#: Kinds with their own entry-point group that are not component registries.
-_NOT_KINDS = frozenset({"command"})
 
 
 @dataclass(frozen=True)
@@ -66,28 +61,11 @@ class ComponentInfo:
 
 
 def _registries() -> dict[str, Registry[Any]]:
-    """Every component registry by kind, after importing one module of each `crsim.*` entry-point group."""
-    by_kind = {registry.kind: registry for registry in all_registries()}
-    groups = {name for name in entry_points().groups if name.startswith("crsim.")}
-    for group in sorted(groups):
-        kind = group.removeprefix("crsim.")
-        if kind in by_kind or kind in _NOT_KINDS:
-            continue
-        for entry in entry_points(group=group):
-            entry.load()  # its module imports the registry it registers in
-            break
-        by_kind = {registry.kind: registry for registry in all_registries()}
-    return by_kind
+    """Every registry by kind (importing the module that makes each, not its entries)."""
+    return {kind: registry_of(kind) for kind in KINDS}
 
 
-def _catalogues() -> dict[str, Catalogue[Any]]:
-    """Every catalogue (LLM providers, retrievers, population sources, ...) by kind, once the modules
-    that declare them are imported (`_registries` imports one module of every group)."""
-    _registries()
-    return {catalogue.kind: catalogue for catalogue in all_catalogues()}
-
-
-def _catalogue_info(kind: str, catalogue: Catalogue[Any], name: str, detail: bool) -> ComponentInfo:
+def _catalogue_info(kind: str, catalogue: Registry[Any], name: str, detail: bool) -> ComponentInfo:
     """A catalogue entry (a factory, a function or a constant) as `crsim list`/`describe` show it."""
     value = catalogue.get(name)
     doc = (inspect.getdoc(value) if callable(value) else "") or ""
@@ -128,10 +106,8 @@ _OTHER_KINDS: dict[str, Callable[[], list[ComponentInfo]]] = {
 
 
 def kind_names() -> list[str]:
-    """Every kind, registries first (sorted), then the other kinds."""
-    registries, catalogues = _registries(), _catalogues()
-    listed = sorted({*registries, *catalogues})
-    return listed + [kind for kind in _OTHER_KINDS if kind not in listed]
+    """Every kind, sorted."""
+    return sorted(KINDS)
 
 
 def _kind(name: str) -> str:
@@ -153,17 +129,16 @@ def _suggest(name: str, known: list[str]) -> str:
 def component_infos(kind: str | None = None) -> list[ComponentInfo]:
     """Every component (of `kind` when given), with its one-line summary; sorted by kind and name."""
     kinds = [_kind(kind)] if kind else kind_names()
-    registries, catalogues = _registries(), _catalogues()
+    registries = _registries()
     infos: list[ComponentInfo] = []
     for name in kinds:
-        if name in registries:
-            registry = registries[name]
-            infos += [_info(name, component, registry.get(component), detail=False) for component in registry]
-        elif name in catalogues and name not in _OTHER_KINDS:  # a table's listing says more
-            catalogue = catalogues[name]
-            infos += [_catalogue_info(name, catalogue, entry, detail=False) for entry in catalogue.names()]
-        else:
+        registry = registries[name]
+        if name in _OTHER_KINDS:  # a table's listing says more
             infos += _OTHER_KINDS[name]()
+        elif registry.components:
+            infos += [_info(name, entry, registry.get(entry), detail=False) for entry in registry]
+        else:
+            infos += [_catalogue_info(name, registry, entry, detail=False) for entry in registry]
     return infos
 
 
@@ -171,17 +146,18 @@ def describe(name: str, kind: str | None = None) -> list[ComponentInfo]:
     """Everything about the component(s) called `name` (one per kind that has one; `kind:name` picks)."""
     if kind is None and ":" in name:
         kind, name = name.split(":", 1)
-    registries, catalogues = _registries(), _catalogues()
+    registries = _registries()
     detailed: list[ComponentInfo] = []
     for each in [_kind(kind)] if kind else kind_names():
-        registry = registries.get(each)
-        if each in catalogues and each not in _OTHER_KINDS:
-            if name in catalogues[each]:
-                detailed.append(_catalogue_info(each, catalogues[each], name, detail=True))
-        elif registry is None:
+        registry = registries[each]
+        if each in _OTHER_KINDS:
             detailed += [info for info in _OTHER_KINDS[each]() if info.name == name]
-        elif name in registry.entry_points() or name in registry.snapshot():  # imports that module only
+        elif name not in registry:
+            continue
+        elif registry.components:  # imports that module only
             detailed.append(_info(each, name, registry.get(name), detail=True))
+        else:
+            detailed.append(_catalogue_info(each, registry, name, detail=True))
     if not detailed:
         known = sorted({info.name for info in component_infos(kind)})
         raise ConfigError(f"unknown component {name!r}{_suggest(name, known)}; `crsim list` shows them all")

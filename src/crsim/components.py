@@ -95,7 +95,7 @@ def llm_roles_of(cls: type[Buildable], params: BaseModel) -> list[str]:
 
 
 def prepare(
-    registry: Registry[B], spec: ComponentSpec, ctx: BuildContext, where: str
+    registry: Registry[type[B]], spec: ComponentSpec, ctx: BuildContext, where: str
 ) -> tuple[type[B], BaseModel]:
     """Everything `build` checks, without constructing: validated params and the class.
 
@@ -116,7 +116,7 @@ def prepare(
     return cls, params
 
 
-def build(registry: Registry[B], spec: ComponentSpec, ctx: BuildContext, where: str) -> B:
+def build(registry: Registry[type[B]], spec: ComponentSpec, ctx: BuildContext, where: str) -> B:
     """Validate, check and construct one component: `Class(params, ctx)`."""
     cls, params = prepare(registry, spec, ctx, where)
     return construct(cls, params, ctx)

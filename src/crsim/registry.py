@@ -1,11 +1,20 @@
-"""Component registries filled by decorators: `@simulator("abus")`, `@crs("retrieval")`, `@metric("srrr")`.
+"""Plug-ins: one registry per kind, filled from one table of built-ins and from installed packages.
 
-A component is a class with a nested pydantic `Params` model (extra fields forbidden). Configs
-name a component and give its arguments; the registry validates them against `Params`, so a
-misspelt argument is an error, and the validated arguments (defaults included) go into the run
-manifest so the run can be rebuilt exactly. How every kind is constructed (`Class(params, ctx)`)
-is `crsim.components`. Plug-in kinds that are named objects rather than component classes (LLM
-providers, population sources, retrievers, ...) are `Catalogue`s over their entry-point groups.
+Every kind of plug-in (CRSs, simulators, metrics, annotators, dataset readers, LLM providers,
+population sources, retrievers, domains, ...) is a `Registry`: name -> object. Its entries come from
+three places, read in this order:
+
+1. `BUILTINS` below: crsim's own, `name -> "module:attribute"` (or a module). Adding a built-in is one
+   line here; nothing is reinstalled.
+2. The `crsim.<kind>` entry points of installed distributions: third-party plug-ins. A built-in name
+   cannot be taken by a plug-in (the built-in wins; `crsim list` shows where each entry comes from).
+3. `register(name)` (a class decorator) or `add(name, value)` in code: a notebook, a test, or the
+   module a table entry names (its decorator runs when it is imported).
+
+Nothing is imported until its name is looked up, so naming one component does not import the others.
+Component kinds (`COMPONENT_KINDS`) hold classes with a nested pydantic `Params` model (extra fields
+forbidden); the registry validates a config's arguments against it, so a misspelt argument is an
+error, and the validated arguments (defaults included) go into the run manifest.
 """
 
 from __future__ import annotations
@@ -13,12 +22,153 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from importlib.metadata import EntryPoint, entry_points
+from dataclasses import dataclass
+from importlib import import_module
+from importlib.metadata import entry_points
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from crsim.errors import ConfigError, did_you_mean
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A plug-in kind: what one entry is called, and the module that creates its registry."""
+
+    what: str
+    home: str
+    components: bool = False
+
+
+#: Every kind, with the module that holds its registry (imported when the kind is first asked for).
+KINDS: dict[str, Kind] = {
+    "crs": Kind("crs", "crsim.crs.base", components=True),
+    "simulator": Kind("simulator", "crsim.sim.base", components=True),
+    "metric": Kind("metric", "crsim.eval.metrics.base", components=True),
+    "annotator": Kind("annotator", "crsim.data.augment.base", components=True),
+    "dataset": Kind("dataset", "crsim.data.datasets.base", components=True),
+    "llm_provider": Kind("LLM provider", "crsim.llm.providers.base"),
+    "retriever": Kind("retriever", "crsim.crs.candidates"),
+    "population_source": Kind("population source", "crsim.data.population"),
+    "domain": Kind("domain", "crsim.data.domains"),
+    "recusersim_action": Kind("user action", "crsim.sim.recusersim.actions"),
+    "recusersim_tool": Kind("refinement tool", "crsim.sim.recusersim.refine"),
+    "download": Kind("dataset to download", "crsim.data.download"),
+    "rubric": Kind("rubric", "crsim.eval.judge.rubric"),
+}
+
+#: The kinds whose entries are classes with a `Params` model, built as `Class(params, ctx)`.
+COMPONENT_KINDS = frozenset(kind for kind, spec in KINDS.items() if spec.components)
+
+#: crsim's own plug-ins: kind -> name -> "module:attribute" (a bare module for domains and rubrics:
+#: the package whose folder holds the file).
+BUILTINS: dict[str, dict[str, str]] = {
+    "crs": {
+        "crs_arena": "crsim.crs.http.crs_arena:CRSArenaCRS",
+        "generic_http": "crsim.crs.http.generic:GenericHTTPCRS",
+        "llm": "crsim.crs.llm:LLMCRS",
+        "moviebot": "crsim.crs.http.moviebot:MovieBotCRS",
+        "popular": "crsim.crs.popular:PopularCRS",
+        "retrieval": "crsim.crs.retrieval:RetrievalCRS",
+    },
+    "simulator": {
+        "abus": "crsim.sim.agenda.simulator:AgendaBasedSimulator",
+        "llm_dual": "crsim.sim.prompt.dual:DualPromptSimulator",
+        "llm_single": "crsim.sim.prompt.single:SinglePromptSimulator",
+        "pepper": "crsim.sim.pepper.simulator:PepperSimulator",
+        "recusersim": "crsim.sim.recusersim.simulator:RecUserSim",
+        "target_biased": "crsim.sim.pepper.biased:TargetBiasedSimulator",
+    },
+    "metric": {
+        "gcdf1": "crsim.gcdf1.evaluator:Gcdf1Evaluator",
+        "jaccard": "crsim.eval.metrics.recommendation:Jaccard",
+        "judge": "crsim.eval.judge.evaluator:JudgeEvaluator",
+        "learned_crsarena": "crsim.eval.learned.crsarena:LearnedCrsarena",
+        "mrr": "crsim.eval.metrics.recommendation:MRR",
+        "ndcg": "crsim.eval.metrics.recommendation:NDCG",
+        "pc": "crsim.eval.metrics.coverage:PreferenceCoverage",
+        "pc_gap": "crsim.eval.pepper:CoverageGap",
+        "pc_subset": "crsim.eval.pepper:SubsetCoverage",
+        "pcir": "crsim.eval.metrics.coverage:PreferenceCoverageIncreaseRate",
+        "rdl": "crsim.eval.metrics.utility:RDL",
+        "recall": "crsim.eval.metrics.recommendation:Recall",
+        "satisfaction": "crsim.eval.learned.satisfaction:Satisfaction",
+        "satisfaction_overall": "crsim.eval.learned.satisfaction:SatisfactionOverall",
+        "srrr": "crsim.eval.metrics.utility:SRRR",
+        "success_rate": "crsim.eval.metrics.utility:SuccessRate",
+        "turns": "crsim.eval.metrics.utility:Turns",
+        "user_ratings": "crsim.eval.metrics.user_ratings:UserRatings",
+    },
+    "annotator": {
+        "llm": "crsim.data.augment.llm:LLMAnnotator",
+        "rules": "crsim.data.augment.rules:RuleAnnotator",
+    },
+    "dataset": {
+        "crsarena_dial": "crsim.data.datasets.crsarena:CrsArenaDialReader",
+        "crsarena_eval": "crsim.data.datasets.crsarena:CrsArenaEvalReader",
+        "dialoguekit": "crsim.data.datasets.dialoguekit:DialogueKitReader",
+        "iard": "crsim.data.datasets.iard:IardReader",
+        "inspired": "crsim.data.datasets.inspired:InspiredReader",
+        "moviebot": "crsim.data.datasets.moviebot:MovieBotReader",
+        "opendialkg": "crsim.data.datasets.opendialkg:OpenDialKGReader",
+        "redial": "crsim.data.datasets.redial:RedialReader",
+    },
+    "llm_provider": {
+        "local": "crsim.llm.providers.local:create",
+        "ollama": "crsim.llm.providers.ollama:create",
+        "openai": "crsim.llm.providers.openai:create",
+        "scripted": "crsim.llm.providers.scripted:create",
+    },
+    "retriever": {
+        "embeddings": "crsim.crs.candidates:EmbeddingRetriever",
+        "tfidf": "crsim.crs.candidates:TfidfRetriever",
+    },
+    "population_source": {
+        "goals": "crsim.data.users:goal_users",
+        "iard": "crsim.data.users:iard_users",
+        "movielens": "crsim.data.users:rating_users",
+        "pepper": "crsim.data.users:pepper_users",
+        "ratings": "crsim.data.users:rating_users",
+        "redial": "crsim.data.users:redial_users",
+        "reviews": "crsim.data.users:pepper_users",
+    },
+    "domain": {
+        "hotels": "crsim.data.domains.hotels",
+        "movies": "crsim.data.domains.movies",
+        "restaurants": "crsim.data.domains.restaurants",
+    },
+    "recusersim_action": {
+        "chit_chat": "crsim.sim.recusersim.actions:CHIT_CHAT",
+        "clarify_preference": "crsim.sim.recusersim.actions:CLARIFY",
+        "end_conversation": "crsim.sim.recusersim.actions:END",
+        "inquire_attribute": "crsim.sim.recusersim.actions:INQUIRE",
+        "negative_feedback": "crsim.sim.recusersim.actions:NEGATIVE",
+        "positive_feedback": "crsim.sim.recusersim.actions:POSITIVE",
+        "request_recommendation": "crsim.sim.recusersim.actions:REQUEST",
+    },
+    "recusersim_tool": {
+        "formality": "crsim.sim.recusersim.refine:FormalityTool",
+        "length": "crsim.sim.recusersim.refine:LengthTool",
+        "richness": "crsim.sim.recusersim.refine:RichnessTool",
+    },
+    "download": {
+        "crsarena_dial": "crsim.data.download:CRSARENA_DIAL",
+        "crsarena_eval": "crsim.data.download:CRSARENA_EVAL",
+        "iard": "crsim.data.download:IARD",
+        "inspired": "crsim.data.download:INSPIRED",
+        "movielens": "crsim.data.download:MOVIELENS",
+        "opendialkg": "crsim.data.download:OPENDIALKG",
+        "redial": "crsim.data.download:REDIAL",
+        "usersimcrs": "crsim.data.download:USERSIMCRS",
+    },
+    "rubric": {
+        "crsarena7": "crsim.eval.judge.rubrics",
+        "pepper3": "crsim.eval.judge.rubrics",
+        "quality5": "crsim.eval.judge.rubrics",
+        "recusersim3": "crsim.eval.judge.rubrics",
+    },
+}
 
 
 class Params(BaseModel):
@@ -46,132 +196,131 @@ class Component(Protocol):
     Params: ClassVar[type[Params]]
 
 
-C = TypeVar("C")
+T = TypeVar("T")
+
+#: kind -> its registry, once made.
+_REGISTRIES: dict[str, Registry[Any]] = {}
 
 
-#: Every registry made, so tests can snapshot and restore them all (see `temporarily`).
-_ALL_REGISTRIES: list[Registry[Any]] = []
+def _load_target(target: str) -> Any:
+    """The object `module:attribute` (or the module `module`) names."""
+    module, _, attribute = target.partition(":")
+    loaded = import_module(module)
+    return getattr(loaded, attribute) if attribute else loaded
 
 
-class Registry(Generic[C]):
-    """Name -> component class, for one kind of component.
-
-    Components come from two places: classes decorated with `register(name)` (registered when their
-    module is imported), and the `crsim.<kind>` entry points of installed distributions (crsim's own
-    built-ins are declared there too, in `pyproject.toml`). An entry point's name is the component
-    name; its value `module:Class` is imported only when that name is looked up, so naming one
-    component does not import every other one. Listing the names imports all of them.
-    """
+class Registry(Generic[T]):
+    """Name -> plug-in, for one kind (see the module docstring for where entries come from)."""
 
     def __init__(self, kind: str) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown plug-in kind {kind!r}; add it to crsim.registry.KINDS")
+        if kind in _REGISTRIES:
+            raise ValueError(f"the {kind} registry exists already (crsim.registry.registry_of)")
         self.kind = kind
-        self._classes: dict[str, type[C]] = {}
-        self._entries: dict[str, EntryPoint] | None = None
-        self._all_loaded = False
-        _ALL_REGISTRIES.append(self)
+        self.what = KINDS[kind].what
+        self.components = KINDS[kind].components
+        self._added: dict[str, T] = {}
+        self._loaded: dict[str, T] = {}
+        self._installed: dict[str, str] | None = None
+        _REGISTRIES[kind] = self
 
     @property
     def group(self) -> str:
-        """The entry-point group plug-ins declare their components in."""
+        """The entry-point group third-party packages declare their entries in."""
         return f"crsim.{self.kind}"
 
-    def register(self, name: str) -> Callable[[type[C]], type[C]]:
-        def decorator(cls: type[C]) -> type[C]:
+    def builtins(self) -> dict[str, str]:
+        """crsim's own entries: name -> "module:attribute"."""
+        return BUILTINS.get(self.kind, {})
+
+    def installed(self) -> dict[str, str]:
+        """Third-party entries from installed distributions' entry points (read once, not loaded)."""
+        if self._installed is None:
+            found = {entry.name: entry.value for entry in entry_points(group=self.group)}
+            self._installed = {name: value for name, value in found.items() if name not in self.builtins()}
+        return self._installed
+
+    def origin(self, name: str) -> str:
+        """Where an entry comes from: "built-in", "plug-in" (an installed package) or "code"."""
+        if name in self.builtins():
+            return "built-in"
+        return "plug-in" if name in self.installed() else "code"
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """A class decorator registering a component class (with a nested `Params`) under `name`."""
+
+        def decorator(cls: T) -> T:
             if not isinstance(getattr(cls, "Params", None), type) or not issubclass(cls.Params, BaseModel):  # type: ignore[attr-defined]
-                raise TypeError(
-                    f"{self.kind} {name!r}: {cls.__name__} needs a nested `Params` pydantic model"
-                )
-            existing = self._classes.get(name)
+                shown = getattr(cls, "__name__", cls)
+                raise TypeError(f"{self.kind} {name!r}: {shown} needs a nested `Params` pydantic model")
+            existing = self._added.get(name)
             if existing is not None and existing is not cls:
-                raise ValueError(f"{self.kind} {name!r} is already registered by {existing.__qualname__}")
-            self._classes[name] = cls
+                shown = getattr(existing, "__qualname__", existing)
+                raise ValueError(f"{self.kind} {name!r} is already registered by {shown}")
+            self._added[name] = cls
             cls.registry_name = name  # type: ignore[attr-defined]
             cls.registry_kind = self.kind  # type: ignore[attr-defined]
             return cls
 
         return decorator
 
-    def entry_points(self) -> dict[str, EntryPoint]:
-        """The installed `crsim.<kind>` entry points by name (read once, not loaded)."""
-        if self._entries is None:
-            self._entries = {entry.name: entry for entry in entry_points(group=self.group)}
-        return self._entries
-
-    def _load_entry(self, entry: EntryPoint) -> None:
-        """Import one entry point; one naming a class must name the class registered under its name."""
-        loaded = entry.load()
-        if not isinstance(loaded, type):
-            return
-        if entry.name not in self._classes and self._decorated_as(loaded, entry.name):
-            # Its module was imported before and the class dropped by `restore`: register it again.
-            self._classes[entry.name] = loaded
-        if self._classes.get(entry.name) is not loaded:
-            raise ConfigError(
-                f"entry point {self.group} {entry.name} = {entry.value!r} does not name a class "
-                f"decorated with @{self.kind}({entry.name!r})"
-            )
-
-    def _decorated_as(self, cls: type, name: str) -> bool:
-        return (
-            getattr(cls, "registry_kind", None) == self.kind and getattr(cls, "registry_name", None) == name
-        )
-
-    def _load_all(self) -> None:
-        if self._all_loaded:
-            return
-        self._all_loaded = True
-        for entry in self.entry_points().values():
-            self._load_entry(entry)
-
-    def _load(self, name: str) -> None:
-        """Make `name` registered if any entry point provides it.
-
-        The entry point of that name is imported first; if there is none, every entry point is
-        (a plug-in may declare a module that registers several components when imported).
-        """
-        if name in self._classes:
-            return
-        entry = self.entry_points().get(name)
-        if entry is not None:
-            self._load_entry(entry)
-        if name not in self._classes:
-            self._load_all()
-
-    def snapshot(self) -> dict[str, type[C]]:
-        """The registered classes now (for `restore`)."""
-        return dict(self._classes)
-
-    def restore(self, snapshot: dict[str, type[C]]) -> None:
-        """Forget every class registered since `snapshot` was taken.
-
-        Built-ins dropped this way come back on their next lookup (their entry point still names them).
-        """
-        self._classes = dict(snapshot)
-        self._all_loaded = False
+    def add(self, name: str, value: T) -> T:
+        """Register `value` under `name` in code; a name already taken is a ValueError."""
+        if name in self.names():
+            raise ValueError(f"{self.what} {name!r} is already registered")
+        self._added[name] = value
+        return value
 
     def names(self) -> list[str]:
-        self._load_all()
-        return sorted(self._classes)
+        """Every name, without importing any entry."""
+        return sorted({*self.builtins(), *self.installed(), *self._added})
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
 
-    def get(self, name: str) -> type[C]:
-        self._load(name)
-        try:
-            return self._classes[name]
-        except KeyError:
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.names()
+
+    def get(self, name: str) -> T:
+        """The entry named `name`, imported on first use; unknown names are a ConfigError."""
+        if name in self._loaded:
+            return self._loaded[name]
+        target = self.builtins().get(name) or self.installed().get(name)
+        if target is None:
+            if name in self._added:
+                return self._added[name]
             known = ", ".join(self.names()) or "none"
-            hint = ""
-            if not self.entry_points():
-                hint = (
-                    f" (no {self.group} entry points are installed: reinstall crsim, "
-                    "e.g. `pip install -e .`, to declare the built-ins)"
-                )
-            guess = did_you_mean(name, self.names())
             raise ConfigError(
-                f"unknown {self.kind} {name!r}{guess}; expected one of: {known}{hint}"
-            ) from None
+                f"unknown {self.what} {name!r}{did_you_mean(name, self.names())}; expected one of: {known}"
+            )
+        try:
+            loaded = _load_target(target)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"{self.what} {name!r} = {target!r} cannot be loaded: {exc}") from None
+        if self.components:
+            registered = self._added.get(name)
+            if registered is None and self._decorated_as(loaded, name):
+                registered = loaded  # its module was imported before and the class dropped by `restore`
+            if registered is not loaded:
+                raise ConfigError(
+                    f"{self.what} {name!r} = {target!r} does not name a class decorated with "
+                    f"@{self.kind}({name!r})"
+                )
+        self._loaded[name] = loaded
+        return loaded  # type: ignore[no-any-return]
+
+    def _decorated_as(self, cls: object, name: str) -> bool:
+        kind, registered_as = getattr(cls, "registry_kind", None), getattr(cls, "registry_name", None)
+        return kind == self.kind and registered_as == name
+
+    def snapshot(self) -> dict[str, T]:
+        """The entries registered in code now (for `restore`)."""
+        return dict(self._added)
+
+    def restore(self, snapshot: dict[str, T]) -> None:
+        """Forget every entry registered in code since `snapshot` was taken."""
+        self._added = dict(snapshot)
 
     def check_construction(self, name: str, where: str, call: str, *args: Any, **kwargs: Any) -> None:
         """Fail now, naming the config field, if `name`'s class cannot be called with these arguments.
@@ -182,15 +331,16 @@ class Registry(Generic[C]):
         """
         cls = self.get(name)
         try:
-            signature = inspect.signature(cls)
+            signature = inspect.signature(cls)  # type: ignore[arg-type]
         except (TypeError, ValueError):  # no introspectable signature (e.g. a C type): cannot check
             return
         try:
             signature.bind(*args, **kwargs)
         except TypeError as exc:
+            qualname = f"{cls.__module__}.{cls.__qualname__}"  # type: ignore[attr-defined]
             raise ConfigError(
-                f"{where}: {self.kind} {name!r} ({cls.__module__}.{cls.__qualname__}) cannot be "
-                f"constructed as {call}: {exc}; its signature is {cls.__name__}{signature}"
+                f"{where}: {self.kind} {name!r} ({qualname}) cannot be constructed as {call}: {exc}; "
+                f"its signature is {cls.__name__}{signature}"  # type: ignore[attr-defined]
             ) from None
 
     def params(self, name: str, args: dict[str, Any], where: str = "") -> BaseModel:
@@ -214,115 +364,28 @@ class Registry(Generic[C]):
             raise ConfigError(f"{prefix}args.{field}: {err['msg']} (for {self.kind} {name!r})") from None
 
 
-def all_registries() -> list[Registry[Any]]:
-    """Every registry made so far (those of data/ exist once their modules are imported)."""
-    return list(_ALL_REGISTRIES)
-
-
-def all_catalogues() -> list[Catalogue[Any]]:
-    """Every catalogue made so far (each exists once the module that declares it is imported)."""
-    return list(_ALL_CATALOGUES)
-
-
-T = TypeVar("T")
-
-#: Every catalogue made, so tests can snapshot and restore them all (see `temporarily`).
-_ALL_CATALOGUES: list[Catalogue[Any]] = []
-
-
-class Catalogue(Generic[T]):
-    """Name -> object for a plug-in kind that is not a decorated component class: LLM providers
-    (factories), population sources (builders), candidate retrievers, RecUserSim actions and tools.
-
-    Entries are the `crsim.<kind>` entry points of installed distributions (crsim's built-ins are
-    declared there too, in pyproject.toml): the name is the entry's name, the object is what its
-    value `module:attr` names, imported only when that name is looked up. `add` registers one in
-    code (a test, a notebook); `temporarily()` forgets those again.
-    """
-
-    def __init__(self, kind: str, what: str) -> None:
-        self.kind = kind
-        self.what = what
-        self._added: dict[str, T] = {}
-        self._loaded: dict[str, T] = {}
-        self._entry_points: dict[str, EntryPoint] | None = None
-        _ALL_CATALOGUES.append(self)
-
-    @property
-    def group(self) -> str:
-        """The entry-point group plug-ins declare their entries in."""
-        return f"crsim.{self.kind}"
-
-    def _entries(self) -> dict[str, EntryPoint]:
-        """The installed entry points of the group by name (read once, not loaded)."""
-        if self._entry_points is None:
-            self._entry_points = {entry.name: entry for entry in entry_points(group=self.group)}
-        return self._entry_points
-
-    def names(self) -> list[str]:
-        """Every name, without importing any entry."""
-        return sorted({*self._entries(), *self._added})
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in self.names()
-
-    def add(self, name: str, value: T) -> T:
-        """Register `value` under `name` in code; a name already taken is a ValueError."""
-        if name in self.names():
-            raise ValueError(f"{self.what} {name!r} is already registered")
-        self._added[name] = value
-        return value
-
-    def get(self, name: str) -> T:
-        """The object named `name`; an unknown name is a ConfigError listing the known ones."""
-        if name in self._added:
-            return self._added[name]
-        if name not in self._loaded:
-            entry = self._entries().get(name)
-            if entry is None:
-                known = ", ".join(self.names()) or "none"
-                hint = (
-                    ""
-                    if self._entries()
-                    else f" (no {self.group} entry points are installed: reinstall crsim)"
-                )
-                raise ConfigError(f"unknown {self.what} {name!r}; expected one of: {known}{hint}")
-            self._loaded[name] = entry.load()
-        return self._loaded[name]
-
-    def snapshot(self) -> dict[str, T]:
-        return dict(self._added)
-
-    def restore(self, snapshot: dict[str, T]) -> None:
-        self._added = dict(snapshot)
-
-
-# The registries of the three experiment kinds. Their typed views (the same objects, as
-# `Registry[CRS]`, `Registry[UserSimulator]`, `Registry[Metric | Evaluator]`) and typed decorators,
-# which mypy checks against the kind's protocol, live beside the protocols: `crsim.crs.base`,
-# `crsim.sim.base`, `crsim.eval.metrics.base`. These untyped names stay for plug-ins that import them.
-crs_registry: Registry[Any] = Registry("crs")
-simulator_registry: Registry[Any] = Registry("simulator")
-metric_registry: Registry[Any] = Registry("metric")
-
-crs = crs_registry.register
-simulator = simulator_registry.register
-metric = metric_registry.register
+def registry_of(kind: str) -> Registry[Any]:
+    """The registry of `kind`, importing the module that makes it on first use."""
+    if kind not in _REGISTRIES:
+        if kind not in KINDS:
+            raise ConfigError(f"unknown plug-in kind {kind!r}{did_you_mean(kind, KINDS)}")
+        import_module(KINDS[kind].home)
+    return _REGISTRIES[kind]
 
 
 @contextmanager
 def temporarily() -> Iterator[None]:
-    """Inside the block, components may be registered; after it every registry is as before.
+    """Inside the block, entries may be registered; after it every registry is as before.
 
     For tests (tests/conftest.py wraps every test in it), so a test component never leaks into
     the next test.
     """
-    snapshots = [(registry, registry.snapshot()) for registry in _ALL_REGISTRIES]
-    catalogues = [(catalogue, catalogue.snapshot()) for catalogue in _ALL_CATALOGUES]
+    snapshots = [(registry, registry.snapshot()) for registry in _REGISTRIES.values()]
+    known = set(_REGISTRIES)
     try:
         yield
     finally:
         for registry, snapshot in snapshots:
             registry.restore(snapshot)
-        for catalogue, added in catalogues:
-            catalogue.restore(added)
+        for kind in set(_REGISTRIES) - known:  # made inside the block: forget what was added in code
+            _REGISTRIES[kind].restore({})

@@ -3,29 +3,26 @@ built-in component says what it does (issue 20 item 2)."""
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
-
 import pytest
 from pydantic import Field
 
 from crsim.catalog import component_infos, describe, kind_names
 from crsim.errors import ConfigError
-from crsim.registry import Params, all_registries, simulator
+from crsim.registry import BUILTINS, Params, registry_of
+from crsim.sim.base import simulator
 
 
 def _builtin_components() -> list[tuple[str, str, type]]:
-    kind_names()  # imports one module of every entry-point group, so every registry exists
     found = []
-    for registry in all_registries():
-        for entry in entry_points(group=registry.group):
-            if entry.value.startswith("crsim."):
-                found.append((registry.kind, entry.name, registry.get(entry.name)))
+    for kind, entries in BUILTINS.items():
+        registry = registry_of(kind)
+        if registry.components:
+            found += [(kind, name, registry.get(name)) for name in entries]
     return found
 
 
-def test_every_entry_point_group_is_a_listed_kind() -> None:
-    groups = {group.removeprefix("crsim.") for group in entry_points().groups if group.startswith("crsim.")}
-    assert groups <= set(kind_names())
+def test_every_kind_of_the_table_is_listed() -> None:
+    assert set(BUILTINS) <= set(kind_names())
     assert {"simulator", "crs", "metric", "annotator", "dataset", "rubric", "domain"} <= set(kind_names())
 
 

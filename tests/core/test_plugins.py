@@ -1,24 +1,15 @@
-"""The plug-in contract: built-ins are entry points, reachable by name, loaded lazily; tests clean up.
-
-Where the entry points are read from: `pyproject.toml` is the declaration. The installed metadata
-(`importlib.metadata`) is what the registry reads at run time, but it reflects this tree only when the
-installed `crsim` distribution was installed from this tree (an editable install of another checkout,
-or one made before `pyproject.toml` last changed, shows other entry points). So the tests check the
-declaration parsed with `tomllib` against the decorated classes, and additionally check the installed
-metadata equals the declaration when the installed distribution points at this tree.
-"""
+"""The plug-in contract: built-ins are listed in one table in code (`crsim.registry.BUILTINS`), third-party
+plug-ins are entry points; both are reachable by name and loaded lazily; tests clean up."""
 
 from __future__ import annotations
 
 import ast
 import inspect
-import json
 import os
 import subprocess
 import sys
 import tomllib
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, distribution
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -27,23 +18,24 @@ import pytest
 
 from crsim import registry
 from crsim.components import BuildContext, llm_roles_of
+from crsim.crs.base import crs
 from crsim.errors import ConfigError
-from crsim.registry import Params, Registry
+from crsim.eval.metrics.base import metric
+from crsim.registry import BUILTINS, KINDS, Params, Registry, registry_of
+from crsim.sim.base import simulator
 
 ROOT = Path(__file__).resolve().parents[2]
-KINDS = ("crs", "simulator", "metric", "annotator", "dataset")
+COMPONENTS = ("crs", "simulator", "metric", "annotator", "dataset")
 
 
 def _declared() -> dict[str, dict[str, str]]:
-    """`[project.entry-points."crsim.<kind>"]` of pyproject.toml, by kind."""
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    groups = project.get("entry-points", {})
-    return {kind: dict(groups.get(f"crsim.{kind}", {})) for kind in KINDS}
+    """The built-in table's component kinds."""
+    return {kind: dict(BUILTINS[kind]) for kind in COMPONENTS}
 
 
 def _decorated() -> dict[str, dict[str, str]]:
     """Every `@<kind>("name")` class under src/, as name -> "module:Class", found with ast."""
-    found: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
+    found: dict[str, dict[str, str]] = {kind: {} for kind in COMPONENTS}
     for path in sorted((ROOT / "src").rglob("*.py")):
         module = ".".join(path.relative_to(ROOT / "src").with_suffix("").parts)
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -53,7 +45,7 @@ def _decorated() -> dict[str, dict[str, str]]:
                 if (
                     isinstance(deco, ast.Call)
                     and isinstance(deco.func, ast.Name)
-                    and deco.func.id in KINDS
+                    and deco.func.id in COMPONENTS
                     and deco.args
                     and isinstance(deco.args[0], ast.Constant)
                 ):
@@ -64,15 +56,8 @@ def _decorated() -> dict[str, dict[str, str]]:
 
 
 def _registry(kind: str) -> Registry[Any]:
-    modules = {
-        "crs": "crsim.registry",
-        "simulator": "crsim.registry",
-        "metric": "crsim.registry",
-        "annotator": "crsim.data.augment.base",
-        "dataset": "crsim.data.datasets.base",
-    }
-    reg = getattr(import_module(modules[kind]), f"{kind}_registry")
-    assert isinstance(reg, Registry)
+    reg = registry_of(kind)
+    assert isinstance(reg, Registry) and reg.kind == kind
     return reg
 
 
@@ -80,15 +65,15 @@ def test_the_scan_finds_the_builtins() -> None:
     # Guards the ast scan itself: if it found nothing the next test would pass vacuously.
     decorated = _decorated()
     assert decorated["simulator"]["abus"] == "crsim.sim.agenda.simulator:AgendaBasedSimulator"
-    assert all(decorated[kind] for kind in KINDS)
+    assert all(decorated[kind] for kind in COMPONENTS)
 
 
-def test_every_decorated_class_is_declared_as_its_entry_point() -> None:
+def test_every_decorated_class_is_in_the_builtins_table() -> None:
     assert _declared() == _decorated()
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_every_entry_point_resolves_to_the_class_decorated_with_its_name(kind: str) -> None:
+@pytest.mark.parametrize("kind", COMPONENTS)
+def test_every_builtin_resolves_to_the_class_decorated_with_its_name(kind: str) -> None:
     reg = _registry(kind)
     for name, target in _declared()[kind].items():
         module, _, qualname = target.partition(":")
@@ -97,28 +82,29 @@ def test_every_entry_point_resolves_to_the_class_decorated_with_its_name(kind: s
         assert cls.registry_name == name
 
 
-def test_installed_metadata_matches_the_declaration_when_installed_from_this_tree() -> None:
-    try:
-        dist = distribution("crsim")
-    except PackageNotFoundError:
-        pytest.skip("crsim is not installed")
-    direct_url = dist.read_text("direct_url.json")
-    url = json.loads(direct_url)["url"] if direct_url else ""
-    if url.removeprefix("file://").rstrip("/") != str(ROOT):
-        pytest.skip(f"the installed crsim comes from {url or 'a wheel'}, not this tree")
-    installed: dict[str, dict[str, str]] = {}
-    for entry in dist.entry_points:
-        if entry.group.startswith("crsim."):
-            installed.setdefault(entry.group, {})[entry.name] = entry.value
-    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["entry-points"]
-    wanted = {group: dict(entries) for group, entries in declared.items() if group.startswith("crsim.")}
-    assert installed == wanted, "reinstall (`pip install -e .`): the metadata is stale"
+def test_crsim_declares_no_entry_points_of_its_own() -> None:
+    # Built-ins live in the table, so adding one needs no reinstall; entry points are for third parties.
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert not any(group.startswith("crsim.") for group in project.get("entry-points", {}))
+
+
+def test_a_stale_installed_entry_point_of_a_builtin_name_does_not_shadow_the_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reg = _registry("simulator")
+    monkeypatch.setattr(reg, "_installed", None)
+    from importlib.metadata import EntryPoint
+
+    stale = [EntryPoint(name="abus", value="crsim.old.place:Gone", group="crsim.simulator")]
+    monkeypatch.setattr(registry, "entry_points", lambda group: stale)
+    assert reg.installed() == {} and reg.origin("abus") == "built-in"
+    assert reg.get("abus").registry_name == "abus"
 
 
 def test_naming_one_component_imports_only_its_module() -> None:
     code = (
         "import sys\n"
-        "from crsim.registry import simulator_registry\n"
+        "from crsim.sim.base import simulator_registry\n"
         "simulator_registry.get('abus')\n"
         "print(sorted(m for m in sys.modules if m.startswith(('crsim.sim.', 'crsim.crs.'))))\n"
     )
@@ -141,7 +127,7 @@ def test_temporarily_unregisters_what_was_registered_inside() -> None:
     reg.get("abus")
     with registry.temporarily():
 
-        @registry.simulator("plugins_test_echo")
+        @simulator("plugins_test_echo")
         class Echo:
             class Params(Params):
                 pass
@@ -149,7 +135,7 @@ def test_temporarily_unregisters_what_was_registered_inside() -> None:
         assert reg.get("plugins_test_echo") is Echo
     with pytest.raises(ConfigError, match="unknown simulator 'plugins_test_echo'"):
         reg.get("plugins_test_echo")
-    # A built-in loaded before survives; one dropped by a restore comes back from its entry point.
+    # A built-in loaded before survives; one dropped by a restore comes back from the table.
     assert reg.get("abus").registry_name == "abus"
     reg.restore({})
     assert reg.get("abus").registry_name == "abus"
@@ -159,18 +145,18 @@ _LEAK_NAME = "plugins_test_leak"
 
 
 def test_a_component_registered_by_a_test_is_gone_in_the_next_part1() -> None:
-    @registry.metric(_LEAK_NAME)
+    @metric(_LEAK_NAME)
     class Leak:
         class Params(Params):
             pass
 
-    assert registry.metric_registry.get(_LEAK_NAME) is Leak
+    assert _registry("metric").get(_LEAK_NAME) is Leak
 
 
 def test_a_component_registered_by_a_test_is_gone_in_the_next_part2() -> None:
     # Runs after part1 (pytest keeps file order): the autouse fixture in conftest restored the registry.
     with pytest.raises(ConfigError, match=_LEAK_NAME):
-        registry.metric_registry.get(_LEAK_NAME)
+        _registry("metric").get(_LEAK_NAME)
 
 
 def _run(tmp_path: Path, config_text: str) -> tuple[int, str, Path]:
@@ -193,7 +179,7 @@ def _no_dialogue_written(run_dir: Path) -> bool:
 def test_a_simulator_with_a_wrong_constructor_is_a_located_config_error(tmp_path: Path) -> None:
     from crsim.sim.agenda.simulator import AgendaBasedSimulator
 
-    @registry.simulator("plugins_test_old_style")
+    @simulator("plugins_test_old_style")
     class OldStyle(AgendaBasedSimulator):
         # The former simulator signature: the build layer now passes one context, not domain and seed.
         def __init__(self, params: Any, domain: Any, seed: int) -> None:
@@ -209,7 +195,7 @@ def test_a_simulator_with_a_wrong_constructor_is_a_located_config_error(tmp_path
 def test_a_crs_with_a_wrong_constructor_is_a_located_config_error(tmp_path: Path) -> None:
     from crsim.crs.popular import PopularCRS
 
-    @registry.crs("plugins_test_crs_kw")
+    @crs("plugins_test_crs_kw")
     class KeywordOnly(PopularCRS):
         def __init__(self, *, params: Any, ctx: Any) -> None:
             super().__init__(params, ctx)
@@ -223,7 +209,7 @@ def test_a_crs_with_a_wrong_constructor_is_a_located_config_error(tmp_path: Path
 def test_a_metric_with_a_wrong_constructor_is_a_located_config_error(tmp_path: Path) -> None:
     from crsim.eval.metrics.utility import Turns
 
-    @registry.metric("plugins_test_metric_extra")
+    @metric("plugins_test_metric_extra")
     class NeedsDomain(Turns):
         def __init__(self, params: Any, ctx: Any, domain: Any) -> None:
             super().__init__(params, ctx)
@@ -235,7 +221,7 @@ def test_a_metric_with_a_wrong_constructor_is_a_located_config_error(tmp_path: P
 
 
 def test_a_component_that_does_not_declare_its_model_use_is_a_located_config_error(tmp_path: Path) -> None:
-    @registry.crs("plugins_test_no_roles")
+    @crs("plugins_test_no_roles")
     class NoRoles:  # follows no base class and leaves out the protocol's `needs_llm` / `llm_roles`
         class Params(Params):
             pass
@@ -252,7 +238,7 @@ def test_a_component_that_does_not_declare_its_model_use_is_a_located_config_err
 def test_a_model_role_the_settings_cannot_build_fails_before_any_dialogue(tmp_path: Path) -> None:
     from crsim.crs.popular import PopularCRS
 
-    @registry.crs("plugins_test_model_user")
+    @crs("plugins_test_model_user")
     class ModelUser(PopularCRS):
         needs_llm = True
 
@@ -291,7 +277,7 @@ def test_every_kind_is_built_the_same_way_with_the_context(domain: Any) -> None:
         build(crs_registry, ComponentSpec(name="popular"), BuildContext(), "crss[0]")
 
 
-@pytest.mark.parametrize("kind", [kind for kind in KINDS if kind != "dataset"])
+@pytest.mark.parametrize("kind", [kind for kind in COMPONENTS if kind != "dataset"])
 def test_builtins_that_use_models_name_their_roles(kind: str) -> None:
     reg = _registry(kind)
     for name in reg.names():
@@ -309,31 +295,17 @@ def test_builtins_that_use_models_name_their_roles(kind: str) -> None:
 
 # --- the catalogues: plug-in kinds that are named objects rather than decorated component classes ---
 
-#: entry-point group -> (module, catalogue attribute) of every catalogue.
-CATALOGUES = {
-    "llm_provider": ("crsim.llm.providers.base", "provider_catalogue"),
-    "population_source": ("crsim.data.population", "source_catalogue"),
-    "retriever": ("crsim.crs.candidates", "retriever_catalogue"),
-    "recusersim_action": ("crsim.sim.recusersim.actions", "action_catalogue"),
-    "recusersim_tool": ("crsim.sim.recusersim.refine", "tool_catalogue"),
-    "download": ("crsim.data.download", "download_catalogue"),
-    "rubric": ("crsim.eval.judge.rubric", "rubric_catalogue"),
-    "domain": ("crsim.data.domains", "domain_catalogue"),
-}
-
 
 def _declared_catalogue(kind: str) -> dict[str, Any]:
-    """The objects `[project.entry-points."crsim.<kind>"]` of pyproject.toml names, imported here."""
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    entries = project.get("entry-points", {}).get(f"crsim.{kind}", {})
+    """The objects the built-in table names for `kind`, imported here."""
     found = {}
-    for name, target in entries.items():
+    for name, target in BUILTINS[kind].items():
         module, _, attr = target.partition(":")
         found[name] = getattr(import_module(module), attr) if attr else import_module(module)
     return found
 
 
-def test_every_catalogue_group_is_declared_and_its_entries_are_what_the_kind_needs() -> None:
+def test_every_builtin_entry_is_what_its_kind_needs() -> None:
     from crsim.crs.candidates import CandidateRetriever
     from crsim.data.download import DatasetSource
     from crsim.sim.recusersim.actions import UserAction
@@ -397,10 +369,11 @@ def test_no_builtin_catalogue_entry_is_left_undeclared() -> None:
     assert domains == set(_declared_catalogue("domain"))
 
 
-def test_every_catalogue_reads_its_group() -> None:
-    for kind, (module, attr) in CATALOGUES.items():
-        catalogue = getattr(import_module(module), attr)
-        assert isinstance(catalogue, registry.Catalogue) and catalogue.group == f"crsim.{kind}"
+def test_every_kind_has_one_registry_reading_its_group() -> None:
+    for kind, spec in KINDS.items():
+        reg = registry_of(kind)
+        assert reg.group == f"crsim.{kind}" and reg.components == spec.components
+        assert set(BUILTINS[kind]) <= set(reg.names())
 
 
 def test_an_entry_added_in_code_is_gone_after_temporarily() -> None:
@@ -464,13 +437,13 @@ def test_the_run_builds_every_component_from_one_context_and_each_simulator_with
 
     seen: dict[str, list[Any]] = {"crs": [], "sim": []}
 
-    @registry.crs("plugins_test_ctx_crs")
+    @crs("plugins_test_ctx_crs")
     class ContextCRS(PopularCRS):
         def __init__(self, params: Any, ctx: BuildContext) -> None:
             super().__init__(params, ctx)
             seen["crs"].append(ctx)
 
-    @registry.simulator("plugins_test_ctx_sim")
+    @simulator("plugins_test_ctx_sim")
     class ContextSim(AgendaBasedSimulator):
         def __init__(self, params: Any, ctx: BuildContext) -> None:
             super().__init__(params, ctx)

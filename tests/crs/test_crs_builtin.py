@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from crsim.components import BuildContext
-from crsim.crs.base import CRSReply, CRSSession
+from crsim.crs.base import CRSReply, CRSSession, crs_registry
 from crsim.crs.popular import PopularCRS
 from crsim.crs.retrieval import RetrievalCRS
 from crsim.data.movies import movie_domain
@@ -15,7 +15,6 @@ from crsim.errors import ConfigError
 from crsim.model.acts import format_acts
 from crsim.model.domain import Domain
 from crsim.model.items import Item, ItemCollection
-from crsim.registry import crs_registry
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from crsim.components import BuildContext
-from crsim.crs.base import CRSSession
+from crsim.crs.base import CRSSession, crs_registry
 from crsim.crs.candidates import (
     EmbeddingRetriever,
     TfidfRetriever,
@@ -36,7 +36,6 @@ from crsim.model.dialogue import Role, TerminationReason
 from crsim.model.domain import Domain
 from crsim.model.items import ItemCollection
 from crsim.model.user import InformationNeed, SimulatedUser, UserProfile
-from crsim.registry import crs_registry
 from crsim.run.loop import run_dialogue
 from crsim.seeding import derive_seed
 from crsim.sim.agenda.simulator import AgendaBasedSimulator

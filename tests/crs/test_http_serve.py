@@ -109,7 +109,7 @@ async def test_crs_arena_protocol_over_serve_uses_cookie_sessions(domain: Domain
 
 
 async def test_round_trip_through_serve_equals_in_process(tmp_path: Path) -> None:
-    from crsim.registry import crs_registry
+    from crsim.crs.base import crs_registry
     from crsim.run.batch import run_batch
     from crsim.run.build import build_domain, build_experiment
     from crsim.run.config import ExperimentConfig

@@ -183,11 +183,11 @@ def test_installed_packages_add_domains_through_entry_points(
         "shop": EntryPoint(name="shop", value="shop_plugin:SHOP", group=ENTRY_POINT_GROUP),
         "gone": EntryPoint(name="gone", value="no_such_module:X", group=ENTRY_POINT_GROUP),
     }
-    installed = {**domain_catalogue._entries(), **entries}  # as if a distribution declared both
-    monkeypatch.setattr(domain_catalogue, "_entry_points", installed)
+    installed = {name: entry.value for name, entry in entries.items()}  # as if a distribution declared both
+    monkeypatch.setattr(domain_catalogue, "_installed", installed)
     assert {"shop", "gone", "movies", "restaurants", "hotels"} <= set(known_domains())
     assert domain_named("shop").items["s2"].title == "Blue Shirt"
-    with pytest.raises(ConfigError, match=r"entry point 'gone' .*cannot be loaded"):
+    with pytest.raises(ConfigError, match=r"domain 'gone' .*cannot be loaded"):
         domain_named("gone")
 
 

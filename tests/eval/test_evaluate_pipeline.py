@@ -17,11 +17,11 @@ from crsim.errors import ConfigError, CrsimError, DataError
 from crsim.eval import read_scores, summarize
 from crsim.eval.evaluate import ScoreRecord
 from crsim.eval.metrics import SuccessRate
-from crsim.eval.metrics.base import NO_ACTS, Evaluator, NotApplicable, Value
+from crsim.eval.metrics.base import NO_ACTS, Evaluator, NotApplicable, Value, metric
 from crsim.eval.pipeline import score_all
 from crsim.llm.types import user as user_message
 from crsim.model import Dialogue, Role, Utterance
-from crsim.registry import ComponentSpec, Params, metric
+from crsim.registry import ComponentSpec, Params
 from crsim.run.evaluation import EvaluateOptions, JudgeConfig, evaluate_path, load_judge_config
 
 runner = CliRunner()

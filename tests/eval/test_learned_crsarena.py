@@ -33,14 +33,13 @@ from crsim.eval.learned.crsarena_model import (
     save_model,
     turn_arrays,
 )
-from crsim.eval.metrics.base import NotApplicable
+from crsim.eval.metrics.base import NotApplicable, metric_registry
 from crsim.eval.pipeline import score_all
 from crsim.fitting.crsarena_fit import FitSettings, LabelledDialogue, fit_model, turn_labels
 from crsim.meta.gold import GoldSet, load_gold
 from crsim.meta.learned import labelled, protocol_folds
 from crsim.meta.predictions import Predictions
 from crsim.model import Dialogue, Role, Utterance
-from crsim.registry import metric_registry
 from support import QUICK_CRSARENA
 
 runner = CliRunner()

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from crsim.eval.metrics import RDL, SRRR, SuccessRate, Turns
-from crsim.eval.metrics.base import NO_ACTS, NotApplicable
+from crsim.eval.metrics.base import NO_ACTS, NotApplicable, metric_registry
 from crsim.model import Dialogue, DialogueAct, Role, Utterance
-from crsim.registry import metric_registry
 
 
 def user(*intents: str) -> Utterance:

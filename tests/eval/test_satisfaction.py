@@ -23,7 +23,7 @@ from crsim.eval.learned.satisfaction import (
     SatisfactionParams,
     cached_artifact,
 )
-from crsim.eval.metrics.base import NotApplicable
+from crsim.eval.metrics.base import NotApplicable, metric_registry
 from crsim.fitting.cv import (
     Fold,
     conversation_folds,
@@ -44,7 +44,6 @@ from crsim.fitting.training import (
 )
 from crsim.fitting.validation import binary_report, roc_auc, within_group_auc, within_group_pearson
 from crsim.model import Dialogue, DialogueAct, Role, Utterance
-from crsim.registry import metric_registry
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 VALIDATION = SATISFACTION_ARTIFACT.with_name("satisfaction-v1.validation.json")
@@ -241,7 +240,8 @@ SCORE_WITHOUT_SKLEARN = """
 import sys
 from crsim.eval.evaluate import build_metrics, score_dialogues
 from crsim.model import Dialogue, Role, Utterance
-from crsim.registry import ComponentSpec, metric_registry
+from crsim.registry import ComponentSpec
+from crsim.eval.metrics.base import metric_registry
 
 metric_registry.names()  # every built-in metric module, as a run's scoring loads them
 (metric,) = build_metrics([ComponentSpec(name="satisfaction")])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from crsim.eval.metrics.base import NO_ACTS, NotApplicable
+from crsim.eval.metrics.base import NO_ACTS, NotApplicable, metric_registry
 from crsim.eval.pipeline import evaluate_dialogue
 from crsim.gcdf1.adapter import goal_dialogue
 from crsim.gcdf1.dialogue import SYSTEM, USER, ActKind
@@ -14,7 +14,6 @@ from crsim.gcdf1.evaluator import ASPECTS, NO_NEED, Gcdf1Evaluator
 from crsim.model.acts import DialogueAct
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.user import InformationNeed
-from crsim.registry import metric_registry
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "gcdf1"
 

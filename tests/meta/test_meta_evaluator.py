@@ -16,12 +16,12 @@ from typer.testing import CliRunner
 from crsim.cli.meta_eval import meta_app
 from crsim.components import BuildContext
 from crsim.eval.metrics import Turns
-from crsim.eval.metrics.base import Evaluator, Value
+from crsim.eval.metrics.base import Evaluator, Value, metric
 from crsim.llm.cache import cache_stats
 from crsim.llm.types import user as user_message
 from crsim.meta import GoldSet, load_gold, meta_evaluate, predict_with
 from crsim.model import Dialogue, Role
-from crsim.registry import Params, metric
+from crsim.registry import Params
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "crsarena_eval" / "crs_arena_eval.json.gz"
 FAILING = "kbrd_redial_dfc62638-0660-4413-81d4-75bef5ca0745"

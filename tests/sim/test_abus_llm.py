@@ -27,7 +27,6 @@ from crsim.model.acts import DialogueAct, Intent, parse_acts
 from crsim.model.dialogue import Role, TerminationReason
 from crsim.model.domain import Domain
 from crsim.model.user import InformationNeed, SimulatedUser, UserProfile
-from crsim.registry import simulator_registry
 from crsim.run.loop import run_dialogue
 from crsim.seeding import derive_seed
 from crsim.sim.agenda.llm_nlg import LLMNLG, clean_utterance
@@ -44,7 +43,7 @@ from crsim.sim.agenda.llm_nlu import (
 )
 from crsim.sim.agenda.nlg import NLGContext
 from crsim.sim.agenda.simulator import AgendaBasedSimulator
-from crsim.sim.base import UserTurn
+from crsim.sim.base import UserTurn, simulator_registry
 
 IARD_GOLD = Path(__file__).parents[1] / "fixtures" / "iard" / "formatted_IARD_annotated_gold.json.gz"
 IARD_RECOMMENDER_LABELS = {

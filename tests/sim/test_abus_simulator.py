@@ -12,10 +12,9 @@ from crsim.data.movies import movie_domain
 from crsim.model.acts import Intent
 from crsim.model.dialogue import TerminationReason
 from crsim.model.user import InformationNeed, SimulatedUser, UserProfile
-from crsim.registry import simulator_registry
 from crsim.run.loop import run_dialogue
 from crsim.sim.agenda.simulator import AgendaBasedSimulator
-from crsim.sim.base import UserSimulator, UserTurn
+from crsim.sim.base import UserSimulator, UserTurn, simulator_registry
 
 MATRIX, HEAT, RONIN, TOY_STORY, LOVE_ACTUALLY, TITANIC = "2571", "6", "2278", "1", "6942", "1721"
 

@@ -28,8 +28,9 @@ from crsim.llm.types import Message, ResolvedGeneration
 from crsim.model.dialogue import Dialogue, Role, TerminationReason
 from crsim.model.io import iter_dialogues
 from crsim.model.user import SimulatedUser
-from crsim.registry import ComponentSpec, simulator_registry
+from crsim.registry import ComponentSpec
 from crsim.run.loop import run_dialogue
+from crsim.sim.base import simulator_registry
 from crsim.sim.pepper.accuracy import AccuracyOptions, preference_accuracy, read_choice
 from crsim.sim.pepper.simulator import item_interface
 from crsim.studies.pepper_curves import pepper_curves, plot_curves, split_table

@@ -29,8 +29,8 @@ from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Message, ResolvedGeneration
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
-from crsim.registry import simulator_registry
 from crsim.run.loop import run_dialogue
+from crsim.sim.base import simulator_registry
 from crsim.sim.pepper.accuracy import AccuracyOptions, preference_accuracy
 from support import ScriptedHub
 

@@ -27,12 +27,12 @@ from crsim.model.dialogue import Role, TerminationReason
 from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
 from crsim.model.user import InformationNeed, SimulatedUser, SlotPreferences, UserProfile
-from crsim.registry import simulator_registry
 from crsim.run.batch import run_batch
 from crsim.run.build import build_experiment
 from crsim.run.config import ExperimentConfig
 from crsim.run.loop import run_dialogue
 from crsim.seeding import derive_seed
+from crsim.sim.base import simulator_registry
 from crsim.sim.prompt.common import Entry, clean_utterance, recent_turns, split_at_stop, within_chars
 from crsim.sim.prompt.dual import DualPromptSimulator
 from crsim.sim.prompt.single import SinglePromptSimulator

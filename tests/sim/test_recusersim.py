@@ -22,6 +22,7 @@ from crsim.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.crs.retrieval import RetrievalCRS
 from crsim.errors import ConfigError
+from crsim.eval.metrics.base import metric_registry
 from crsim.eval.metrics.user_ratings import UserRatings
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Completion, Message, ResolvedGeneration
@@ -29,12 +30,12 @@ from crsim.model.dialogue import Dialogue, Role, TerminationReason
 from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
 from crsim.model.user import InformationNeed, SimulatedUser, SlotPreferences, UserProfile
-from crsim.registry import metric_registry, simulator_registry
 from crsim.run.batch import run_batch
 from crsim.run.build import build_experiment
 from crsim.run.config import ExperimentConfig, load_config
 from crsim.run.evaluation import EvaluateOptions, evaluate_path
 from crsim.run.loop import run_dialogue
+from crsim.sim.base import simulator_registry
 from crsim.sim.recusersim.actions import UserAction, get_action, register_action
 from crsim.sim.recusersim.memory import Memory
 from crsim.sim.recusersim.profile import (

@@ -21,7 +21,7 @@ from crsim.llm.types import Completion, Message, ResolvedGeneration
 from crsim.model import annotations as keys
 from crsim.model.domain import Domain
 from crsim.model.user import InformationNeed, SimulatedUser
-from crsim.registry import simulator_registry
+from crsim.sim.base import simulator_registry
 from crsim.sim.pepper.biased import TargetBiasedSimulator
 from crsim.sim.pepper.simulator import PepperSimulator
 from crsim.sim.prompt import checks

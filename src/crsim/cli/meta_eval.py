@@ -161,10 +161,10 @@ def _predictions(
 ) -> tuple[Predictions, str, GoldSet, dict[str, int]]:
     """The predictions to score (read from a run file, or made by running the evaluator on the gold
     conversations), their label, the gold set and the LLM calls made by role."""
+    from crsim.eval.metrics.base import metric_registry
     from crsim.llm.config import LLMSettings, load_llm_settings
     from crsim.meta.gold import load_gold
     from crsim.meta.predictions import read_run_file
-    from crsim.registry import metric_registry
 
     if run_file is not None:
         return read_run_file(run_file), _run_name(run_file), load_gold(gold, limit_per_split=limit), {}

@@ -10,7 +10,6 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 from crsim.components import Buildable
 from crsim.model.acts import DialogueAct
 from crsim.registry import Params, Registry
-from crsim.registry import crs_registry as _untyped_crs_registry
 
 
 @dataclass
@@ -88,8 +87,8 @@ class BaseCRS:
         return None
 
 
-#: The CRS registry, typed: `get` gives a CRS class (the same object as `crsim.registry.crs_registry`).
-crs_registry: Registry[CRS] = _untyped_crs_registry
+#: The CRS registry: `get` gives a CRS class.
+crs_registry: Registry[type[CRS]] = Registry("crs")
 
 _CRSClass = TypeVar("_CRSClass", bound=type[CRS])
 

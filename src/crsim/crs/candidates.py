@@ -42,7 +42,7 @@ from crsim.llm.errors import missing_dependency
 from crsim.model.domain import Domain, SlotKind
 from crsim.model.items import Item, ItemCollection
 from crsim.model.text import STOPWORDS, normalize
-from crsim.registry import Catalogue
+from crsim.registry import Registry
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -325,7 +325,7 @@ def embedding_model() -> SentenceTransformer:
 #: The candidate retrievers by name: the `crsim.retriever` entry points (built-ins `tfidf` and
 #: `embeddings` in pyproject.toml), each a `CandidateRetriever` class built over an item collection
 #: and the domain's text view.
-retriever_catalogue: Catalogue[type[CandidateRetriever]] = Catalogue("retriever", "retriever")
+retriever_catalogue: Registry[type[CandidateRetriever]] = Registry("retriever")
 _BUILT: weakref.WeakKeyDictionary[ItemCollection, dict[str, CandidateRetriever]] = weakref.WeakKeyDictionary()
 _BUILD_LOCK = threading.Lock()
 

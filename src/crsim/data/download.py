@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from crsim.errors import CrsimError, DataError
 from crsim.model.run_folder.files import PART_SUFFIX
-from crsim.registry import Catalogue
+from crsim.registry import Registry
 
 #: Environment variable that overrides the download locations with a mirror.
 BASE_URL_ENV = "CRSIM_DOWNLOAD_BASE"
@@ -150,7 +150,7 @@ MOVIELENS = DatasetSource(
 
 #: The downloadable datasets by name: the `crsim.download` entry points (the built-ins above are
 #: declared in pyproject.toml), each naming a `DatasetSource`.
-download_catalogue: Catalogue[DatasetSource] = Catalogue("download", "dataset to download")
+download_catalogue: Registry[DatasetSource] = Registry("download")
 
 
 class _CatalogView(Mapping[str, DatasetSource]):

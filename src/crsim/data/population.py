@@ -25,7 +25,7 @@ from crsim.errors import ConfigError
 from crsim.model.domain import Domain
 from crsim.model.items import ItemCollection
 from crsim.model.user import InformationNeed, SimulatedUser, SlotPreferences, UserProfile
-from crsim.registry import Catalogue
+from crsim.registry import Registry
 from crsim.seeding import derive_seed
 
 Ratings = Mapping[str, Mapping[str, float]]
@@ -33,7 +33,7 @@ Ratings = Mapping[str, Mapping[str, float]]
 
 #: The population sources by name: the `crsim.population_source` entry points (the built-ins
 #: movielens, redial, iard, pepper, reviews in pyproject.toml name functions of crsim.data.users).
-source_catalogue: Catalogue[Any] = Catalogue("population_source", "population source")
+source_catalogue: Registry[Any] = Registry("population_source")
 
 
 def _known_source(name: str) -> str:

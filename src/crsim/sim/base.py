@@ -11,7 +11,6 @@ from crsim.crs.base import CRSReply
 from crsim.model.acts import DialogueAct
 from crsim.model.user import SimulatedUser
 from crsim.registry import Registry
-from crsim.registry import simulator_registry as _untyped_simulator_registry
 
 
 @dataclass
@@ -53,8 +52,8 @@ class UserSimulator(Buildable, Protocol):
         ...
 
 
-#: The simulator registry, typed (the same object as `crsim.registry.simulator_registry`).
-simulator_registry: Registry[UserSimulator] = _untyped_simulator_registry
+#: The simulator registry: `get` gives a simulator class.
+simulator_registry: Registry[type[UserSimulator]] = Registry("simulator")
 
 _SimulatorClass = TypeVar("_SimulatorClass", bound=type[UserSimulator])
 

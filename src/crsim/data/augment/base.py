@@ -101,7 +101,7 @@ class ActAnnotator:
 
 
 #: The act-annotator registry (entry points `crsim.annotator`).
-annotator_registry: Registry[ActAnnotator] = Registry("annotator")
+annotator_registry: Registry[type[ActAnnotator]] = Registry("annotator")
 
 _AnnotatorClass = TypeVar("_AnnotatorClass", bound=type[ActAnnotator])
 

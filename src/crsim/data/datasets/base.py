@@ -116,7 +116,7 @@ class ConversionReport:
 
 
 #: The dataset-reader registry (entry points `crsim.dataset`), typed: `get` gives a reader class.
-dataset_registry: Registry[DatasetReader] = Registry("dataset")
+dataset_registry: Registry[type[DatasetReader]] = Registry("dataset")
 
 _ReaderClass = TypeVar("_ReaderClass", bound=type[DatasetReader])
 

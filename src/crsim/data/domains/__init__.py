@@ -1,10 +1,10 @@
 """Item domains by name or path: the one place a config's `domain` (or a manifest's) becomes a `Domain`.
 
-A domain is a domain file (docs/domains.md). Named domains come from the `crsim.domain` entry points,
-like every other plug-in kind (a `crsim.registry.Catalogue`): an entry names a domain and points at
-a package whose folder holds `domain.yaml` (crsim's own, `crsim.data.domains.movies`, `.restaurants`
-and `.hotels`, are declared so in pyproject.toml) or at an object holding the path of a domain file
-(a `str` or `Path`). Anything else a config names is read as a path to a domain file. Evaluation
+A domain is a domain file (docs/domains.md). Named domains are a plug-in kind like every other (a
+`crsim.registry.Registry`): an entry names a domain and points at a package whose folder holds
+`domain.yaml` (crsim's own are in the built-in table) or, from an installed package's `crsim.domain`
+entry point, at an object holding the path of a domain file (a `str` or `Path`). Anything else a
+config names is read as a path to a domain file. Evaluation
 resolves a run's domain from its folder with `domain_of`, without the runner's builder.
 """
 
@@ -19,7 +19,7 @@ from crsim.data.domains.loader import check_domain_file, read_domain_file, read_
 from crsim.errors import ConfigError
 from crsim.model.domain import Domain
 from crsim.model.run_folder.manifest import Manifest
-from crsim.registry import Catalogue
+from crsim.registry import Registry
 
 __all__ = [
     "check_domain_file",
@@ -36,7 +36,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "crsim.domain"
 
 #: Domain name -> a package holding `domain.yaml`, or the path of a domain file; loaded when named.
-domain_catalogue: Catalogue[Any] = Catalogue("domain", "domain")
+domain_catalogue: Registry[Any] = Registry("domain")
 
 
 def known_domains() -> list[str]:
@@ -59,16 +59,14 @@ def _named_file(name: str) -> Path:
     """The domain file of the catalogue entry `name`: its package's `domain.yaml`, or the path it holds."""
     try:
         value = domain_catalogue.get(name)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(
-            f"domain: the {ENTRY_POINT_GROUP} entry point {name!r} cannot be loaded: {exc}"
-        ) from None
+    except ConfigError as exc:
+        raise ConfigError(f"domain: {exc}") from None
     if isinstance(value, ModuleType) and value.__file__ is not None:
         return Path(value.__file__).parent / "domain.yaml"
     if isinstance(value, str | Path):
         return Path(value)
     raise ConfigError(
-        f"domain: the {ENTRY_POINT_GROUP} entry point {name!r} names a {type(value).__name__}; "
+        f"domain: {name!r} names a {type(value).__name__}; "
         "expected a package holding domain.yaml or the path of a domain file"
     )
 

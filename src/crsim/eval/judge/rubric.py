@@ -57,7 +57,7 @@ from pydantic import (
 )
 
 from crsim.errors import ConfigError
-from crsim.registry import Catalogue
+from crsim.registry import Registry
 from crsim.yaml_files import describe_yaml_error, load_yaml
 
 #: Package holding the shipped rubric files (`<name>.yaml`).
@@ -219,7 +219,7 @@ class Rubric(BaseModel):
 #: The named rubrics: the `crsim.rubric` entry points, each naming the package whose `<name>.yaml`
 #: resource is the rubric (crsim's own, in crsim.eval.judge.rubrics, are declared in pyproject.toml;
 #: a plug-in ships its files in its own package and declares them the same way).
-rubric_catalogue: Catalogue[ModuleType] = Catalogue("rubric", "rubric")
+rubric_catalogue: Registry[ModuleType] = Registry("rubric")
 
 
 def shipped_rubrics() -> list[str]:

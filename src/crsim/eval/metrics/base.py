@@ -17,7 +17,6 @@ from crsim.components import BuildContext
 from crsim.model.dialogue import Dialogue
 from crsim.registry import Params as BaseParams
 from crsim.registry import Registry
-from crsim.registry import metric_registry as _untyped_metric_registry
 
 #: Reasons a dialogue cannot be scored; summaries count missing values per reason.
 NO_ACTS = "user utterance without dialogue acts (annotate the dialogue first)"
@@ -169,8 +168,8 @@ class Evaluator(ABC):
         any other exception becomes an error record for this dialogue only."""
 
 
-#: The metric registry, typed: metrics and evaluators (the same object as `crsim.registry.metric_registry`).
-metric_registry: Registry[Metric | Evaluator] = _untyped_metric_registry
+#: The metric registry: metrics and evaluators.
+metric_registry: Registry[type[Metric] | type[Evaluator]] = Registry("metric")
 
 _MetricClass = TypeVar("_MetricClass", bound=type[Metric] | type[Evaluator])
 

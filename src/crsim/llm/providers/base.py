@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from crsim.errors import ConfigError
 from crsim.llm.config import ModelConfig
 from crsim.llm.types import Completion, Message, ResolvedGeneration
-from crsim.registry import Catalogue
+from crsim.registry import Registry
 
 
 class Provider(Protocol):
@@ -36,7 +36,7 @@ ProviderFactory = Callable[[ModelConfig], Provider]
 #: The LLM providers by name: the `crsim.llm_provider` entry points (the built-ins openai, ollama,
 #: local and scripted are declared in pyproject.toml), each naming a `create(config) -> Provider`
 #: factory; a module is imported only when a config names its provider.
-provider_catalogue: Catalogue[ProviderFactory] = Catalogue("llm_provider", "LLM provider")
+provider_catalogue: Registry[ProviderFactory] = Registry("llm_provider")
 
 
 #: Redirects followed within one origin before a call fails (the HTTP CRS adapters allow as many).

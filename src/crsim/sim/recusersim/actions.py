@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from crsim.errors import ConfigError
-from crsim.registry import Catalogue
+from crsim.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class UserAction:
 
 
 #: The user actions by name (entry points `crsim.recusersim_action`, each naming a `UserAction`).
-action_catalogue: Catalogue[UserAction] = Catalogue("recusersim_action", "user action")
+action_catalogue: Registry[UserAction] = Registry("recusersim_action")
 
 
 def register_action(action: UserAction) -> UserAction:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from crsim.errors import ConfigError
 from crsim.llm.structured import Structured
-from crsim.registry import Catalogue
+from crsim.registry import Registry
 from crsim.sim.recusersim.profile import Traits
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*", re.UNICODE)
@@ -141,7 +141,7 @@ async def refine_in_order(
 
 
 #: The refinement tools by name (entry points `crsim.recusersim_tool`, each naming a tool class).
-tool_catalogue: Catalogue[type[RefinementTool]] = Catalogue("recusersim_tool", "refinement tool")
+tool_catalogue: Registry[type[RefinementTool]] = Registry("recusersim_tool")
 
 
 def refinement_tool(name: str) -> Callable[[type[RefinementTool]], type[RefinementTool]]:
