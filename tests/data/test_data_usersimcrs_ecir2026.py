@@ -3,8 +3,9 @@
 The fixtures are whole dialogues of three published files (tests/fixtures/usersimcrs_ecir2026/README.md):
 agenda-based users whose acts carry a `null` intent (KBRD × ABUS ReDial) or an empty one (IAI
 MovieBot × ABUS INSPIRED), and LLM users without acts (KBRD × dual-prompt LLM). DialogueKit's reader
-(iai-group/DialogueKit `dialoguekit/utils/dialogue_reader.py`, `json_to_annotated_utterance`) keeps
-such acts: `intent = da.get("intent")`, turned into an `Intent` only when truthy.
+(iai-group/DialogueKit `dialoguekit/utils/dialogue_reader.py`, `json_to_annotated_utterance`, at
+ba5062235c7a553d7ce1b11bb2f0ceda24b638e1 and in the newer stored version that reads `dialogue_acts`)
+keeps such acts: the intent is read with `.get("intent")` and made an `Intent` only when truthy.
 """
 
 from __future__ import annotations
