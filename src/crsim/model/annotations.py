@@ -22,6 +22,7 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
+    Field,
     NonNegativeInt,
     PositiveInt,
     TypeAdapter,
@@ -224,6 +225,16 @@ RECOMMENDED_ITEMS_SOURCE: Key[Literal["linked"]] = _declare(
     writers=("crs/http/base.py", "run/loop.py"),
     readers=("run/loop.py",),
     description="The CRS utterance's item ids were linked from titles in its text, not listed by the CRS.",
+)
+AMBIGUOUS_LINKS: Key[dict[str, list[str]]] = _declare(
+    "ambiguous_links",
+    A,
+    dict[str, Annotated[list[str], Field(min_length=2)]],
+    "{item id: [item id, ...] (at least 2)}",
+    writers=("crs/http/base.py", "run/loop.py"),
+    readers=("eval/evaluate.py",),
+    description="Titles linked in the CRS utterance's text that name several catalogue items equally "
+    "(same title, nothing in the text telling them apart): linked id -> all of them, the linked one first.",
 )
 REPLACED_CODE_POINTS: Key[int] = _declare(
     "replaced_code_points",

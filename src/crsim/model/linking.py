@@ -15,6 +15,14 @@ When several items share a title, a year right after it ("Sabrina (1954)") picks
 one, a year or decade given elsewhere in the text ("the 1954 film", "a 1950s romance", "from the
 '50s") picks the item whose year it names or whose decade it gives, the cue nearest the title
 winning; only when no cue fits any of them does the yearless rule of `_choose` apply.
+
+Titles that differ only in punctuation or in "&"/"and" share a key ("Mother" and "Mother!",
+"Kicking & Screaming" and "Kicking and Screaming"); among them the item whose title is written
+exactly as in the text wins, before popularity ("Mother." links "Mother (2009)", "Mother!" links
+"Mother! (2017)"), and a catalogued title before another item's alias ("Oldboy (2013)" before the
+alias "Oldboy" of "Old Boy (2003)"). When the text still fits several items equally (same title,
+no year or cue telling them apart), popularity picks one and the mention lists all of them in
+`candidates`: the link is ambiguous.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz, process
 
-from crsim.model.text import STOPWORDS, Token, normalize, split_title_year, tokenize, unarticle
+from crsim.model.text import STOPWORDS, Token, fold, normalize, split_title_year, tokenize, unarticle
 
 if TYPE_CHECKING:
     from crsim.model.items import Item, ItemCollection
@@ -55,6 +63,16 @@ class Mention:
     end: int
     surface: str
     score: float
+    #: All items the text could name equally (the linked one first) when the link is ambiguous; else empty.
+    candidates: tuple[str, ...] = ()
+
+    @property
+    def ambiguous(self) -> bool:
+        return len(self.candidates) > 1
+
+
+#: Where a surface form of a title comes from; lower is better evidence when titles tie.
+_TITLE, _ALIAS, _DERIVED = 0, 1, 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +80,22 @@ class _Entry:
     item_id: str
     year: int | None
     popularity: float
-    #: The key was made by adding or dropping a leading article, not taken from the catalogue.
-    derived: bool
+    #: (surface form, origin) under this key: the form folded with its punctuation kept, and whether it
+    #: is the catalogue title, an alias or derived (a leading article added or dropped).
+    forms: tuple[tuple[str, int], ...]
+
+    def fit(self, written: tuple[str, str] | None) -> tuple[int, int, int]:
+        """How well the text's surface fits this item: (0 if a form is written exactly as in the
+        text, minus the length of that form, origin); lower is better. `written` is (the span's
+        surface, the span's surface with the punctuation right after it), None when unknown."""
+        best = (1, 0, min(origin for _, origin in self.forms))
+        if written is None:
+            return best
+        span, extended = written
+        for form, origin in self.forms:
+            if form.startswith(span) and extended.startswith(form):
+                best = min(best, (0, -len(form), origin))
+        return best
 
 
 class ItemLinker:
@@ -73,10 +105,12 @@ class ItemLinker:
         self.fuzzy_cutoff = fuzzy_cutoff
         self._by_key: dict[tuple[str, ...], list[_Entry]] = defaultdict(list)
         for item in items:
-            for variant, derived in _title_variants(item.title, item.extra.get("aliases", ())).items():
+            for variant, origin in _title_variants(item.title, item.extra.get("aliases", ())).items():
                 key = tuple(normalize(variant).split())
                 if key:
-                    self._add(key, _Entry(item.id, item.year, _popularity(item), derived))
+                    self._add(
+                        key, _Entry(item.id, item.year, _popularity(item), ((surface(variant), origin),))
+                    )
         self._weak = frozenset(key for key in self._by_key if _is_weak(key))
         lengths: dict[str, set[int]] = defaultdict(set)
         for key in self._by_key:
@@ -89,8 +123,12 @@ class ItemLinker:
         entries = self._by_key[key]
         for n, existing in enumerate(entries):
             if existing.item_id == entry.item_id:
-                if existing.derived and not entry.derived:
-                    entries[n] = entry
+                forms = dict(existing.forms)
+                for form, origin in entry.forms:
+                    forms[form] = min(origin, forms.get(form, origin))
+                entries[n] = _Entry(
+                    existing.item_id, existing.year, existing.popularity, tuple(forms.items())
+                )
                 return
         entries.append(entry)
 
@@ -125,15 +163,17 @@ class ItemLinker:
             return None
         entries = self._by_key.get(key)
         if entries:
-            return Mention(_choose(entries, year).item_id, 0, len(title), title, 100.0)
+            written = surface(unarticle(name))
+            entry, candidates = _choose(entries, year, (written, written))
+            return Mention(entry.item_id, 0, len(title), title, 100.0, candidates)
         best = process.extractOne(
             " ".join(key), self._choices, scorer=fuzz.ratio, score_cutoff=self.fuzzy_cutoff
         )
         if best is None:
             return None
         _, score, index = best
-        entry = _choose(self._by_key[self._choice_keys[index]], year)
-        return Mention(entry.item_id, 0, len(title), title, float(score))
+        entry, candidates = _choose(self._by_key[self._choice_keys[index]], year)
+        return Mention(entry.item_id, 0, len(title), title, float(score), candidates)
 
     # --- internals -----------------------------------------------------------------------------
 
@@ -189,11 +229,12 @@ class ItemLinker:
                 continue
             span_end = tokens[end - 1].end if year is None else _include_closing_paren(text, tokens[end].end)
             start = tokens[i].start
+            written = _written(text, start, tokens[end - 1].end) if len(entries) > 1 else None
             if year is None:
-                entry = _choose_by_cues(entries, text, start, span_end)
+                entry, candidates = _choose_by_cues(entries, text, start, span_end, written)
             else:
-                entry = _choose(entries, year)
-            mention = Mention(entry.item_id, start, span_end, text[start:span_end], 100.0)
+                entry, candidates = _choose(entries, year, written)
+            mention = Mention(entry.item_id, start, span_end, text[start:span_end], 100.0, candidates)
             return mention, end + (year is not None)
         return None
 
@@ -221,25 +262,48 @@ class ItemLinker:
             if best is None:
                 continue
             score, index, s = best
-            entry = _choose(self._by_key[self._choice_keys[index]], int(token.text))
+            entry, candidates = _choose(self._by_key[self._choice_keys[index]], int(token.text))
             end = _include_closing_paren(text, token.end)
-            found.append(Mention(entry.item_id, tokens[s].start, end, text[tokens[s].start : end], score))
+            surface_text = text[tokens[s].start : end]
+            found.append(Mention(entry.item_id, tokens[s].start, end, surface_text, score, candidates))
             for k in range(s, j + 1):
                 covered[k] = True
         return found
 
 
-def _choose(entries: list[_Entry], year: int | None) -> _Entry:
-    """Among items sharing a title key, pick the one the text most likely means.
+def ambiguous_links(mentions: Iterable[Mention]) -> dict[str, list[str]]:
+    """Linked id -> the items its text names equally, for the ambiguous mentions (the record's
+    `ambiguous_links` annotation)."""
+    return {m.item_id: list(m.candidates) for m in mentions if m.ambiguous}
 
-    With a year: the item of that year (else the nearest), then a catalogued over a derived
-    title, then popularity. Without a year: a catalogued title, then an item catalogued without
-    a year (the text then matches its whole display title; ReDial lists such near-duplicates),
-    then popularity. Remaining ties go to the first item in collection order.
+
+def _choose(
+    entries: list[_Entry], year: int | None, written: tuple[str, str] | None = None
+) -> tuple[_Entry, tuple[str, ...]]:
+    """Among items sharing a title key, the one the text most likely means, and the candidates when
+    the text fits several equally (else an empty tuple).
+
+    With a year: the item of that year (else the nearest), then the surface written in the text
+    (`_Entry.fit`: exact form, catalogue title before alias before derived). Without a year: the
+    surface, then an item catalogued without a year (the text then matches its whole display title;
+    ReDial lists such near-duplicates). Popularity decides only among items the text fits equally
+    (then the link is ambiguous), remaining ties going to the first item in collection order.
     """
-    if year is not None:
-        return min(entries, key=lambda e: (abs(e.year - year) if e.year else 1000, e.derived, -e.popularity))
-    return min(entries, key=lambda e: (e.derived, e.year is not None, -e.popularity))
+
+    if len(entries) == 1:
+        return entries[0], ()
+
+    def evidence(e: _Entry) -> tuple[int, ...]:
+        if year is not None:
+            return (abs(e.year - year) if e.year else 1000, *e.fit(written))
+        return (*e.fit(written), e.year is not None)
+
+    best = min(evidence(e) for e in entries)
+    tied = [e for e in entries if evidence(e) == best]
+    chosen = min(tied, key=lambda e: -e.popularity)
+    if len(tied) < 2:
+        return chosen, ()
+    return chosen, (chosen.item_id, *(e.item_id for e in tied if e is not chosen))
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,12 +338,14 @@ def year_cues(text: str) -> list[YearCue]:
     return cues
 
 
-def _choose_by_cues(entries: list[_Entry], text: str, start: int, end: int) -> _Entry:
+def _choose_by_cues(
+    entries: list[_Entry], text: str, start: int, end: int, written: tuple[str, str] | None
+) -> tuple[_Entry, tuple[str, ...]]:
     """Items sharing a title (at `text[start:end]`) with no year after it: the one a year or decade
     in the text fits (the cue nearest the title first, a year before a decade), else the yearless
     rule of `_choose`."""
     if len({e.year for e in entries}) < 2:
-        return _choose(entries, None)
+        return _choose(entries, None, written)
     fitting = [
         (start - cue.start if cue.start < start else cue.start - end, cue.decade, entry)
         for cue in year_cues(text)
@@ -287,10 +353,10 @@ def _choose_by_cues(entries: list[_Entry], text: str, start: int, end: int) -> _
         if cue.fits(entry.year)
     ]
     if not fitting:
-        return _choose(entries, None)
+        return _choose(entries, None, written)
     distance, decade, _ = min(fitting, key=lambda f: (f[0], f[1]))
     tied = [entry for d, dec, entry in fitting if d == distance and dec == decade]
-    return _choose(tied, None)
+    return _choose(tied, None, written)
 
 
 def _popularity(item: Item) -> float:
@@ -299,18 +365,39 @@ def _popularity(item: Item) -> float:
     return float(raw) if isinstance(raw, int | float) else 0.0
 
 
-def _title_variants(title: str, aliases: Iterable[str] = ()) -> dict[str, bool]:
-    """Surface forms of a title -> whether the form is derived (an article added or dropped)."""
-    names = [split_title_year(t)[0] for t in (title, *aliases)]
-    variants = dict.fromkeys((v for name in names for v in (name, unarticle(name))), False)
+def _title_variants(title: str, aliases: Iterable[str] = ()) -> dict[str, int]:
+    """Surface forms of a title -> origin: `_TITLE`, `_ALIAS` or `_DERIVED` (an article added or dropped)."""
+    variants: dict[str, int] = {}
+    for n, raw in enumerate((title, *aliases)):
+        name = split_title_year(raw)[0]
+        for variant in (name, unarticle(name)):
+            variants.setdefault(variant, _TITLE if n == 0 else _ALIAS)
     for variant in list(variants):
         head, _, rest = variant.partition(" ")
         if head.lower() in _ARTICLES:
             if len(rest) > 3:
-                variants.setdefault(rest, True)
+                variants.setdefault(rest, _DERIVED)
         elif variant:
-            variants.setdefault(f"the {variant}", True)
+            variants.setdefault(f"the {variant}", _DERIVED)
     return variants
+
+
+#: Punctuation that may end a title and is written right after its last word ("Them!", "Mother!").
+_TITLE_END = frozenset("!?.")
+
+
+def surface(title: str) -> str:
+    """A title as written, for telling apart titles that share a key: case and accents folded, curly
+    apostrophes straightened, runs of spaces made one; punctuation and "&" kept."""
+    return " ".join(fold(title).replace("’", "'").split())
+
+
+def _written(text: str, start: int, end: int) -> tuple[str, str]:
+    """(surface of `text[start:end]`, the same with the title-ending punctuation right after it)."""
+    stop = end
+    while stop < len(text) and stop - end < 3 and text[stop] in _TITLE_END:
+        stop += 1
+    return surface(text[start:end]), surface(text[start:stop])
 
 
 def _is_weak(key: tuple[str, ...]) -> bool:

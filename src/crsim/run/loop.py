@@ -15,12 +15,12 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from crsim.crs.base import CRS, CRSReply, CRSSession
 from crsim.llm import usage
 from crsim.llm.errors import LLMAuthError, LLMConnectionError, LLMRateLimited, LLMServerError, LLMTimeout
-from crsim.model.annotations import RECOMMENDED_ITEMS_SOURCE
+from crsim.model.annotations import AMBIGUOUS_LINKS, RECOMMENDED_ITEMS_SOURCE
 from crsim.model.dialogue import (
     Dialogue,
     ErrorInfo,
@@ -33,6 +33,7 @@ from crsim.model.dialogue import (
     Utterance,
 )
 from crsim.model.items import ItemCollection
+from crsim.model.linking import Mention, ambiguous_links
 from crsim.model.mentions import split_linked
 from crsim.model.user import SimulatedUser
 from crsim.sim.base import DialogueNotes, UserSimulator, UserTurn
@@ -274,45 +275,57 @@ class _NamedItems:
         self.ids: set[str] = set()
         self._users_linked = 0  #: utterances already scanned for user mentions
 
-    async def _link(self, text: str) -> list[str]:
+    async def _link(self, text: str) -> list[Mention]:
         assert self.items is not None
         linker = self.items.linker
-        mentions = (
+        return (
             linker.link(text)
             if len(text) <= _LINK_INLINE_CHARS
             else await asyncio.to_thread(linker.link, text)
         )
-        return [m.item_id for m in mentions]
 
     async def _catch_up(self, earlier: list[Utterance]) -> None:
         for utterance in earlier[self._users_linked :]:
             if utterance.role is Role.USER and self.items is not None and utterance.text:
-                self.ids.update(await self._link(utterance.text))
+                self.ids.update(m.item_id for m in await self._link(utterance.text))
         self._users_linked = len(earlier)
 
-    async def split(self, reply: CRSReply, earlier: list[Utterance]) -> tuple[list[str], list[str], bool]:
-        """(recommended, mentioned, whether they come from linked titles) for one CRS reply."""
+    async def split(self, reply: CRSReply, earlier: list[Utterance]) -> _Named:
+        """Recommended and mentioned ids of one CRS reply, whether they come from linked titles, and
+        the ambiguous links among them (`crsim.model.linking.ambiguous_links`)."""
         adapter_linked = reply.annotations.get(RECOMMENDED_ITEMS_SOURCE.name) == "linked"
         listed = reply.items_listed or bool(reply.mentioned_items)
+        ambiguous: dict[str, list[str]] = {}
         if listed or (reply.recommended_items and not adapter_linked):
             recommended, mentioned, linked = list(reply.recommended_items), list(reply.mentioned_items), False
         elif adapter_linked or (self.items is not None and isinstance(reply.text, str) and reply.text):
-            ids = list(reply.recommended_items) if adapter_linked else await self._link(reply.text)
+            if adapter_linked:
+                ids = list(reply.recommended_items)
+            else:
+                mentions = await self._link(reply.text)
+                ids, ambiguous = [m.item_id for m in mentions], ambiguous_links(mentions)
             await self._catch_up(earlier)
             (recommended, mentioned), linked = split_linked(ids, self.ids), True
         else:
             recommended, mentioned, linked = [], [], False
         self.ids.update(recommended, mentioned)
-        return recommended, mentioned, linked
+        return _Named(recommended, mentioned, linked, ambiguous)
 
 
-def _crs_utterance(
-    reply: CRSReply, named: tuple[list[str], list[str], bool], calls: list[LLMCall]
-) -> Utterance:
-    recommended, mentioned, linked = named
+class _Named(NamedTuple):
+    recommended: list[str]
+    mentioned: list[str]
+    linked: bool
+    ambiguous: dict[str, list[str]]
+
+
+def _crs_utterance(reply: CRSReply, named: _Named, calls: list[LLMCall]) -> Utterance:
+    recommended, mentioned, linked, ambiguous = named
     annotations = dict(reply.annotations)
     if linked and (recommended or mentioned):
         RECOMMENDED_ITEMS_SOURCE.put(annotations, "linked")
+    if ambiguous:
+        AMBIGUOUS_LINKS.put(annotations, ambiguous)
     return Utterance(
         role=Role.CRS,
         text=reply.text,

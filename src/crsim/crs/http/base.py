@@ -28,7 +28,8 @@ from crsim.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.errors import ConfigError
 from crsim.model.acts import DialogueAct
-from crsim.model.annotations import HTTP, RECOMMENDED_ITEMS_SOURCE, REPLACED_CODE_POINTS
+from crsim.model.annotations import AMBIGUOUS_LINKS, HTTP, RECOMMENDED_ITEMS_SOURCE, REPLACED_CODE_POINTS
+from crsim.model.linking import ambiguous_links
 from crsim.model.text import JSONTextError, loads_clean
 from crsim.redact import secret_from_env
 from crsim.registry import Params
@@ -478,6 +479,8 @@ class HTTPCRS(BaseCRS):
             recommended = list(dict.fromkeys(m.item_id for m in mentions))
             if recommended:
                 RECOMMENDED_ITEMS_SOURCE.put(annotations, "linked")
+            if ambiguous := ambiguous_links(mentions):
+                AMBIGUOUS_LINKS.put(annotations, ambiguous)
         return CRSReply(text, recommended, list(acts or []), end, annotations)
 
     async def close(self, session: CRSSession) -> None:
