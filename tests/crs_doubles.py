@@ -1,4 +1,5 @@
-"""Test doubles of real CRS servers, written from the servers' own code (not from crsim's adapters).
+"""Test doubles of real CRS servers, written from the servers' own code (not from crsim's adapters),
+and `preference_server`, a generic-protocol CRS that can share one conversation across sessions.
 
 `MovieBotV2` follows iai-group/MovieBot at commit bb78caae5ab55837d65727ddbcdcad609f723826 (main,
 May 2024) on DialogueKit v0.0.9.dev0 (commit 264b4525f24351b6c9bb18539c6553892a5dc4ce), the version
@@ -44,6 +45,7 @@ import re
 import string
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -332,3 +334,31 @@ class CRSArenaServer:
         reply = JSONResponse({"response": response})
         reply.set_cookie("session", json.dumps(new_state))
         return reply
+
+
+def preference_server(shared: bool) -> FastAPI:
+    """A generic-protocol CRS that repeats the preferences it heard; `shared` keeps one list for every
+    session (the session ids differ, the state does not)."""
+    app, ids = FastAPI(), count(1)
+    heard: dict[str, list[str]] = {}
+
+    @app.post("/sessions")
+    async def open_session(body: dict[str, Any]) -> dict[str, Any]:
+        session = f"s{next(ids)}"
+        heard[session] = heard.setdefault("all", []) if shared else []
+        return {"session_id": session, "greeting": None}
+
+    @app.post("/sessions/{session}/messages")
+    async def message(session: str, body: dict[str, Any]) -> dict[str, Any]:
+        text = body["text"].lower()
+        for genre in ("science fiction", "romantic comedy"):
+            if genre in text:
+                heard[session].append(genre)
+        wants = ", ".join(heard[session]) or "anything"
+        return {"text": f"You want {wants}. How about Heat (1995)?"}
+
+    @app.delete("/sessions/{session}")
+    async def close(session: str) -> dict[str, Any]:
+        return {}
+
+    return app
