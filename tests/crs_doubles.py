@@ -60,11 +60,23 @@ FILMS: list[tuple[str, float, int, str]] = [
     ("Heat", 8.3, 170, "crime"),
     ("Fargo", 8.1, 98, "crime"),
     ("Taken", 7.8, 90, "action"),
+    ("The Godfather", 9.2, 175, "drama"),
+    ("Forrest Gump", 8.8, 142, "drama"),
+    ("Groundhog Day", 8.0, 101, "comedy"),
+    ("Notting Hill", 7.2, 124, "comedy"),
+    ("The Shining", 8.4, 146, "horror"),
+    ("Toy Story", 8.3, 81, "animation"),
 ]
 #: How many results MovieBot's database would report per genre (for "There are almost N ... films").
-RESULT_COUNTS = {"science fiction": 412, "crime": 268, "action": 517, "comedy": 0}
-GENRE_WORDS = {"science fiction": "science fiction", "sci-fi": "science fiction", "crime": "crime",
-               "action": "action", "comedy": "comedy"}  # fmt: skip
+RESULT_COUNTS = {
+    "science fiction": 412, "crime": 268, "action": 517, "drama": 1210, "comedy": 934, "horror": 301,
+    "animation": 122, "western": 0,
+}  # fmt: skip
+GENRE_WORDS = {
+    "science fiction": "science fiction", "sci-fi": "science fiction", "crime": "crime", "action": "action",
+    "drama": "drama", "comedy": "comedy", "comedies": "comedy", "horror": "horror", "animation": "animation",
+    "animated": "animation", "western": "western",
+}  # fmt: skip
 
 #: http_data_formatter.SHORT_ANSWER: the button titles of MovieBot's long option texts.
 SHORT_ANSWER = {
