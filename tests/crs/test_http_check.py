@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crs_doubles import MovieBotV2, preference_server
+from crs_doubles import CRSArenaServer, MovieBotV2, preference_server
 from crsim.crs.http.check import build_http_crs, check_crs
 from crsim.model.domain import Domain
 from faults.servers import running_server
@@ -41,3 +41,20 @@ async def test_moviebot_v2_passes_and_the_old_envelope_fails(domain: Domain, tmp
     assert len(list((tmp_path / "export").iterdir())) == 2  # both goodbyes reached MovieBot
     assert not bad.ok
     assert all("CRSInvalidResponse" in s.detail for s in bad.failures if s.step.startswith("turn 1"))
+
+
+def _genre_model(context: list[str], state: list[float]) -> tuple[str, list[float]]:
+    """A CRS Arena model that answers from the conversation it is given (context + message)."""
+    said = " ".join(context).lower()
+    genre = (
+        "science fiction" if "science fiction" in said else "romantic comedy" if "comedy" in said else "film"
+    )
+    return f"A {genre} then: how about Heat (1995)?", state
+
+
+async def test_a_crs_arena_server_passes(domain: Domain) -> None:
+    server = CRSArenaServer(_genre_model)
+    with running_server(server.app) as url:
+        report = await check_crs(build_http_crs("crs_arena", {"base_url": url}, domain), turns=2)
+    assert report.ok, report.failures
+    assert len(server.seen) == 4 and {len(body["context"]) for body in server.seen} == {0, 2}
