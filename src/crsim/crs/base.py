@@ -12,6 +12,16 @@ from crsim.model.acts import DialogueAct
 from crsim.registry import Params, Registry
 
 
+@dataclass(frozen=True)
+class ReplyOption:
+    """A button or quick reply a CRS offers with its reply: the `label` shown to the user and the
+    `payload` the CRS expects back as the user's message when it is chosen (MovieBot: the label
+    "Seen it", the payload "I have already watched it.")."""
+
+    label: str
+    payload: str
+
+
 @dataclass
 class CRSReply:
     """What a CRS says: its text and, when it knows them, the ids of the items it recommends.
@@ -20,7 +30,8 @@ class CRSReply:
     recommendation). `items_listed` says the CRS listed every item its text names in those two
     fields, so crsim does not link titles in the text; without it, a reply with no ids is linked
     and the titles found are split into recommended and mentioned by the dialogue context
-    (`crsim.model.mentions`).
+    (`crsim.model.mentions`). `options` are the buttons or quick replies the CRS offers with the
+    reply, in its order (empty when it offers none).
     """
 
     text: str
@@ -30,15 +41,22 @@ class CRSReply:
     annotations: dict[str, Any] = field(default_factory=dict)
     mentioned_items: list[str] = field(default_factory=list)
     items_listed: bool = False
+    options: list[ReplyOption] = field(default_factory=list)
 
 
 @dataclass
 class CRSSession:
-    """Per-dialogue state of a CRS. The CRS object itself holds only read-only resources."""
+    """Per-dialogue state of a CRS. The CRS object itself holds only read-only resources.
+
+    `closing_text` is the user's last message when the user ended the dialogue: the loop records it
+    but asks the CRS for no reply to it. A CRS whose server must see it (IAI MovieBot ends and saves
+    its conversation on the user's goodbye) sends it from `close`.
+    """
 
     id: str
     seed: int
     state: Any = None
+    closing_text: str | None = None
     rng: random.Random = field(init=False)
 
     def __post_init__(self) -> None:

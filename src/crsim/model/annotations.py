@@ -255,6 +255,26 @@ HTTP: Key[HTTPExchange] = _declare(
     readers=("record readers (docs/crs.md)",),
     description="Retried requests behind one CRS reply; absent when there were none.",
 )
+CRS_INTENT: Key[str] = _declare(
+    "intent",
+    A,
+    str,
+    "str",
+    writers=("crs/http/moviebot.py",),
+    readers=("record readers (docs/plug-in-your-crs.md)",),
+    description="The CRS's own intent label of its reply, as its server sent it (MovieBot joins several "
+    "with ';', e.g. 'count results;elicit').",
+)
+CRS_SESSION: Key[str] = _declare(
+    "crs_session",
+    A,
+    str,
+    "str",
+    writers=("crs/http/moviebot.py",),
+    readers=("record readers (docs/plug-in-your-crs.md)",),
+    description="The id the dialogue had at the CRS server (MovieBot's sender id, which names its export "
+    "file), on the first CRS utterance.",
+)
 ACTS_SOURCE: Key[str] = _declare(
     "acts_source",
     A,

@@ -100,6 +100,7 @@ async def run_dialogue(
                 utterances.append(_guard("user", _user_utterance, user_turn, calls.drain()))
                 if user_turn.end:
                     termination = Termination(reason=TerminationReason.USER_ENDED)
+                    session.closing_text = user_turn.text or None  # the CRS may deliver it on close
                     break
                 reply = await _call("crs", crs.respond(session, user_turn.text), budget)
                 named = await _call("crs", named_items.split(reply, utterances), budget)

@@ -25,11 +25,11 @@ import httpx
 from pydantic import Field, field_validator
 
 from crsim.components import BuildContext
-from crsim.crs.base import BaseCRS, CRSReply, CRSSession
+from crsim.crs.base import BaseCRS, CRSReply, CRSSession, ReplyOption
 from crsim.errors import ConfigError
 from crsim.model.acts import DialogueAct
 from crsim.model.annotations import AMBIGUOUS_LINKS, HTTP, RECOMMENDED_ITEMS_SOURCE, REPLACED_CODE_POINTS
-from crsim.model.linking import ambiguous_links
+from crsim.model.linking import Mention, ambiguous_links
 from crsim.model.text import JSONTextError, loads_clean
 from crsim.redact import secret_from_env
 from crsim.registry import Params
@@ -451,11 +451,13 @@ class HTTPCRS(BaseCRS):
         end: bool = False,
         acts: list[DialogueAct] | None = None,
         extra: dict[str, Any] | None = None,
+        options: list[ReplyOption] | None = None,
     ) -> CRSReply:
         """A reply from server fields: text checked, titles linked when no items were given.
 
         `mentioned` (not None, even empty) means the server listed every item its text names, in
         `items` (recommended) and `mentioned`: nothing is linked and the reply is `items_listed`.
+        `options` are the buttons the server offered with the reply.
         """
         if not isinstance(text, str):
             raise CRSInvalidResponse(f"reply text must be a string, got {type(text).__name__}")
@@ -472,16 +474,25 @@ class HTTPCRS(BaseCRS):
                 annotations,
                 mentioned_items=list(mentioned),
                 items_listed=True,
+                options=list(options or []),
             )
         if not recommended and self.params.link_titles and text:
-            # linking a long reply takes seconds of CPU: off the event loop, other dialogues go on
-            mentions = await asyncio.to_thread(self.domain.items.linker.link, text)
+            mentions = await self.linked_mentions(text)
             recommended = list(dict.fromkeys(m.item_id for m in mentions))
             if recommended:
                 RECOMMENDED_ITEMS_SOURCE.put(annotations, "linked")
             if ambiguous := ambiguous_links(mentions):
                 AMBIGUOUS_LINKS.put(annotations, ambiguous)
-        return CRSReply(text, recommended, list(acts or []), end, annotations)
+        return CRSReply(text, recommended, list(acts or []), end, annotations, options=list(options or []))
+
+    async def linked_mentions(self, text: str) -> list[Mention]:
+        """The catalogue titles the text names (off the event loop: linking a long reply takes
+        seconds of CPU, and other dialogues go on meanwhile)."""
+        return await asyncio.to_thread(self.domain.items.linker.link, text)
+
+    async def linked_items(self, text: str) -> list[str]:
+        """Ids of the catalogue items whose titles the text names, in order, each once."""
+        return list(dict.fromkeys(m.item_id for m in await self.linked_mentions(text)))
 
     async def close(self, session: CRSSession) -> None:
         client = getattr(session.state, "client", None)
