@@ -31,14 +31,25 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from rapidfuzz import fuzz, process
 
 from crsim.model.text import STOPWORDS, Token, fold, normalize, split_title_year, tokenize, unarticle
 
-if TYPE_CHECKING:
-    from crsim.model.items import Item, ItemCollection
+
+class Linkable(Protocol):
+    """What the linker reads of a catalogue item (`crsim.model.items.Item` is one)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def year(self) -> int | None: ...
+    @property
+    def extra(self) -> dict[str, Any]: ...
+
 
 _YEAR = re.compile(r"^(1[89]\d\d|20\d\d)$")
 #: A year or decade in running text: "1954", "1950s", "'50s", "50s" (two-digit decades 30s-90s
@@ -101,7 +112,7 @@ class _Entry:
 class ItemLinker:
     """Finds item mentions in text. Build once per collection (it is cached on the collection)."""
 
-    def __init__(self, items: ItemCollection, fuzzy_cutoff: float = 88.0) -> None:
+    def __init__(self, items: Iterable[Linkable], fuzzy_cutoff: float = 88.0) -> None:
         self.fuzzy_cutoff = fuzzy_cutoff
         self._by_key: dict[tuple[str, ...], list[_Entry]] = defaultdict(list)
         for item in items:
@@ -359,7 +370,7 @@ def _choose_by_cues(
     return _choose(tied, None, written)
 
 
-def _popularity(item: Item) -> float:
+def _popularity(item: Linkable) -> float:
     """`extra.popularity` if given, else `extra.num_ratings` (MovieLens), else 0."""
     raw = item.extra.get("popularity", item.extra.get("num_ratings", 0))
     return float(raw) if isinstance(raw, int | float) else 0.0
