@@ -1,6 +1,7 @@
-"""The `openai` provider's direct path on the wire (crsim.llm.providers.direct_client): kept connections,
-chunked and compressed bodies, servers that close connections, redirects, a cut answer, the proxy
-fallback. A raw asyncio server on 127.0.0.1 answers with planned bytes, so each case is exact."""
+"""The LLM providers' HTTP client on the wire (crsim.llm.providers.direct_client), through the `openai`
+provider: kept connections, chunked and compressed bodies, servers that close connections,
+redirects, a cut answer, a proxy named by the environment. A raw asyncio server on 127.0.0.1
+answers with planned bytes, so each case is exact."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import json
 import shutil
 import ssl
 import subprocess
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +22,7 @@ from crsim.llm.client import LLM
 from crsim.llm.config import ModelConfig
 from crsim.llm.errors import LLMConnectionError, LLMRedirectRefused
 from crsim.llm.providers.base import create_provider
-from crsim.llm.providers.openai_direct import OpenAIDirectProvider
-from crsim.llm.providers.openai_http import OpenAIHTTPProvider
+from crsim.llm.providers.openai import OpenAIProvider
 from crsim.llm.types import user
 
 ANSWER = {"choices": [{"message": {"role": "assistant", "content": "Heat (1995)."}, "finish_reason": "stop"}]}
@@ -98,7 +98,7 @@ def direct_llm(base_url: str, **settings: object) -> LLM:
         }
     )
     provider = create_provider(config)
-    assert isinstance(provider, OpenAIDirectProvider)
+    assert isinstance(provider, OpenAIProvider)
     return LLM("user", config, provider)
 
 
@@ -183,19 +183,19 @@ async def test_redirects_off_the_origin_or_in_a_loop_are_refused(location: str, 
     assert len(server.requests) == (1 if message == "another host" else 4)
 
 
-@pytest.mark.parametrize("variable", ["HTTPS_PROXY", "http_proxy", "ALL_PROXY"])
-def test_a_proxy_variable_sends_through_httpx(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
-    """httpx honours the proxy variables and the direct client does not: with one set, the default
-    path is httpx, so a run behind a proxy still reaches its server."""
-    config = ModelConfig(provider="openai", model="m", base_url="http://127.0.0.1:9/v1")
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy"])
+async def test_a_proxy_variable_is_honoured(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
+    """With a proxy variable set, the request goes to the proxy (a raw server standing in for one
+    here), in the absolute form a forward proxy expects; the endpoint's host is never resolved."""
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "localhost")  # names hosts to reach directly, no proxy
-    assert isinstance(create_provider(config), OpenAIDirectProvider)
-    monkeypatch.setenv(variable, "http://proxy.invalid:3128")
-    provider: Callable[[ModelConfig], object] = create_provider
-    made = provider(config)
-    assert isinstance(made, OpenAIHTTPProvider) and not isinstance(made, OpenAIDirectProvider)
+    async with serving(RawServer([response()])) as proxy:
+        monkeypatch.setenv(variable, proxy.url.removesuffix("/v1"))
+        assert await ask(direct_llm("http://llm.invalid:8000/v1"), 1) == ["Heat (1995)."]
+    assert [line for line, _ in proxy.requests] == [
+        "POST http://llm.invalid:8000/v1/chat/completions HTTP/1.1"
+    ]
 
 
 @pytest.fixture
@@ -254,17 +254,10 @@ async def test_https_refuses_an_untrusted_certificate(
     assert server.requests == []
 
 
-async def test_a_base_url_that_is_not_http_is_a_connection_error_as_on_the_httpx_path() -> None:
-    for client in ("direct", "httpx"):
-        config = ModelConfig.model_validate(
-            {
-                "provider": "openai",
-                "model": "m",
-                "base_url": "ftp://127.0.0.1/v1",
-                "client": client,
-                "max_retries": 0,
-            }
-        )
-        llm = LLM("user", config, create_provider(config))
-        with pytest.raises(LLMConnectionError, match="cannot reach"):
-            await ask(llm, 1)
+def test_a_base_url_that_is_not_http_is_a_config_error() -> None:
+    from crsim.errors import ConfigError
+
+    for provider in ("openai", "ollama"):
+        config = ModelConfig(provider=provider, model="m", base_url="ftp://127.0.0.1/v1")
+        with pytest.raises(ConfigError, match="not an http:// or https:// URL"):
+            create_provider(config)
