@@ -72,10 +72,8 @@ class OpenAISDKProvider(OpenAIEndpoint):
         finally:
             if index < len(self._clients) and self._clients[index] is client:  # not closed meanwhile
                 self._in_flight[index] -= 1
-        if isinstance(response, str):  # the SDK hands over a body that is not JSON as text
-            raise LLMProtocolError(
-                f"{self.where()} answered with a body that is not JSON: {response[:200]!r}"
-            )
+        if isinstance(response, str):  # the SDK hands over a body not labelled as JSON as text
+            response = self.parse(response.encode())
         return self.completion(response)
 
     async def aclose(self) -> None:
