@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shutil
 import socket
+import ssl
+import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
@@ -354,11 +358,48 @@ def raw_response(
 
 
 @asynccontextmanager
-async def serving_raw(endpoint: RawEndpoint) -> AsyncIterator[RawEndpoint]:
-    """Serve `endpoint` on 127.0.0.1 in the running event loop; its `url` is the server's root."""
-    listener = await asyncio.start_server(endpoint.handle, "127.0.0.1", 0)
-    endpoint.url = f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}"
+async def serving_raw(endpoint: RawEndpoint, tls: ssl.SSLContext | None = None) -> AsyncIterator[RawEndpoint]:
+    """Serve `endpoint` on 127.0.0.1 in the running event loop (over TLS with `tls`); its `url` is
+    the server's root."""
+    listener = await asyncio.start_server(endpoint.handle, "127.0.0.1", 0, ssl=tls)
+    scheme = "https" if tls is not None else "http"
+    endpoint.url = f"{scheme}://127.0.0.1:{listener.sockets[0].getsockname()[1]}"
     try:
         yield endpoint
     finally:
         listener.close()
+
+
+def self_signed_certificate(folder: Path) -> Path | None:
+    """A self-signed certificate for 127.0.0.1 made with openssl in `folder` (its key beside it as
+    key.pem), or None when openssl is not installed."""
+    if shutil.which("openssl") is None:
+        return None
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            *(
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "1",
+                "-subj",
+                "/CN=127.0.0.1",
+            ),
+            *("-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert
+
+
+def server_tls(certificate: Path) -> ssl.SSLContext:
+    """A server's TLS context for `self_signed_certificate`'s certificate and key."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certificate, certificate.parent / "key.pem")
+    return context

@@ -8,9 +8,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
-import shutil
 import ssl
-import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -24,6 +22,7 @@ from crsim.llm.errors import LLMConnectionError, LLMRedirectRefused
 from crsim.llm.providers.base import create_provider
 from crsim.llm.providers.openai import OpenAIProvider
 from crsim.llm.types import user
+from llm_servers import self_signed_certificate, server_tls
 
 ANSWER = {"choices": [{"message": {"role": "assistant", "content": "Heat (1995)."}, "finish_reason": "stop"}]}
 BODY = json.dumps(ANSWER).encode()
@@ -200,39 +199,11 @@ async def test_a_proxy_variable_is_honoured(monkeypatch: pytest.MonkeyPatch, var
 
 @pytest.fixture
 def certificate(tmp_path: Path) -> Path:
-    """A self-signed certificate for 127.0.0.1 (its key beside it as key.pem), made with openssl."""
-    if shutil.which("openssl") is None:
+    """A self-signed certificate for 127.0.0.1 (its key beside it as key.pem)."""
+    made = self_signed_certificate(tmp_path)
+    if made is None:
         pytest.skip("openssl is needed to make a test certificate")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return cert
-
-
-def server_tls(certificate: Path) -> ssl.SSLContext:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(certificate, certificate.parent / "key.pem")
-    return context
+    return made
 
 
 async def test_https_with_a_trusted_certificate(certificate: Path, monkeypatch: pytest.MonkeyPatch) -> None:
