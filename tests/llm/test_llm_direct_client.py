@@ -117,6 +117,24 @@ async def test_calls_one_after_another_share_one_connection() -> None:
     assert sent["model"] == "m" and sent["messages"] == [{"role": "user", "content": "film 0?"}]
 
 
+async def test_providers_of_one_endpoint_share_one_client() -> None:
+    """Five models (five providers) at one endpoint, called one after another: one connection, kept;
+    closing four providers leaves the fifth's client open, closing the last closes it."""
+    async with serving(RawServer([response()] * 6)) as server:
+        llms = [direct_llm(server.url, model=f"m{i}") for i in range(5)]
+        try:
+            for llm in llms:
+                assert (await llm.generate([user("film?")])).text == "Heat (1995)."
+            for llm in llms[1:]:
+                await llm.provider.aclose()
+            assert (await llms[0].generate([user("again?")])).text == "Heat (1995)."
+            client = llms[0].provider._client  # type: ignore[attr-defined]
+        finally:
+            await llms[0].provider.aclose()
+    assert server.connections == 1 and len(server.requests) == 6
+    assert client is not None and client._session is None
+
+
 @pytest.mark.parametrize(
     "answer",
     [

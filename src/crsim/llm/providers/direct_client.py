@@ -187,3 +187,30 @@ class Client:
         session, self._session = self._session, None
         if session is not None and not session.closed and self._loop is asyncio.get_running_loop():
             await session.close()
+
+
+#: The clients in use, one per endpoint (base URL, headers, limits), with how many providers hold each.
+_clients: dict[tuple[object, ...], tuple[Client, int]] = {}
+
+
+def acquire(base_url: str, headers: dict[str, str], *, max_redirects: int, cap: int) -> Client:
+    """The one client of an endpoint, shared by every provider calling it (several models, several
+    roles): one connection pool and one session per endpoint. Hand it back with `release`."""
+    key = (base_url.rstrip("/") + "/", tuple(sorted(headers.items())), max_redirects, cap)
+    client, holders = _clients.get(key, (None, 0))
+    if client is None:
+        client = Client(base_url, headers, max_redirects=max_redirects, cap=cap)
+    _clients[key] = (client, holders + 1)
+    return client
+
+
+async def release(client: Client) -> None:
+    """Give back a client from `acquire`; the last holder's release closes it."""
+    for key, (held, holders) in list(_clients.items()):
+        if held is client:
+            if holders > 1:
+                _clients[key] = (held, holders - 1)
+                return
+            del _clients[key]
+            break
+    await client.aclose()

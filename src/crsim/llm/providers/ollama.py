@@ -43,7 +43,8 @@ _RESERVED_OPTIONS = frozenset({"temperature", "num_predict", "seed", "stop"})
 
 
 class OllamaProvider:
-    """One Ollama server and model on one `direct_client.Client` (built by `open`, before a first call)."""
+    """One Ollama server and model, on the server's `direct_client.Client` (shared with the other
+    models called there; taken by `open`, before a first call)."""
 
     name = "ollama"
 
@@ -102,12 +103,12 @@ class OllamaProvider:
     async def aclose(self) -> None:
         client, self._client = self._client, None
         if client is not None:
-            await client.aclose()
+            await direct_client.release(client)
 
     def _http(self) -> direct_client.Client:
         if self._client is None:
             headers = {**self._headers, "Accept": "application/json", "User-Agent": "crsim"}
-            self._client = direct_client.Client(
+            self._client = direct_client.acquire(
                 self.base_url, headers, max_redirects=MAX_REDIRECTS, cap=direct_client.MAX_ANSWER_BYTES
             )
         return self._client

@@ -42,7 +42,8 @@ __all__ = ["OpenAIProvider", "create", "response_format", "strict_compatible"]
 
 
 class OpenAIProvider(OpenAIEndpoint):
-    """One OpenAI-compatible endpoint and model on one `direct_client.Client` (one connection pool)."""
+    """One OpenAI-compatible endpoint and model, on the endpoint's `direct_client.Client` (one
+    connection pool per endpoint, whatever the models and roles calling it)."""
 
     _client: direct_client.Client | None = None
 
@@ -64,7 +65,7 @@ class OpenAIProvider(OpenAIEndpoint):
     def _http(self) -> direct_client.Client:
         if self._client is None:
             headers = {"Authorization": f"Bearer {self.api_key()}", "Accept": "application/json"}
-            self._client = direct_client.Client(
+            self._client = direct_client.acquire(
                 self.base_url,
                 {**headers, "User-Agent": "crsim"},
                 max_redirects=MAX_REDIRECTS,
@@ -75,7 +76,7 @@ class OpenAIProvider(OpenAIEndpoint):
     async def aclose(self) -> None:
         client, self._client = self._client, None
         if client is not None:
-            await client.aclose()
+            await direct_client.release(client)
 
 
 def create(config: ModelConfig) -> Provider:
