@@ -20,6 +20,7 @@ import asyncio
 import functools
 import os
 import ssl
+import urllib.request
 import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -70,6 +71,16 @@ class Origin:
         return f"{self.scheme}://{self.host}:{self.port}"
 
 
+def proxy_for(origin: Origin) -> str | None:
+    """The proxy the environment names for `origin` (`HTTP_PROXY` / `HTTPS_PROXY`, lower case too,
+    unless `NO_PROXY` lists the host), as curl and httpx read them; None for a direct connection.
+    (aiohttp's own `trust_env` would also send ~/.netrc credentials in place of the endpoint's key.)"""
+    proxy = urllib.request.getproxies().get(origin.scheme)
+    if proxy is None or urllib.request.proxy_bypass(f"{origin.host}:{origin.port}"):
+        return None
+    return proxy
+
+
 @dataclass
 class Answer:
     """A response: status, headers (lower-case names) and the decoded body."""
@@ -92,6 +103,7 @@ class Client:
         self.headers = {**headers, "Content-Type": "application/json"}
         self._urls: dict[str, str] = {}
         self._session: aiohttp.ClientSession | None = None
+        self._proxy: str | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def url(self, path: str) -> str:
@@ -139,7 +151,7 @@ class Client:
         )
         try:
             async with session.request(
-                method, url, data=body, headers=headers, allow_redirects=False
+                method, url, data=body, headers=headers, allow_redirects=False, proxy=self._proxy
             ) as response:
                 data = await self._body(response, url)
                 return Answer(response.status, {k.lower(): v for k, v in response.headers.items()}, data)
@@ -177,8 +189,8 @@ class Client:
                 connector=connector,
                 cookie_jar=aiohttp.DummyCookieJar(),
                 auto_decompress=True,
-                trust_env=True,  # the proxy variables, as curl and httpx read them
             )
+            self._proxy = proxy_for(self.origin)
             self._loop = loop
         return self._session
 
