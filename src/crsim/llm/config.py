@@ -93,13 +93,24 @@ class ModelConfig(BaseModel):
     replies: list[str] = Field(
         default_factory=list, description="`scripted`: answers returned in turn (cycled)."
     )
-    client: Literal["direct", "httpx", "sdk"] = Field(
+    client: Literal["direct", "sdk"] = Field(
         "direct",
         exclude=True,  # how requests are sent, not what is asked: not in manifests, cache keys or identities
-        description="`openai`: post chat completions with crsim's small HTTP/1.1 client (direct, the "
-        "default: the least CPU per call; httpx when a proxy variable is set), with httpx (httpx) or "
-        "through the official SDK (sdk); the same requests, answers and errors.",
+        description="`openai`: post chat completions with crsim's own HTTP client (direct, the default: "
+        "the least CPU per call) or through the official OpenAI SDK (sdk, needs crsim[llm]); the same "
+        "requests, answers and errors.",
     )
+
+    @field_validator("client", mode="before")
+    @classmethod
+    def _known_client(cls, value: object) -> object:
+        if value == "httpx":
+            raise ValueError(
+                "client 'httpx' is not available; use 'direct' (the default, crsim's own HTTP client) "
+                "or 'sdk' (the official OpenAI SDK)"
+            )
+        return value
+
     price_per_million_tokens: Price | None = Field(
         None,
         exclude=True,  # a display setting: not in manifests, cache keys or provider identities

@@ -2,11 +2,12 @@
 
 Pure: no config parsing and no I/O. Every way out of the loop records a termination reason that
 says whose fault it was (after tau2-bench): an exception raised by the CRS is `crs_error`, one raised
-by the simulator `user_error`, an LLM endpoint that cannot be reached or refuses to serve
-(`crsim.llm.errors`: connection, timeout, HTTP 5xx, 429, authentication) `infrastructure_error`,
-whichever participant's model it was; a dialogue that outlives its wall-time budget is `timeout`,
-charged to the participant being awaited when the budget ran out (`ErrorInfo.source`). An exception
-ends only this dialogue and is kept in the record.
+by the simulator `user_error`, an LLM endpoint that cannot be reached, refuses to serve or does not
+speak its protocol (`crsim.llm.errors`: connection, timeout, HTTP 5xx, 429, authentication, unknown
+model, a body that is no chat response) `infrastructure_error`, whichever participant's model it
+was (a model's own unusable answer, `LLMOutputError`, stays the participant's); a dialogue that
+outlives its wall-time budget is `timeout`, charged to the participant being awaited when the
+budget ran out (`ErrorInfo.source`). An exception ends only this dialogue and is kept in the record.
 """
 
 from __future__ import annotations
@@ -19,7 +20,15 @@ from typing import Any, NamedTuple, TypeVar
 
 from crsim.crs.base import CRS, CRSReply, CRSSession
 from crsim.llm import usage
-from crsim.llm.errors import LLMAuthError, LLMConnectionError, LLMRateLimited, LLMServerError, LLMTimeout
+from crsim.llm.errors import (
+    LLMAuthError,
+    LLMConnectionError,
+    LLMModelNotFound,
+    LLMProtocolError,
+    LLMRateLimited,
+    LLMServerError,
+    LLMTimeout,
+)
 from crsim.model.annotations import AMBIGUOUS_LINKS, RECOMMENDED_ITEMS_SOURCE
 from crsim.model.dialogue import (
     Dialogue,
@@ -46,13 +55,17 @@ class DialogueTimeout(Exception):
 
 
 #: LLM failures that say nothing about the participant that asked: the endpoint could not be
-#: reached, did not answer in time, failed on its side, asked to slow down or refused the key.
+#: reached, did not answer in time, failed on its side, asked to slow down, refused the key, does
+#: not serve the model, or answered with something that is not a chat response (docs/metrics.md,
+#: "Who failed").
 INFRASTRUCTURE_ERRORS: tuple[type[Exception], ...] = (
     LLMConnectionError,
     LLMTimeout,
     LLMServerError,
     LLMRateLimited,
     LLMAuthError,
+    LLMModelNotFound,
+    LLMProtocolError,
 )
 
 
