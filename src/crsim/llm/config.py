@@ -14,8 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from crsim.model.run_folder.files import LLM_CACHE
 
-#: A provider name: one of the `crsim.llm_provider` entry points (built-ins: openai, ollama, local,
-#: scripted; a plug-in may add more), checked when the config is read.
+#: A provider name: a built-in (openai, ollama, local, scripted) or a plug-in's, checked when read.
 ProviderName = str
 
 #: The roles crsim's own components use; configs may add more and point components at them.
@@ -65,11 +64,12 @@ class ModelConfig(BaseModel):
     @field_validator("provider")
     @classmethod
     def _known_provider(cls, value: str) -> str:
-        from crsim.llm.providers.base import provider_catalogue
+        from crsim.registry import registry_of
 
-        if value not in provider_catalogue:
+        providers = registry_of("llm_provider")
+        if value not in providers:
             raise ValueError(
-                f"unknown LLM provider {value!r}; expected one of: {', '.join(provider_catalogue.names())}"
+                f"unknown LLM provider {value!r}; expected one of: {', '.join(providers.names())}"
             )
         return value
 
