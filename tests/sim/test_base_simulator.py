@@ -8,6 +8,7 @@ from typer.testing import CliRunner
 
 from crsim.cli import app
 from crsim.crs.base import CRSReply
+from crsim.model.dialogue import Role
 from crsim.model.io import iter_dialogues
 from crsim.model.user import SimulatedUser
 from crsim.registry import Params
@@ -35,8 +36,8 @@ def test_a_simulator_on_the_base_class_runs_from_a_config(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     dialogues = list(iter_dialogues(tmp_path / "r" / "dialogues.jsonl"))
     assert len(dialogues) == 3
-    assert all(
-        d.simulator_id == "base_test_echo" and d.utterances[0].text.startswith("Can you") for d in dialogues
-    )
+    assert {d.simulator_id for d in dialogues} == {"base_test_echo"}, [d.simulator_id for d in dialogues]
+    firsts = [next(u for u in d.utterances if u.role == Role.USER) for d in dialogues]
+    assert all(u.text == "Can you recommend something?" for u in firsts)
     reasons = {d.termination.reason.value for d in dialogues if d.termination is not None}
     assert reasons <= {"user_ended", "max_turns"}, reasons
