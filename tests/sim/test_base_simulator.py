@@ -24,7 +24,7 @@ def test_a_simulator_on_the_base_class_runs_from_a_config(tmp_path: Path) -> Non
             pass
 
         async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
-            assert self.domain.name and isinstance(self.seed, int) and self.llms is None
+            assert self.domain.name and isinstance(self.seed, int)
             return UserTurn("Can you recommend something?")
 
         async def respond(self, reply: CRSReply) -> UserTurn:
