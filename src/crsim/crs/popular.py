@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +24,7 @@ from crsim.crs.base import BaseCRS, CRSReply, CRSSession, crs
 from crsim.crs.nlg import sentences_for
 from crsim.crs.understanding import Context, Period, Understanding, lexicon_for, understand
 from crsim.model.acts import DialogueAct, Intent
-from crsim.model.domain import Domain
+from crsim.model.domain import Domain, SlotKind
 from crsim.model.items import ItemCollection
 from crsim.registry import Params as RegistryParams
 
@@ -42,6 +44,12 @@ class ItemIndex:
         self.years = np.array([item.year or 0 for item in items], dtype=np.float64)
         self.values: dict[str, dict[str, npt.NDArray[np.intp]]] = {}
         period = lexicon_for(domain).period_slot
+        #: Numeric slots: each item's first value as a number (NaN without one).
+        self.numbers: dict[str, npt.NDArray[np.float64]] = {
+            slot.name: np.array([_first_number(item.values(slot.attribute)) for item in items])
+            for slot in domain.informable
+            if slot.kind is SlotKind.NUMERIC
+        }
         for slot, attribute in domain.informable_slots.items():
             if slot == period:
                 continue
@@ -52,12 +60,41 @@ class ItemIndex:
             self.values[slot] = {v: np.array(ks, dtype=np.intp) for v, ks in found.items()}
 
     def positions(self, slot: str, value: str) -> npt.NDArray[np.intp]:
+        """The items holding `value`; for a numeric slot the items whose number equals it or lies
+        within its bound (">=4", "<20": `crsim.crs.cues.BOUND_SIGNS`)."""
+        numbers = self.numbers.get(slot)
+        if numbers is not None:
+            match = _BOUNDED.fullmatch(value.strip())
+            if match is not None:
+                sign, number = match.group(1), float(match.group(2))
+                with np.errstate(invalid="ignore"):
+                    hit = _COMPARE[sign](numbers, number)
+                return np.flatnonzero(hit & ~np.isnan(numbers)).astype(np.intp)
         return self.values.get(slot, {}).get(value.lower(), _EMPTY)
 
     def period_match(self, period: Period) -> Scores:
         """1 inside the period, fading to 0 ten years away; 0 for items without a year."""
         distance = np.maximum(np.maximum(period.start - self.years, self.years - period.end), 0.0)
         return np.where(self.years > 0, np.clip(1.0 - distance / 10.0, 0.0, 1.0), 0.0)
+
+
+_BOUNDED = re.compile(r"(>=|<=|>|<|)\s*(-?\d+(?:\.\d+)?)")
+_COMPARE: dict[str, Callable[[npt.NDArray[np.float64], float], npt.NDArray[np.bool_]]] = {
+    "": lambda a, n: np.isclose(a, n),
+    ">=": lambda a, n: a >= n,
+    "<=": lambda a, n: a <= n,
+    ">": lambda a, n: a > n,
+    "<": lambda a, n: a < n,
+}
+
+
+def _first_number(values: list[str]) -> float:
+    for value in values:
+        try:
+            return float(value)
+        except ValueError:
+            continue
+    return math.nan
 
 
 _INDEXES: weakref.WeakKeyDictionary[ItemCollection, ItemIndex] = weakref.WeakKeyDictionary()

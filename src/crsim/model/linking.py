@@ -5,9 +5,13 @@ after them, with catalogue-style articles ("Matrix, The") turned around, and wit
 "the" dropped or added ("the Hangover (2010)" finds the film catalogued as "Hangover").
 
 A title with at most one word besides function words ("Up", "It", "Her", "Weekend", "Get Out",
-"The Room") is *weak*: it is linked only when it is followed by a year, quoted, written in
-title case, or capitalised in a way a sentence start or a longer name does not explain. So "I
-like it up here" and "my weekend was fine" link nothing, while "Have you seen Up?" does. The
+"The Room") is *weak* when that word is an ordinary word: a function word, a number, a word of
+recommendation chat (`crsim.model.chat_words`), or a word the catalogue uses outside titles (in
+the descriptions, plots or other attributes of two or more other items). A weak title is linked
+only when it is followed by a year, quoted, written in title case, or capitalised in a way a
+sentence start or a longer name does not explain. So "I like it up here" and "my weekend was
+fine" link nothing, while "Have you seen Up?" does. A one-word title that is no ordinary word
+("ballare", "nusha", "the junction" in a catalogue of venues) is linked however it is written. The
 exact pass is a dictionary lookup of token n-grams (longest first); fuzzy matching runs only on
 text right before a bracketed year that no exact title explained.
 
@@ -27,7 +31,8 @@ from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz, process
 
-from crsim.model.text import STOPWORDS, Token, normalize, split_title_year, tokenize, unarticle
+from crsim.model.chat_words import CHAT_WORDS
+from crsim.model.text import STOPWORDS, Token, fold, normalize, split_title_year, tokenize, unarticle
 
 if TYPE_CHECKING:
     from crsim.model.items import Item, ItemCollection
@@ -77,7 +82,7 @@ class ItemLinker:
                 key = tuple(normalize(variant).split())
                 if key:
                     self._add(key, _Entry(item.id, item.year, _popularity(item), derived))
-        self._weak = frozenset(key for key in self._by_key if _is_weak(key))
+        self._weak = _weak_keys([key for key in self._by_key if _is_weak(key)], items)
         lengths: dict[str, set[int]] = defaultdict(set)
         for key in self._by_key:
             lengths[key[0]].add(len(key))
@@ -314,8 +319,57 @@ def _title_variants(title: str, aliases: Iterable[str] = ()) -> dict[str, bool]:
 
 
 def _is_weak(key: tuple[str, ...]) -> bool:
-    """A title easy to hit by accident: one word besides function words ("Get Out", "Her")."""
+    """A title short enough to hit by accident: one word besides function words ("Get Out", "Her")."""
     return len(key) == 1 or sum(t not in STOPWORDS for t in key) <= 1
+
+
+#: Word characters of catalogue text (enough to find candidate words; `tokenize` is not needed).
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _weak_keys(short: list[tuple[str, ...]], items: ItemCollection) -> frozenset[tuple[str, ...]]:
+    """The short title keys whose one content word is an ordinary word (module docstring)."""
+    content = {key: [t for t in key if t not in STOPWORDS] for key in short}
+    candidates = {
+        words[0] for words in content.values() if len(words) == 1 and not _ordinary_alone(words[0])
+    }
+    used = _used_outside_titles(candidates, items) if candidates else set()
+    return frozenset(
+        key
+        for key, words in content.items()
+        if len(words) != 1 or _ordinary_alone(words[0]) or words[0] in used
+    )
+
+
+def _ordinary_alone(word: str) -> bool:
+    """An ordinary word whatever the catalogue: a function or chat word, a number, a single letter."""
+    return word in STOPWORDS or word in CHAT_WORDS or word.isdigit() or len(word) < 2
+
+
+def _used_outside_titles(words: set[str], items: ItemCollection) -> set[str]:
+    """The `words` found in the non-title text of at least two items whose own title lacks them."""
+    seen: dict[str, int] = defaultdict(int)
+    for item in items:
+        title = set(normalize(item.title).split())
+        found: set[str] = set()
+        for value in _text_values(item):
+            found.update(w for w in _WORD.findall(fold(value)) if w in words)
+        for word in found - title:
+            seen[word] += 1
+    return {word for word, count in seen.items() if count >= 2}
+
+
+def _text_values(item: Item) -> Iterable[str]:
+    """An item's attribute values other than its title, id and aliases, as strings."""
+    yield from (*item.genres, *item.directors, *item.actors, *item.keywords)
+    if item.plot:
+        yield item.plot
+    for key, raw in item.extra.items():
+        if key == "aliases":
+            continue
+        for value in raw if isinstance(raw, list) else [raw]:
+            if isinstance(value, str):
+                yield value
 
 
 def _year_after(text: str, tokens: list[Token], end: int) -> int | None:
@@ -364,3 +418,19 @@ def _quoted(text: str, first: Token, last: Token) -> bool:
 
 def _include_closing_paren(text: str, end: int) -> int:
     return end + 1 if end < len(text) and text[end] == ")" else end
+
+
+def heard_titles(items: ItemCollection, text: str) -> list[Mention]:
+    """The items a simulated user hears named in a CRS's text: the linker's mentions, without those
+    whose surface is a function word or a single character unless a year follows ("It", "S").
+
+    The one rule by which every simulator (the agenda NLU, the LLM users' item detection) reads
+    the titles in a CRS's text."""
+    return [m for m in items.linker.link(text) if _title_like(m)]
+
+
+def _title_like(mention: Mention) -> bool:
+    if re.search(r"\(\s*\d{4}\s*\)\s*$", mention.surface):
+        return True
+    words = normalize(mention.surface).split()
+    return not (len(words) == 1 and (len(words[0]) < 2 or words[0] in STOPWORDS))

@@ -252,6 +252,12 @@ def _slot(name: str, spec: SlotSpec) -> Slot:
         },
         order=tuple(v.lower() for v in spec.order),
         question=spec.question,
+        unit=spec.unit,
+        comparisons={
+            bound: tuple(p.lower() for p in phrases)
+            for bound, phrases in (spec.comparisons.model_dump() if spec.comparisons else {}).items()
+            if phrases
+        },
     )
 
 

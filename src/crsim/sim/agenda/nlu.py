@@ -2,11 +2,11 @@
 
 The simulator is a black-box user, so it understands the CRS only from its text. Rules:
 
-* `recommend(title=..., item=id)`: item titles linked by the collection's `ItemLinker`, unless
+* `recommend(title=..., item=id)`: item titles heard in the text (`crsim.model.linking.heard_titles`,
+  the rule every simulator shares), unless
   the sentence is an answer about an item already under discussion (an `inform` whose titles
   are all in `items_hint`), the title is the item in focus (`items_hint[-1]`: "I don't have
-  details about X"), or it lies inside a plot description. Mentions whose surface is a
-  function word or a single character without a year ("It", "S") are ignored.
+  details about X"), or it lies inside a plot description.
 * `elicit(slot)`: a question (or "tell me ...") with one of the slot's cue words (the domain's
   slot cues, plural forms included: movies "genre"/"kind" -> genre, "actor"/"cast" -> actor; a
   restaurant domain "food"/"cuisine" -> food), or naming one of the values of a slot with a small
@@ -41,7 +41,7 @@ from crsim.errors import DataError
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain, SlotKind
 from crsim.model.items import ItemCollection
-from crsim.model.linking import Mention
+from crsim.model.linking import Mention, heard_titles
 from crsim.model.text import STOPWORDS, fold, normalize
 
 #: Longest value kept for an `inform` (plots can be long; acts end up in annotations).
@@ -195,7 +195,7 @@ class RuleNLU:
         """All acts found in `text`, in the order greeting, recommend, inform, elicit, ask, goodbye."""
         if not text or not text.strip():
             return []
-        mentions = [m for m in self._items.linker.link(text) if _is_title_like(m)]
+        mentions = heard_titles(self._items, text)
         plot_start, plot_value = _find_description(text, self._vocabulary.description)
         sentences = _sentences(text, mentions)
         found: dict[str, list[DialogueAct]] = {
@@ -370,14 +370,6 @@ def _compile_informs(
             )
             found.append((slot.name, [re.compile(pattern)], False))
     return found
-
-
-def _is_title_like(mention: Mention) -> bool:
-    """Drop links of pronouns and single letters ("It", "S") unless written with a year."""
-    if re.search(r"\(\s*\d{4}\s*\)\s*$", mention.surface):
-        return True
-    words = normalize(mention.surface).split()
-    return not (len(words) == 1 and (len(words[0]) < 2 or words[0] in STOPWORDS))
 
 
 def _sentences(text: str, mentions: list[Mention]) -> list[tuple[int, int]]:

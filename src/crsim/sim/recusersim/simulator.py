@@ -49,6 +49,7 @@ from crsim.model.annotations import RATINGS, RECUSERSIM, RECUSERSIM_PROFILE
 from crsim.model.dialogue import Role
 from crsim.model.domain import Domain
 from crsim.model.items import Item
+from crsim.model.linking import heard_titles
 from crsim.model.user import SimulatedUser
 from crsim.registry import Params as BaseParams
 from crsim.seeding import derive_seed
@@ -661,7 +662,7 @@ class RecUserSim:
         if not reply.text:
             return []
         before = set(self.memory.recommended) if self.memory is not None else set()
-        linked = dict.fromkeys(m.item_id for m in self.domain.items.linker.link(reply.text))
+        linked = dict.fromkeys(m.item_id for m in heard_titles(self.domain.items, reply.text))
         return [item_id for item_id in linked if item_id not in before]
 
     def _describe_item(self, item: Item) -> str:
