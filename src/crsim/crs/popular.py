@@ -39,8 +39,19 @@ class ItemIndex:
         items = list(domain.items)
         self.ids = [item.id for item in items]
         self.position = {item_id: k for k, item_id in enumerate(self.ids)}
-        ratings = np.array([float(item.extra.get("num_ratings") or 0) for item in items])
-        self.popularity = np.log1p(ratings) / max(math.log1p(float(ratings.max(initial=0.0))), 1.0)
+        #: The field items are ranked by (domain `popularity`, else rating counts); None: catalogue order.
+        self.ranked_by = domain.popularity or (
+            "num_ratings" if any(item.extra.get("num_ratings") for item in items) else None
+        )
+        raw = np.array(
+            [_first_number(item.values(self.ranked_by)) if self.ranked_by else 0.0 for item in items]
+        )
+        raw = np.nan_to_num(raw, nan=0.0)
+        if self.ranked_by == "num_ratings":
+            self.popularity = np.log1p(raw) / max(math.log1p(float(raw.max(initial=0.0))), 1.0)
+        else:  # any other number, scaled into [0, 1] keeping its order
+            low, high = float(raw.min(initial=0.0)), float(raw.max(initial=0.0))
+            self.popularity = (raw - low) / (high - low) if high > low else np.zeros(len(raw))
         self.years = np.array([item.year or 0 for item in items], dtype=np.float64)
         self.values: dict[str, dict[str, npt.NDArray[np.intp]]] = {}
         period = lexicon_for(domain).period_slot
@@ -178,9 +189,10 @@ def _act(intent: str, slot: str | None = None, value: str | None = None) -> Dial
 
 @crs("popular")
 class PopularCRS(BaseCRS):
-    """Popularity baseline: asks for a genre, then recommends the most-rated items matching what it
-    understood (genres, and people or periods when mentioned). It holds no item knowledge beyond
-    attributes and rating counts, so it answers questions about an item only generically."""
+    """Popularity baseline: asks for the domain's first slot, then recommends the items matching most
+    of what it understood, ranked by the domain's popularity field (rating counts for movies; a
+    catalogue without one keeps its own order). It holds no item knowledge beyond attributes, so
+    it answers questions about an item only generically, saying how it ranks."""
 
     class Params(RegistryParams):
         k: int = Field(1, ge=1, le=10, description="Items per recommendation turn.")
@@ -353,7 +365,7 @@ class PopularCRS(BaseCRS):
         if state.last is None:
             return self.say.acknowledge("no_item", rng), [_act(Intent.OTHER)]
         title = self.domain.items[state.last].display_title
-        return self.say.generic_answer(title), [_act(Intent.OTHER)]
+        return self.say.generic_answer(title, self.index.ranked_by), [_act(Intent.OTHER)]
 
     def _explain(self, state: DialogueState, item_id: str) -> str:
         """Why the item was chosen; the baseline does not say."""

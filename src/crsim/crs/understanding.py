@@ -260,7 +260,7 @@ class _Parser:
     def _slot_values_at(self, k: int) -> None:
         values = self.lex.values.match(self.words, self.used, k)
         if values is not None:
-            for slot, value in values[0]:
+            for slot, value in self._named(values[0], k, k + values[1]):
                 self._add(slot, value, k, k + values[1])
             return
         keyword = self.lex.keywords.match(self.words, self.used, k)
@@ -275,6 +275,28 @@ class _Parser:
                 return
         if self.lex.numeric_slots and (word.isdigit() or word in cues.NUMBER_WORDS):
             self._number_at(k)
+
+    def _named(self, meanings: tuple[tuple[str, str], ...], i: int, j: int) -> tuple[tuple[str, str], ...]:
+        """Of a value several slots share ("free": entrance and price range), the slot whose words are
+        nearest to it in the sentence, else the slot just asked for, else every slot."""
+        if len({slot for slot, _ in meanings}) < 2:
+            return meanings
+        words, sentence = self.words, self.sentence_of
+        best: dict[str, int] = {}
+        for slot, _ in meanings:
+            names = self.lex.cues.slot_words.get(slot, frozenset())
+            near = [
+                abs(at - i) if at < i else at - j + 1
+                for at in range(len(words))
+                if not i <= at < j and sentence[at] == sentence[i] and words[at] in names
+            ]
+            if near:
+                best[slot] = min(near)
+        if best:
+            closest = min(best.values())
+            return tuple(m for m in meanings if best.get(m[0]) == closest)
+        elicited = tuple(m for m in meanings if m[0] == self.ctx.elicited)
+        return elicited or meanings
 
     def _number_at(self, k: int) -> None:
         """A number stating a numeric slot: the slot named nearest to it in the sentence, not across

@@ -116,6 +116,8 @@ class Domain:
     ratings: RatingsSource | None = None
     #: The domain file this domain was read from (None for a domain built in code).
     source: Path | None = None
+    #: The item field popularity-ranked CRSs rank by (higher first); None: `num_ratings` if items have it.
+    popularity: str | None = None
 
     def __post_init__(self) -> None:
         if not self.item_noun_plural:

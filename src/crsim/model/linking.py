@@ -331,19 +331,24 @@ def _weak_keys(short: list[tuple[str, ...]], items: ItemCollection) -> frozenset
     """The short title keys whose one content word is an ordinary word (module docstring)."""
     content = {key: [t for t in key if t not in STOPWORDS] for key in short}
     candidates = {
-        words[0] for words in content.values() if len(words) == 1 and not _ordinary_alone(words[0])
+        words[0]
+        for key, words in content.items()
+        if len(words) == 1 and not _ordinary_alone(words[0], len(key))
     }
     used = _used_outside_titles(candidates, items) if candidates else set()
     return frozenset(
         key
         for key, words in content.items()
-        if len(words) != 1 or _ordinary_alone(words[0]) or words[0] in used
+        if len(words) != 1 or _ordinary_alone(words[0], len(key)) or words[0] in used
     )
 
 
-def _ordinary_alone(word: str) -> bool:
-    """An ordinary word whatever the catalogue: a function or chat word, a number, a single letter."""
-    return word in STOPWORDS or word in CHAT_WORDS or word.isdigit() or len(word) < 2
+def _ordinary_alone(word: str, length: int) -> bool:
+    """An ordinary word whatever the catalogue: a function or chat word, a single letter, or a number
+    standing alone ("1917"; with a function word, as in "no. 9", it is a name)."""
+    if word.isdigit():
+        return length == 1
+    return word in STOPWORDS or word in CHAT_WORDS or len(word) < 2
 
 
 def _used_outside_titles(words: set[str], items: ItemCollection) -> set[str]:

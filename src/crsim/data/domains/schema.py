@@ -130,6 +130,12 @@ class DomainFile(_Strict):
         None, description="Order in which components list the requestable slots (default: file order)."
     )
     ratings: RatingsSpec | None = None
+    popularity: str | None = Field(
+        None,
+        min_length=1,
+        description="Item field `popular` ranks by (a number, higher first: a count of ratings, a score); "
+        "default: `num_ratings` when the items carry it, else the catalogue's order.",
+    )
     profiles: str | None = Field(
         None, min_length=1, description="RecUserSim profile dictionary: a shipped name or a YAML path."
     )

@@ -12,6 +12,10 @@ The simulator is a black-box user, so it understands the CRS only from its text.
   restaurant domain "food"/"cuisine" -> food), or naming one of the values of a slot with a small
   vocabulary ("Do you like comedies?" -> genre). A preference question without cue ("What are you
   looking for?") is `elicit()` without slot, dropped when the same reply also elicits a slot.
+  A question that is a slot's own `question` in the domain file elicits that slot.
+* `ask(alternatives="...")`: a question offering alternatives ("Would you like an American,
+  European or Japanese car?"), the question as its value: the user picks one or has no preference,
+  it never answers a bare yes.
 * `ask()`: other yes/no questions ("Would you like something else?"); `ask(seen)` for
   "Have you seen it?" (the domain's words for knowing an item).
 * `inform(slot="value")`: answers about an item: a requestable slot's cue followed by "is ..."
@@ -84,6 +88,10 @@ _YES_NO_START = re.compile(
 _GENERIC_ELICIT = re.compile(
     r"\b(looking for|in the mood|mood for|feel like|you (like|love|enjoy|prefer|want)|interested in"
     r"|into|your (taste|tastes|preference|preferences|favou?rites?)|what (else )?do you)\b"
+)
+#: Alternatives offered in a question: "x, y or z", "x or y" (not "or not", "or something else").
+_ALTERNATIVES = re.compile(
+    r"\b[\w'-]+(?:,\s*[\w' -]+)*,?\s+or\s+(?!not\b|something\b|anything\b|else\b)[\w'-]+"
 )
 _NAME = re.compile(r"[A-Z][\w'.\-]*(?:\s+(?:[A-Z][\w'.\-]*|de|van|von|da|del|di|du|la|le|der))*")
 _NAME_STOP = {"It", "The", "This", "That", "He", "She", "They", "And", "A", "An", "I", "You"}
@@ -178,6 +186,9 @@ class Vocabulary:
         self.description = (
             (spec.description.slot, _compile(spec.description.cue)) if spec.description else None
         )
+        self.slot_questions = {
+            normalize(slot.question): slot.name for slot in domain.informable if slot.question
+        }
         examples = spec.inform_examples or list(domain.requestable_slots)[:2]
         self.inform_examples = [f'inform({slot}="...")' for slot in examples]
 
@@ -250,6 +261,9 @@ class RuleNLU:
     def _question(self, folded: str) -> list[DialogueAct]:
         """Elicitations (with the cued slots, or none) or a yes/no `ask()` for one question."""
         another = _ANOTHER.search(folded) is not None
+        own = self._vocabulary.slot_questions.get(normalize(folded))
+        if own is not None and own in self._informable:
+            return [DialogueAct(intent=Intent.ELICIT, slots=[(own, None)])]
         cues = self._vocabulary.slot_cues
         slots = [s for s, cue in cues.items() if s in self._informable and cue.search(folded)]
         if not slots and not another:
@@ -257,6 +271,8 @@ class RuleNLU:
         if slots:
             return [DialogueAct(intent=Intent.ELICIT, slots=[(s, None)]) for s in slots]
         yes_no = _YES_NO_START.search(folded) is not None
+        if yes_no and not another and _ALTERNATIVES.search(folded):
+            return [DialogueAct(intent=Intent.ASK, slots=[("alternatives", folded[:MAX_VALUE_CHARS])])]
         if _GENERIC_ELICIT.search(folded) and not another and not yes_no:
             return [DialogueAct(intent=Intent.ELICIT)]
         return [DialogueAct(intent=Intent.ASK)] if yes_no or another else []
