@@ -312,7 +312,8 @@ class UnderstandingSpec(_Spec):
         description="Nouns LLM prompts use for the people of a domain: `user` (who uses the items, e.g. "
         "'reader'), `user_role` ('a book reader'), `expert` ('a literary critic'), `kind` (the noun after "
         "a kind of item: 'novel'), `aspects` (what one may come to like: 'a theme, an author'), "
-        "`details` (examples of what one may ask about an item: 'its author, pages, ...') and "
+        "`details` (examples of what one may ask about an item: 'its author, pages, ...'), `facts` (what "
+        "the `llm` CRS's prompt says the candidates come with: 'genre, author, pages') and "
         "`contradiction` (an example of a contradictory profile, for RecUserSim's profile check); "
         "defaults from the item noun and the slots.",
     )
@@ -397,7 +398,7 @@ def prompt_words(domain: Domain) -> dict[str, str]:
 
 def prompt_nouns(domain: Domain) -> dict[str, str]:
     """The nouns LLM prompts name a domain's people and item features with (`user`, `user_role`,
-    `expert`, `kind`, `aspects`, `details`, `contradiction`; see `UnderstandingSpec.prompt_nouns`):
+    `expert`, `kind`, `aspects`, `details`, `facts`, `contradiction`; see `UnderstandingSpec.prompt_nouns`):
     the domain's `understanding.prompt_nouns` phrasing over generic ones made from the item noun and
     the slots."""
     spec = understanding_spec(phrasing(domain, "understanding"))
@@ -411,6 +412,7 @@ def prompt_nouns(domain: Domain) -> dict[str, str]:
         "kind": domain.item_noun,
         "aspects": aspects or f"something about the {domain.item_noun}",
         "details": "its " + ", ".join([*requestable, "..."]) if requestable else "anything about it",
+        "facts": ", ".join(dict.fromkeys(s.label for s in domain.slots.values())) or "their details",
         "contradiction": f"disliking one kind of {domain.item_noun} while loving another that is "
         "much the same, or a wish that no item could meet",
     }
