@@ -190,8 +190,8 @@ def _act(intent: str, slot: str | None = None, value: str | None = None) -> Dial
 @crs("popular")
 class PopularCRS(BaseCRS):
     """Popularity baseline: asks for the domain's first slot, then recommends the items matching most
-    of what it understood, ranked by the domain's popularity field (rating counts for movies; a
-    catalogue without one keeps its own order). It holds no item knowledge beyond attributes, so
+    of what it understood, ranked by the domain's popularity field (a count of ratings when the items
+    carry one; else the catalogue's own order). It holds no item knowledge beyond attributes, so
     it answers questions about an item only generically, saying how it ranks."""
 
     class Params(RegistryParams):

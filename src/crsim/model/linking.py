@@ -7,10 +7,11 @@ after them, with catalogue-style articles ("Matrix, The") turned around, and wit
 A title with at most one word besides function words ("Up", "It", "Her", "Weekend", "Get Out",
 "The Room") is *weak* when that word is an ordinary word: a function word, a number, a word of
 recommendation chat (`crsim.model.chat_words`), or a word the catalogue uses outside titles (in
-the descriptions, plots or other attributes of two or more other items). A weak title is linked
-only when it is followed by a year, quoted, written in title case, or capitalised in a way a
-sentence start or a longer name does not explain. So "I like it up here" and "my weekend was
-fine" link nothing, while "Have you seen Up?" does. A one-word title that is no ordinary word
+the descriptions, plots or other attributes of another item). A weak title is linked only when it
+is followed by a year, quoted, written in title case, capitalised in a way a sentence start or a
+longer name does not explain, or when it is the whole of what a recommendation offers ("How
+about moonlight?", "I'd suggest clerks, ..."). So "I like it up here" and "my weekend was fine"
+link nothing, while "Have you seen Up?" does. A one-word title that is no ordinary word
 ("ballare", "nusha", "the junction" in a catalogue of venues) is linked however it is written. The
 exact pass is a dictionary lookup of token n-grams (longest first); fuzzy matching runs only on
 text right before a bracketed year that no exact title explained.
@@ -190,7 +191,12 @@ class ItemLinker:
             if not entries:
                 continue
             year = _year_after(text, tokens, end)
-            if year is None and key in self._weak and not self._marked(text, tokens, i, end):
+            if (
+                year is None
+                and key in self._weak
+                and not self._marked(text, tokens, i, end)
+                and not _offered(text, tokens[i].start, tokens[end - 1].end)
+            ):
                 continue
             span_end = tokens[end - 1].end if year is None else _include_closing_paren(text, tokens[end].end)
             start = tokens[i].start
@@ -352,7 +358,7 @@ def _ordinary_alone(word: str, length: int) -> bool:
 
 
 def _used_outside_titles(words: set[str], items: ItemCollection) -> set[str]:
-    """The `words` found in the non-title text of at least two items whose own title lacks them."""
+    """The `words` found in the non-title text of an item whose own title lacks them."""
     seen: dict[str, int] = defaultdict(int)
     for item in items:
         title = set(normalize(item.title).split())
@@ -361,7 +367,7 @@ def _used_outside_titles(words: set[str], items: ItemCollection) -> set[str]:
             found.update(w for w in _WORD.findall(fold(value)) if w in words)
         for word in found - title:
             seen[word] += 1
-    return {word for word, count in seen.items() if count >= 2}
+    return set(seen)
 
 
 def _text_values(item: Item) -> Iterable[str]:
@@ -393,6 +399,26 @@ def _year_after(text: str, tokens: list[Token], end: int) -> int | None:
     if after == len(tokens) or any(c in _CLAUSE_END for c in text[tokens[end].end : tokens[after].start]):
         return int(tokens[end].text)
     return None
+
+
+#: Words that offer an item, right before a title ("How about X?", "I'd suggest X.").
+_OFFER = re.compile(
+    r"(?:\bhow about|\bwhat about|\byou(?: might| may| could| would| will|'d) (?:like|enjoy|love|try)"
+    r"|\bsuggest"
+    r"|\brecommend|\bhave a look at|\btake a look at|\btry|\bcheck out|\bconsider|\bgo (?:with|for))"
+    r"[\s\"'“‘*]*$",
+    re.IGNORECASE,
+)
+#: What may follow an offered title: the end of a clause or text, or a bracket.
+_OFFER_END = re.compile(r"^[\s\"'”’*]*(?:[.!?,;:(]|$)")
+
+
+def _offered(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]` is the whole of what a recommendation offers (see `_OFFER`)."""
+    return (
+        _OFFER.search(text[max(0, start - 40) : start]) is not None
+        and _OFFER_END.match(text[end:]) is not None
+    )
 
 
 def _sentence_initial(text: str, tokens: list[Token], i: int) -> bool:
