@@ -9,23 +9,19 @@ find the same items, because both use the one rule `heard_titles`.
 
 from __future__ import annotations
 
-import importlib.util
-import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+from catalogues import awkward_domain, bookshop_domain
 from crsim.crs.base import CRSReply
 from crsim.data.domains import domain_named
-from crsim.data.domains.loader import read_domain_file
 from crsim.model.domain import Domain
 from crsim.model.linking import heard_titles
 from crsim.model.text import normalize
 from crsim.sim.agenda.nlu import RuleNLU
 from crsim.sim.prompt.policy import NeedTracker
 
-ROOT = Path(__file__).resolve().parents[2]
 SENTENCES = (
     "How about {t}?",
     "You might like {t}. It matches what you asked for.",
@@ -35,35 +31,12 @@ SENTENCES = (
 )
 
 
-def _awkward(tmp: Path) -> Domain:
-    spec = importlib.util.spec_from_file_location(
-        "awkward_catalogue", ROOT / "bench" / "awkward_catalogue.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return read_domain_file(module.write(tmp / "awkward", count=120, seed=3))
-
-
-def _bookshop(tmp: Path) -> Domain:
-    text = (ROOT / "docs" / "domains.md").read_text(encoding="utf-8")
-
-    def block(after: str, language: str) -> str:
-        match = re.compile(rf"```{language}\n(.*?)```", re.S).search(text, text.index(after))
-        assert match is not None
-        return match.group(1)
-
-    (tmp / "books.csv").write_text(block("A catalogue as CSV", "csv"), encoding="utf-8")
-    (tmp / "books.yaml").write_text(block("Its domain file", "yaml"), encoding="utf-8")
-    return read_domain_file(tmp / "books.yaml")
-
-
 @pytest.fixture(scope="module")
 def domains(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Domain]:
     tmp = tmp_path_factory.mktemp("heard")
     found = {name: domain_named(name) for name in ("movies", "restaurants", "hotels")}
-    found["books"] = _bookshop(tmp)
-    found["awkward"] = _awkward(tmp)
+    found["books"] = bookshop_domain(tmp / "books")
+    found["awkward"] = awkward_domain(tmp / "awkward", count=120, seed=3)
     return found
 
 

@@ -9,12 +9,12 @@ A title with at most one word besides function words ("Up", "It", "Her", "Weeken
 recommendation chat (`crsim.model.chat_words`), or a word the catalogue uses outside titles (in
 the descriptions, plots or other attributes of another item). A weak title is linked only when it
 is followed by a year, quoted, written in title case, capitalised in a way a sentence start or a
-longer name does not explain, or when it is the whole of what a recommendation offers ("How
-about moonlight?", "I'd suggest clerks, ..."). So "I like it up here" and "my weekend was fine"
-link nothing, while "Have you seen Up?" does. A one-word title that is no ordinary word
-("ballare", "nusha", "the junction" in a catalogue of venues) is linked however it is written. The
-exact pass is a dictionary lookup of token n-grams (longest first); fuzzy matching runs only on
-text right before a bracketed year that no exact title explained.
+longer name does not explain, or (in a CRS's text that a user hears, `heard_titles`) when it is
+the whole of what a recommendation offers ("How about moonlight?", "I'd suggest clerks, ...").
+So "I like it up here" and "my weekend was fine" link nothing, while "Have you seen Up?" does.
+A one-word title that is no ordinary word ("ballare", "nusha", "the junction" in a catalogue of
+venues) is linked however it is written. The exact pass is a dictionary lookup of token n-grams
+(longest first); fuzzy matching runs only on text right before a bracketed year that no exact title explained.
 
 When several items share a title, a year right after it ("Sabrina (1954)") picks among them. Without
 one, a year or decade given elsewhere in the text ("the 1954 film", "a 1950s romance", "from the
@@ -102,14 +102,16 @@ class ItemLinker:
 
     # --- public API ----------------------------------------------------------------------------
 
-    def link(self, text: str, fuzzy: bool = True) -> list[Mention]:
-        """All item mentions in `text`, left to right, non-overlapping."""
+    def link(self, text: str, fuzzy: bool = True, offers: bool = False) -> list[Mention]:
+        """All item mentions in `text`, left to right, non-overlapping. With `offers`, a weak title
+        is also linked where it is the whole of what a recommendation offers ("How about heat?"):
+        how a user hears a CRS, not how a CRS reads a user ("recommend anything else?")."""
         tokens = tokenize(text)
         mentions: list[Mention] = []
         covered = [False] * len(tokens)
         i = 0
         while i < len(tokens):
-            found = self._exact_at(text, tokens, i)
+            found = self._exact_at(text, tokens, i, offers)
             if found is None:
                 i += 1
                 continue
@@ -180,7 +182,7 @@ class ItemLinker:
             for length in self._lengths.get(tokens[k].text, ())
         )
 
-    def _exact_at(self, text: str, tokens: list[Token], i: int) -> tuple[Mention, int] | None:
+    def _exact_at(self, text: str, tokens: list[Token], i: int, offers: bool) -> tuple[Mention, int] | None:
         """The longest title starting at token `i`, with the year after it if there is one."""
         for length in self._lengths.get(tokens[i].text, ()):
             end = i + length
@@ -195,7 +197,11 @@ class ItemLinker:
                 year is None
                 and key in self._weak
                 and not self._marked(text, tokens, i, end)
-                and not _offered(text, tokens[i].start, tokens[end - 1].end)
+                and not (
+                    offers
+                    and any(t not in STOPWORDS for t in key)
+                    and _offered(text, tokens[i].start, tokens[end - 1].end)
+                )
             ):
                 continue
             span_end = tokens[end - 1].end if year is None else _include_closing_paren(text, tokens[end].end)
@@ -456,8 +462,8 @@ def heard_titles(items: ItemCollection, text: str) -> list[Mention]:
     whose surface is a function word or a single character unless a year follows ("It", "S").
 
     The one rule by which every simulator (the agenda NLU, the LLM users' item detection) reads
-    the titles in a CRS's text."""
-    return [m for m in items.linker.link(text) if _title_like(m)]
+    the titles in a CRS's text: a weak title is heard where a recommendation offers it too."""
+    return [m for m in items.linker.link(text, offers=True) if _title_like(m)]
 
 
 def _title_like(mention: Mention) -> bool:
