@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import random
 import re
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,8 +23,7 @@ from crsim.crs.base import BaseCRS, CRSReply, CRSSession, crs
 from crsim.crs.nlg import sentences_for
 from crsim.crs.understanding import Context, Period, Understanding, lexicon_for, understand
 from crsim.model.acts import DialogueAct, Intent
-from crsim.model.domain import Domain, SlotKind
-from crsim.model.items import ItemCollection
+from crsim.model.domain import Domain, SlotKind, per_domain
 from crsim.registry import Params as RegistryParams
 
 Scores = npt.NDArray[np.float64]
@@ -108,15 +106,10 @@ def _first_number(values: list[str]) -> float:
     return math.nan
 
 
-_INDEXES: weakref.WeakKeyDictionary[ItemCollection, ItemIndex] = weakref.WeakKeyDictionary()
-
-
+@per_domain
 def item_index(domain: Domain) -> ItemIndex:
-    """The index of a domain's items, built once per item collection."""
-    index = _INDEXES.get(domain.items)
-    if index is None:
-        index = _INDEXES[domain.items] = ItemIndex(domain)
-    return index
+    """The index of a domain's items, built once per domain (its ranking field is the domain's)."""
+    return ItemIndex(domain)
 
 
 @dataclass
