@@ -313,7 +313,7 @@ class UnderstandingSpec(_Spec):
         "'reader'), `user_role` ('a book reader'), `expert` ('a literary critic'), `kind` (the noun after "
         "a kind of item: 'novel'), `aspects` (what one may come to like: 'a theme, an author'), "
         "`details` (examples of what one may ask about an item: 'its author, pages, ...'), `facts` (what "
-        "the `llm` CRS's prompt says the candidates come with: 'genre, author, pages') and "
+        "the `llm` CRS's prompt says the candidates come with: 'author, pages, price') and "
         "`contradiction` (an example of a contradictory profile, for RecUserSim's profile check); "
         "defaults from the item noun and the slots.",
     )

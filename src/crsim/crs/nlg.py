@@ -158,7 +158,12 @@ class Sentences:
         """Why an item was chosen, from the (slot, value) preferences it matches; '' for none."""
         if not matched:
             return ""
-        listed = "; ".join(f"{self.label(slot)} {value}" for slot, value in matched)
+        listed = "; ".join(
+            f"{self.label(slot)} {value} {self.units[slot]}"
+            if slot in self.units
+            else f"{self.label(slot)} {value}"
+            for slot, value in matched
+        )
         return self.fill(self.options("explanation")[0], matches=listed)
 
     def described(self, kinds: list[str], people: list[str], period: str | None) -> str:

@@ -62,10 +62,13 @@ class Slot:
         return self.cues[0] if self.cues else self.name.replace("_", " ")
 
     def amount(self, value: str) -> str:
-        """A value of a numeric slot as people say it: "20 pounds", "4 stars", "a weight of 2489"."""
-        if self.unit:
-            return f"{value} {self.unit}"
+        """A value of a numeric slot as people say it: "an entrance fee of 20 pounds", "4 stars" (a slot
+        named by its unit or a plural), "a weight of 2489" (no unit)."""
         label = self.label
+        if self.unit:
+            if label.lower() in (self.unit.lower(), plural(self.unit).lower()):
+                return f"{value} {self.unit}"
+            return f"{indefinite(label)} of {value} {self.unit}"
         if label.endswith("s") and not label.endswith("ss"):
             return f"{value} {label}"
         return f"{indefinite(label)} of {value}"

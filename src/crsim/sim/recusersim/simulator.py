@@ -47,7 +47,7 @@ from crsim.llm.types import system as system_message
 from crsim.llm.types import user as user_message
 from crsim.model.annotations import RATINGS, RECUSERSIM, RECUSERSIM_PROFILE
 from crsim.model.dialogue import Role
-from crsim.model.domain import Domain
+from crsim.model.domain import Domain, indefinite
 from crsim.model.items import Item
 from crsim.model.linking import heard_titles
 from crsim.model.user import SimulatedUser
@@ -518,7 +518,7 @@ class RecUserSim:
             "discovered": self._discovered(),
             "actions": [{"name": a.name, "instruction": a.instruction} for a in actions],
             "inquiry": f"{' and '.join(inquiry.details)} of {inquiry.title}" if inquiry else None,
-            "noun": f"a {self.domain.item_noun}",
+            "noun": indefinite(self.domain.item_noun),
             "flipped": None,
         }
         text, raw = await self.ask_text("response", "respond.j2", **variables)
