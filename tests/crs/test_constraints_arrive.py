@@ -92,6 +92,7 @@ def test_numeric_values_are_said_with_their_unit(awkward: Domain) -> None:
         ("I'm looking for an attraction with 3 as the rooms.", "rooms", "3"),
         ("For the rooms, 3 would be great.", "rooms", "3"),
         ("three rooms", "rooms", "3"),
+        ("I'm not really interested in that one. I'd like one with an entrance fee of 6 pounds.", "fee", "6"),
         ("at least 4 stars", "rating", ">=4"),
         ("4 stars or more and 2 rooms", "rating", ">=4"),
         ("under 5 pounds", "fee", "<5"),

@@ -304,7 +304,7 @@ class _Parser:
         cylinders", "a weight of 2489 lbs"), else the slot just asked for; bounded by the words around
         it ("at least 4 stars" -> ">=4", "under 20 pounds" -> "<20")."""
         number, end = self._number(k)
-        written = number != self.words[k] and not number[:1].isdigit()
+        written = not self.words[k].isdigit()  # "three": only right next to the slot's word
         slot, slot_at = self._numeric_slot(k, end, 2 if written else 4)
         if slot is None and self.ctx.elicited in self.lex.numeric_slots and not written:
             slot = self.ctx.elicited
