@@ -377,7 +377,7 @@ DOMAIN: Key[str] = _declare(
     str,
     "str",
     writers=("run/batch.py",),
-    readers=("record readers",),
+    readers=("record readers", "gcdf1/evaluator.py"),
     description="Name of the run's domain.",
 )
 TRIAL: Key[int] = _declare(

@@ -5,11 +5,16 @@ after them, with catalogue-style articles ("Matrix, The") turned around, and wit
 "the" dropped or added ("the Hangover (2010)" finds the film catalogued as "Hangover").
 
 A title with at most one word besides function words ("Up", "It", "Her", "Weekend", "Get Out",
-"The Room") is *weak*: it is linked only when it is followed by a year, quoted, written in
-title case, or capitalised in a way a sentence start or a longer name does not explain. So "I
-like it up here" and "my weekend was fine" link nothing, while "Have you seen Up?" does. The
-exact pass is a dictionary lookup of token n-grams (longest first); fuzzy matching runs only on
-text right before a bracketed year that no exact title explained.
+"The Room") is *weak* when that word is an ordinary word: a function word, a number, a word of
+recommendation chat (`crsim.model.chat_words`), or a word the catalogue uses outside titles (in
+the descriptions, plots or other attributes of another item). A weak title is linked only when it
+is followed by a year, quoted, written in title case, capitalised in a way a sentence start or a
+longer name does not explain, or (in a CRS's text that a user hears, `heard_titles`) when it is
+the whole of what a recommendation offers ("How about moonlight?", "I'd suggest clerks, ...").
+So "I like it up here" and "my weekend was fine" link nothing, while "Have you seen Up?" does.
+A one-word title that is no ordinary word ("ballare", "nusha", "the junction" in a catalogue of
+venues) is linked however it is written. The exact pass is a dictionary lookup of token n-grams
+(longest first); fuzzy matching runs only on text right before a bracketed year that no exact title explained.
 
 When several items share a title, a year right after it ("Sabrina (1954)") picks among them. Without
 one, a year or decade given elsewhere in the text ("the 1954 film", "a 1950s romance", "from the
@@ -29,12 +34,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rapidfuzz import fuzz, process
 
+from crsim.model.chat_words import CHAT_WORDS
 from crsim.model.text import STOPWORDS, Token, fold, normalize, split_title_year, tokenize, unarticle
 
 
@@ -47,6 +53,16 @@ class Linkable(Protocol):
     def title(self) -> str: ...
     @property
     def year(self) -> int | None: ...
+    @property
+    def genres(self) -> list[str]: ...
+    @property
+    def directors(self) -> list[str]: ...
+    @property
+    def actors(self) -> list[str]: ...
+    @property
+    def keywords(self) -> list[str]: ...
+    @property
+    def plot(self) -> str | None: ...
     @property
     def extra(self) -> dict[str, Any]: ...
 
@@ -112,7 +128,7 @@ class _Entry:
 class ItemLinker:
     """Finds item mentions in text. Build once per collection (it is cached on the collection)."""
 
-    def __init__(self, items: Iterable[Linkable], fuzzy_cutoff: float = 88.0) -> None:
+    def __init__(self, items: Collection[Linkable], fuzzy_cutoff: float = 88.0) -> None:
         self.fuzzy_cutoff = fuzzy_cutoff
         self._by_key: dict[tuple[str, ...], list[_Entry]] = defaultdict(list)
         for item in items:
@@ -122,7 +138,7 @@ class ItemLinker:
                     self._add(
                         key, _Entry(item.id, item.year, _popularity(item), ((surface(variant), origin),))
                     )
-        self._weak = frozenset(key for key in self._by_key if _is_weak(key))
+        self._weak = _weak_keys([key for key in self._by_key if _is_weak(key)], items)
         lengths: dict[str, set[int]] = defaultdict(set)
         for key in self._by_key:
             lengths[key[0]].add(len(key))
@@ -145,14 +161,16 @@ class ItemLinker:
 
     # --- public API ----------------------------------------------------------------------------
 
-    def link(self, text: str, fuzzy: bool = True) -> list[Mention]:
-        """All item mentions in `text`, left to right, non-overlapping."""
+    def link(self, text: str, fuzzy: bool = True, offers: bool = False) -> list[Mention]:
+        """All item mentions in `text`, left to right, non-overlapping. With `offers`, a weak title
+        is also linked where it is the whole of what a recommendation offers ("How about heat?"):
+        how a user hears a CRS, not how a CRS reads a user ("recommend anything else?")."""
         tokens = tokenize(text)
         mentions: list[Mention] = []
         covered = [False] * len(tokens)
         i = 0
         while i < len(tokens):
-            found = self._exact_at(text, tokens, i)
+            found = self._exact_at(text, tokens, i, offers)
             if found is None:
                 i += 1
                 continue
@@ -225,7 +243,7 @@ class ItemLinker:
             for length in self._lengths.get(tokens[k].text, ())
         )
 
-    def _exact_at(self, text: str, tokens: list[Token], i: int) -> tuple[Mention, int] | None:
+    def _exact_at(self, text: str, tokens: list[Token], i: int, offers: bool) -> tuple[Mention, int] | None:
         """The longest title starting at token `i`, with the year after it if there is one."""
         for length in self._lengths.get(tokens[i].text, ()):
             end = i + length
@@ -236,7 +254,16 @@ class ItemLinker:
             if not entries:
                 continue
             year = _year_after(text, tokens, end)
-            if year is None and key in self._weak and not self._marked(text, tokens, i, end):
+            if (
+                year is None
+                and key in self._weak
+                and not self._marked(text, tokens, i, end)
+                and not (
+                    offers
+                    and any(t not in STOPWORDS for t in key)
+                    and _offered(text, tokens[i].start, tokens[end - 1].end)
+                )
+            ):
                 continue
             span_end = tokens[end - 1].end if year is None else _include_closing_paren(text, tokens[end].end)
             start = tokens[i].start
@@ -412,8 +439,62 @@ def _written(text: str, start: int, end: int) -> tuple[str, str]:
 
 
 def _is_weak(key: tuple[str, ...]) -> bool:
-    """A title easy to hit by accident: one word besides function words ("Get Out", "Her")."""
+    """A title short enough to hit by accident: one word besides function words ("Get Out", "Her")."""
     return len(key) == 1 or sum(t not in STOPWORDS for t in key) <= 1
+
+
+#: Word characters of catalogue text (enough to find candidate words; `tokenize` is not needed).
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _weak_keys(short: list[tuple[str, ...]], items: Collection[Linkable]) -> frozenset[tuple[str, ...]]:
+    """The short title keys whose one content word is an ordinary word (module docstring)."""
+    content = {key: [t for t in key if t not in STOPWORDS] for key in short}
+    candidates = {
+        words[0]
+        for key, words in content.items()
+        if len(words) == 1 and not _ordinary_alone(words[0], len(key))
+    }
+    used = _used_outside_titles(candidates, items) if candidates else set()
+    return frozenset(
+        key
+        for key, words in content.items()
+        if len(words) != 1 or _ordinary_alone(words[0], len(key)) or words[0] in used
+    )
+
+
+def _ordinary_alone(word: str, length: int) -> bool:
+    """An ordinary word whatever the catalogue: a function or chat word, a single letter, or a number
+    standing alone ("1917"; with a function word, as in "no. 9", it is a name)."""
+    if word.isdigit():
+        return length == 1
+    return word in STOPWORDS or word in CHAT_WORDS or len(word) < 2
+
+
+def _used_outside_titles(words: set[str], items: Collection[Linkable]) -> set[str]:
+    """The `words` found in the non-title text of an item whose own title lacks them."""
+    seen: dict[str, int] = defaultdict(int)
+    for item in items:
+        title = set(normalize(item.title).split())
+        found: set[str] = set()
+        for value in _text_values(item):
+            found.update(w for w in _WORD.findall(fold(value)) if w in words)
+        for word in found - title:
+            seen[word] += 1
+    return set(seen)
+
+
+def _text_values(item: Linkable) -> Iterable[str]:
+    """An item's attribute values other than its title, id and aliases, as strings."""
+    yield from (*item.genres, *item.directors, *item.actors, *item.keywords)
+    if item.plot:
+        yield item.plot
+    for key, raw in item.extra.items():
+        if key == "aliases":
+            continue
+        for value in raw if isinstance(raw, list) else [raw]:
+            if isinstance(value, str):
+                yield value
 
 
 def _year_after(text: str, tokens: list[Token], end: int) -> int | None:
@@ -432,6 +513,26 @@ def _year_after(text: str, tokens: list[Token], end: int) -> int | None:
     if after == len(tokens) or any(c in _CLAUSE_END for c in text[tokens[end].end : tokens[after].start]):
         return int(tokens[end].text)
     return None
+
+
+#: Words that offer an item, right before a title ("How about X?", "I'd suggest X.").
+_OFFER = re.compile(
+    r"(?:\bhow about|\bwhat about|\byou(?: might| may| could| would| will|'d) (?:like|enjoy|love|try)"
+    r"|\bsuggest"
+    r"|\brecommend|\bhave a look at|\btake a look at|\btry|\bcheck out|\bconsider|\bgo (?:with|for))"
+    r"[\s\"'“‘*]*$",
+    re.IGNORECASE,
+)
+#: What may follow an offered title: the end of a clause or text, or a bracket.
+_OFFER_END = re.compile(r"^[\s\"'”’*]*(?:[.!?,;:(]|$)")
+
+
+def _offered(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]` is the whole of what a recommendation offers (see `_OFFER`)."""
+    return (
+        _OFFER.search(text[max(0, start - 40) : start]) is not None
+        and _OFFER_END.match(text[end:]) is not None
+    )
 
 
 def _sentence_initial(text: str, tokens: list[Token], i: int) -> bool:
@@ -460,5 +561,28 @@ def _quoted(text: str, first: Token, last: Token) -> bool:
     return before in _QUOTES and after in _QUOTES and before != "" and after != ""
 
 
+class LinkedCatalogue(Protocol):
+    """A catalogue with its linker (`crsim.model.items.ItemCollection` is one)."""
+
+    @property
+    def linker(self) -> ItemLinker: ...
+
+
 def _include_closing_paren(text: str, end: int) -> int:
     return end + 1 if end < len(text) and text[end] == ")" else end
+
+
+def heard_titles(items: LinkedCatalogue, text: str) -> list[Mention]:
+    """The items a simulated user hears named in a CRS's text: the linker's mentions, without those
+    whose surface is a function word or a single character unless a year follows ("It", "S").
+
+    The one rule by which every simulator (the agenda NLU, the LLM users' item detection) reads
+    the titles in a CRS's text: a weak title is heard where a recommendation offers it too."""
+    return [m for m in items.linker.link(text, offers=True) if _title_like(m)]
+
+
+def _title_like(mention: Mention) -> bool:
+    if re.search(r"\(\s*\d{4}\s*\)\s*$", mention.surface):
+        return True
+    words = normalize(mention.surface).split()
+    return not (len(words) == 1 and (len(words[0]) < 2 or words[0] in STOPWORDS))
