@@ -136,19 +136,32 @@ def run(
     out: str | Path | None = None,
     resume: bool = False,
     progress: bool = True,
+    preflight: bool = True,
+    retry_errors: bool | str | Sequence[str] = False,
     **overrides: Any,
 ) -> Result:
     """Hold the experiment's dialogues and score them, as `crsim run CONFIG` does; returns the result.
 
     `config` is a config file, a mapping with the config's fields, an `ExperimentConfig` or None (the
     quickstart). Keyword arguments are the options of `crsim run` (`users=20`, `seed=3`, `limit=5`,
-    `max_turns`, `trials`, `concurrency`, ...); `out` is the run folder (default:
-    runs/<name>-<timestamp>), `resume=True` continues the run in it. Progress and the per-phase
-    summary go to stderr unless `progress=False`.
+    `max_turns`, `trials`, `concurrency`, `failed_pairing_share`, ...); `out` is the run folder
+    (default: runs/<name>-<timestamp>), `resume=True` continues the run in it, and with it
+    `retry_errors=True` (or kinds: `"crs,timeout"`, `["infrastructure"]`) holds failed dialogues
+    again. Progress and the per-phase summary go to stderr unless `progress=False`.
+
+    Before the first dialogue every HTTP CRS and LLM endpoint is tried once (`preflight=False` skips
+    it): a failure raises `crsim.run.preflight.PreflightFailed` and writes nothing. A run in which a
+    CRS × simulator pairing failed (`crsim run`'s exit code 3) raises
+    `crsim.run.outcome.FailedPairings`, whose `result` is the Result and `pairings` the failures.
     """
+    from crsim.run.batch import retry_reasons
+
     cfg = _config(config, {**overrides, "out": out})
+    retry = frozenset() if retry_errors is False else retry_reasons(None if retry_errors is True else retry_errors)
+    if retry and not resume:
+        raise ConfigError("crsim.run: retry_errors needs resume=True (it holds failed dialogues again)")
     run_dir = cfg.out or Path("runs") / f"{cfg.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    return _outside_event_loop(lambda: _run(cfg, run_dir, resume, progress))
+    return _outside_event_loop(lambda: _run(cfg, run_dir, resume, progress, preflight, retry))
 
 
 def evaluate(
@@ -211,26 +224,46 @@ def _config(
     return load_config(config, overrides)
 
 
-def _run(cfg: Any, run_dir: Path, resume: bool, progress: bool) -> Result:
+def _run(
+    cfg: Any, run_dir: Path, resume: bool, progress: bool, preflight: bool, retry: frozenset[str]
+) -> Result:
     from crsim.eval.evaluation import evaluate_path
     from crsim.interrupt import run_interruptibly
+    from crsim.model.run_folder.lock import run_folder_lock
     from crsim.progress import ProgressReport, dialogue_failed, scoring_failed
     from crsim.run.batch import run_batch
     from crsim.run.build import build_experiment
+    from crsim.run.outcome import FailedPairings, failed_pairings
 
-    experiment = build_experiment(cfg)
+    experiment = build_experiment(cfg, run_folder=run_dir)
+    if preflight:
+        from crsim.run.preflight import preflight as check_servers
+
+        run_interruptibly(check_servers(experiment))
     report = ProgressReport(enabled=progress)
-    with report.phase("dialogues", len(experiment.tasks)) as meter:
-        advance = meter.advance
-        run_interruptibly(
-            run_batch(
-                experiment, run_dir, resume=resume, on_dialogue=lambda d: advance(error=dialogue_failed(d))
+    with run_folder_lock(run_dir) as lock:
+        with report.phase("dialogues", len(experiment.tasks)) as meter:
+            advance = meter.advance
+            run_interruptibly(
+                run_batch(
+                    experiment,
+                    run_dir,
+                    resume=resume,
+                    on_dialogue=lambda d: advance(error=dialogue_failed(d)),
+                    held=lock,
+                    retry=retry,
+                )
             )
-        )
-    with report.phase("scoring", len(experiment.tasks)) as meter:
-        done = evaluate_path(run_dir, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r)))
+        with report.phase("scoring", len(experiment.tasks)) as meter:
+            done = evaluate_path(
+                run_dir, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r)), held=lock
+            )
     report.print_summary()
-    return Result(run_dir, done.summaries)
+    result = Result(run_dir, done.summaries)
+    failed = failed_pairings(done.summaries, cfg.failed_pairing_share)
+    if failed:
+        raise FailedPairings(failed, result)
+    return result
 
 
 def _outside_event_loop(work: Callable[[], T]) -> T:

@@ -76,7 +76,7 @@ def test_the_lock_names_its_holder_and_dies_with_it(tmp_path: Path) -> None:
         holder.wait()
     # SIGKILL left the lock file and the holder's note behind; only the kernel's lock counted.
     assert (folder / LOCK_FILE).exists() and (folder / LOCK_INFO).exists()
-    with run_folder_lock(folder, command="next"), run_folder_lock(folder):  # re-entrant
+    with run_folder_lock(folder, command="next") as held, run_folder_lock(folder, held=held):  # passed on
         assert json.loads((folder / LOCK_INFO).read_text(encoding="utf-8"))["pid"] == os.getpid()
     assert not (folder / LOCK_INFO).exists()
 

@@ -77,14 +77,15 @@ def stopped_by_signals(outcome: str) -> Iterator[None]:
         raise typer.Exit(stop.exit_code) from None
 
 
-def show_summaries(summaries: list[Any], as_json: bool) -> None:
-    """The summary as JSON, or as a table followed by the errors by kind."""
+def show_summaries(summaries: list[Any], as_json: bool, failed: frozenset[str] = frozenset()) -> None:
+    """The summary as JSON, or as a table followed by the errors by kind; the pairings named in
+    `failed` (`crs × simulator`) are marked in the table."""
     if as_json:
         typer.echo(json.dumps([s.model_dump(mode="json") for s in summaries], indent=2))
         return
     from crsim.report.tables import summary_table
 
-    console.print(summary_table(summaries))
+    console.print(summary_table(summaries, failed=failed))
     _print_errors(summaries)
 
 

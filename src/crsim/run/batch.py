@@ -4,13 +4,22 @@
 `dialogues.jsonl` and flushed. `--resume` re-reads and validates that file, cuts a line half-written
 by a killed process, and holds only the dialogues that are missing. When all dialogues are present the file
 is put into task order once, so two runs with the same seed produce the same file.
+
+`--resume --retry-errors` also holds again, with their original seeds, the dialogues that ended in
+the chosen failure kinds (`crs_error`, `infrastructure_error`, `timeout`): their records move to the
+audit file `retried.jsonl` (appended and synced first, then `dialogues.jsonl` is rewritten without
+them), so they are missing like the dialogues a killed run never held; the manifest counts them
+(`retried_dialogues`). A run killed during the retry resumes like any other, without loss or
+duplicates, and the summary no longer matches the dialogues until the run is evaluated again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import logging
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -25,8 +34,8 @@ from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, ErrorInfo, Termination, TerminationReason
 from crsim.model.io import iter_dialogue_records
 from crsim.model.run_folder.dialogues import DialogueWriter, canonical_order, repair_tail
-from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, MANIFEST
-from crsim.model.run_folder.lock import run_folder_lock
+from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, MANIFEST, RETRIED, tmp_path
+from crsim.model.run_folder.lock import HeldLock, run_folder_lock
 from crsim.model.run_folder.manifest import build_manifest, read_manifest, write_json_atomic
 from crsim.run.build import DialogueTask, Experiment
 from crsim.run.loop import run_dialogue
@@ -48,10 +57,40 @@ class BatchResult:
     dropped_bytes: int = 0
     #: `time.perf_counter()` when the dialogues were all in (the CLI reports the time to there).
     finished_at: float = 0.0
+    #: Dialogues held again by `retry` (their old records moved to the audit file).
+    retried: int = 0
+    #: Failure reason -> records kept as they were that ended so (what `retry` could hold again).
+    errored: Counter[str] = field(default_factory=Counter)
+
+
+#: `--retry-errors` kinds -> the termination reason each holds again.
+RETRY_KINDS = {"crs": "crs_error", "infrastructure": "infrastructure_error", "timeout": "timeout"}
+
+
+def retry_reasons(kinds: str | Iterable[str] | None) -> frozenset[str]:
+    """The termination reasons `--retry-errors KINDS` holds again: a comma-separated list or names of
+    `RETRY_KINDS` (or their reasons, `crs_error`...); 'all', '' or None for all three."""
+    if kinds is None:
+        return frozenset(RETRY_KINDS.values())
+    names = [k.strip() for k in (kinds.split(",") if isinstance(kinds, str) else kinds) if k.strip()]
+    if not names or names == ["all"]:
+        return frozenset(RETRY_KINDS.values())
+    reasons = set()
+    for name in names:
+        reason = RETRY_KINDS.get(name, name if name in RETRY_KINDS.values() else None)
+        if reason is None:
+            raise ConfigError(
+                f"--retry-errors: unknown kind {name!r}; expected a comma-separated list of "
+                f"{', '.join(RETRY_KINDS)} (default: all three)"
+            )
+        reasons.add(reason)
+    return frozenset(reasons)
 
 
 #: Config fields that change how a run executes, not what it produces: they may differ on resume.
-OPERATIONAL_FIELDS = frozenset({"out", "concurrency", "executor", "ray_address", "shard_size"})
+OPERATIONAL_FIELDS = frozenset(
+    {"out", "concurrency", "executor", "ray_address", "shard_size", "failed_pairing_share"}
+)
 
 
 def prepare_run_dir(experiment: Experiment, run_dir: Path, resume: bool) -> tuple[set[str], int]:
@@ -84,6 +123,75 @@ def prepare_run_dir(experiment: Experiment, run_dir: Path, resume: bool) -> tupl
         write_json_atomic(manifest_path, build_manifest(config, experiment.components, len(experiment.tasks)))
     dropped = repair_tail(dialogues)
     return _done_ids(dialogues, {t.id for t in experiment.tasks}), dropped
+
+
+def move_to_audit(path: Path, audit: Path, reasons: frozenset[str]) -> set[str]:
+    """Move the records of `path` that ended with one of `reasons` to the end of `audit`; returns the
+    ids of the dialogues moved.
+
+    The audit file is appended to and synced first (a record already there, byte for byte, is not
+    written twice), then `path` is rewritten without the moved records through a temporary file: a
+    process killed at any point leaves each record in `path`, in `audit`, or in both until the next
+    retry finishes the move, never in neither.
+    """
+    if not path.exists():
+        return set()
+    keep: list[bytes] = []
+    move: list[bytes] = []
+    with open(path, "rb") as handle:
+        for line in handle:
+            if line.strip():
+                (move if _reason_of(line) in reasons else keep).append(line)
+    if not move:
+        return set()
+    present = set(audit.read_bytes().splitlines(keepends=True)) if audit.exists() else set()
+    with open(audit, "ab") as handle:
+        for line in move:
+            if line not in present:
+                handle.write(line)
+        handle.flush()
+        os.fsync(handle.fileno())
+    tmp = tmp_path(path)
+    with open(tmp, "wb") as handle:
+        handle.writelines(keep)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+    return {str(json.loads(line)["id"]) for line in move}
+
+
+def _reason_of(line: bytes) -> str | None:
+    termination = json.loads(line).get("termination") or {}
+    return termination.get("reason") if isinstance(termination, dict) else None
+
+
+def count_retries(run_dir: Path) -> int:
+    """Record in the manifest how many dialogues were held again (`retried_dialogues`: the records
+    in the audit file); returns the count."""
+    audit = run_dir / RETRIED
+    count = 0
+    if audit.exists():
+        with open(audit, "rb") as handle:
+            count = sum(1 for line in handle if line.strip())
+    manifest = read_manifest(run_dir)
+    if count and manifest.get("retried_dialogues") != count:
+        write_json_atomic(run_dir / MANIFEST, {**manifest, "retried_dialogues": count})
+    return count
+
+
+def errored_records(run_dir: Path, reasons: frozenset[str] = frozenset(RETRY_KINDS.values())) -> Counter[str]:
+    """Records of the run folder by failure reason, for the reasons given (what a retry would hold)."""
+    path = run_dir / DIALOGUES
+    found: Counter[str] = Counter()
+    if not path.exists():
+        return found
+    with open(path, "rb") as handle:
+        for line in handle:
+            if line.strip() and line.endswith(b"\n"):
+                reason = _reason_of(line)
+                if reason in reasons:
+                    found[reason] += 1
+    return found
 
 
 _ABSENT = object()
@@ -194,15 +302,21 @@ async def run_batch(
     *,
     resume: bool = False,
     on_dialogue: ProgressCallback | None = None,
+    held: HeldLock | None = None,
+    retry: frozenset[str] = frozenset(),
 ) -> BatchResult:
     """Hold every planned dialogue not yet in the run folder with the configured executor: in this
     process, `config.concurrency` at a time, or as Ray tasks (`crsim.run.ray_executor`).
 
-    Holds the run folder's lock (`crsim.model.run_folder.lock`) throughout: a second writer fails at once.
+    Holds the run folder's lock (`crsim.model.run_folder.lock`) throughout: a second writer fails at
+    once. A caller that holds it already passes its `HeldLock` as `held`. With `resume`, the
+    dialogues that ended with a reason in `retry` (`retry_reasons`) are held again.
     """
     run_dir = Path(run_dir)
-    with run_folder_lock(run_dir), _long_lived_frozen():
-        return await _run_batch(experiment, run_dir, resume=resume, on_dialogue=on_dialogue)
+    if retry and not resume:
+        raise ConfigError("--retry-errors needs --resume: it holds failed dialogues of an existing run again")
+    with run_folder_lock(run_dir, held=held), _long_lived_frozen():
+        return await _run_batch(experiment, run_dir, resume=resume, on_dialogue=on_dialogue, retry=retry)
 
 
 _frozen_by_batches = 0  #: batches under way in this process that froze the heap (`_long_lived_frozen`)
@@ -231,12 +345,26 @@ def _long_lived_frozen() -> Iterator[None]:
 
 
 async def _run_batch(
-    experiment: Experiment, run_dir: Path, *, resume: bool, on_dialogue: ProgressCallback | None
+    experiment: Experiment,
+    run_dir: Path,
+    *,
+    resume: bool,
+    on_dialogue: ProgressCallback | None,
+    retry: frozenset[str] = frozenset(),
 ) -> BatchResult:
     done, dropped = prepare_run_dir(experiment, run_dir, resume)
+    moved: set[str] = set()
+    if resume:
+        if retry:
+            moved = move_to_audit(run_dir / DIALOGUES, run_dir / RETRIED, retry)
+        count_retries(run_dir)
+    done -= moved
     experiment.llms.set_cache_path(run_dir / LLM_CACHE)
     todo = [t for t in experiment.tasks if t.id not in done]
     result = BatchResult(run_dir, len(experiment.tasks), len(done), 0, dropped_bytes=dropped)
+    result.retried = len(moved)
+    if resume:
+        result.errored = errored_records(run_dir)
     writer = DialogueWriter(run_dir / DIALOGUES)
 
     def record(dialogue: Dialogue) -> None:

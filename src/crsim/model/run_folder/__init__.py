@@ -6,6 +6,7 @@ A run folder is what `crsim run` writes and every later command reads (docs/data
     dialogues.jsonl    one `Dialogue` per line, appended and flushed (`DialogueWriter`)
     scores.jsonl       one `ScoreRecord` per line (`scores_writer`, `read_scores`)
     summary.json       the `GroupSummary`s and the files they were built from (`summary.py`)
+    retried.jsonl      the records `--retry-errors` replaced (an audit trail; `retried_dialogues` counts them)
     llm_cache.sqlite   the LLM response cache of the run and its evaluations
     report.html        `crsim report`; export/: `crsim export`
     .crsim-lock        the one-writer lock (`run_folder_lock`) and .crsim-lock.json, its holder
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
         LOCK_INFO,
         MANIFEST,
         REPORT,
+        RETRIED,
         SCORES,
         SUMMARY,
         part_path,
@@ -65,6 +67,7 @@ _WHERE = {
     "MANIFEST": "files",
     "Manifest": "manifest",
     "REPORT": "files",
+    "RETRIED": "files",
     "RunFolder": "folder",
     "RunFolderBusy": "lock",
     "SCORES": "files",
@@ -104,6 +107,7 @@ __all__ = [
     "LOCK_INFO",
     "MANIFEST",
     "REPORT",
+    "RETRIED",
     "SCORES",
     "SUMMARY",
     "Aggregate",
