@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from crsim.errors import ConfigError
-from crsim.model.run_folder.folder import open_run
+from crsim.model.run_folder.folder import Completeness, completeness, open_run
 from crsim.model.run_folder.scores import GroupSummary
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
     from crsim.run.config import ExperimentConfig
 
-__all__ = ["Result", "evaluate", "load", "run", "summary_frame"]
+__all__ = ["IncompleteRunWarning", "Result", "evaluate", "load", "run", "summary_frame"]
 
 T = TypeVar("T")
 
@@ -64,6 +65,14 @@ class Result:
 
     folder: Path
     summaries: list[GroupSummary]
+    #: Planned and held dialogues of the run (`crsim.model.run_folder.folder.Completeness`).
+    completeness: Completeness | None = None
+
+    @property
+    def complete(self) -> bool:
+        """False when the run folder holds fewer dialogues than its manifest planned (a stopped run):
+        its numbers describe only the dialogues held (`IncompleteRunWarning` was issued)."""
+        return self.completeness is None or self.completeness.complete
 
     @cached_property
     def summary(self) -> pd.DataFrame:
@@ -103,6 +112,17 @@ class Result:
     def __repr__(self) -> str:
         groups = ", ".join(f"{s.crs_id} × {s.simulator_id} ({s.n_dialogues})" for s in self.summaries)
         return f"Result({str(self.folder)!r}: {groups})"
+
+
+class IncompleteRunWarning(UserWarning):
+    """A run folder holds fewer dialogues than planned; its results cover only those held."""
+
+
+def _checked(result: Result) -> Result:
+    """`result`, after warning (`IncompleteRunWarning`) when its run is incomplete."""
+    if result.completeness is not None and not result.completeness.complete:
+        warnings.warn(IncompleteRunWarning(result.completeness.warning()), stacklevel=3)
+    return result
 
 
 def summary_frame(summaries: Sequence[GroupSummary]) -> pd.DataFrame:
@@ -195,7 +215,7 @@ def evaluate(
         replace=replace,
     )
     done = _outside_event_loop(lambda: evaluate_path(run_folder, options, out=out))
-    return Result(Path(done.out_dir), done.summaries)
+    return _checked(Result(Path(done.out_dir), done.summaries, done.completeness))
 
 
 def load(run_folder: str | Path) -> Result:
@@ -203,7 +223,7 @@ def load(run_folder: str | Path) -> Result:
     folder = open_run(Path(run_folder))
     if not folder.evaluated:
         raise ConfigError(f"{run_folder}: not evaluated yet; crsim.evaluate({str(run_folder)!r}) scores it")
-    return Result(folder.path, folder.summaries())
+    return _checked(Result(folder.path, folder.summaries(), folder.completeness()))
 
 
 def _config(
@@ -259,7 +279,7 @@ def _run(
                 run_dir, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r)), held=lock
             )
     report.print_summary()
-    result = Result(run_dir, done.summaries)
+    result = Result(run_dir, done.summaries, completeness(run_dir))
     failed = failed_pairings(done.summaries, cfg.failed_pairing_share)
     if failed:
         raise FailedPairings(failed, result)

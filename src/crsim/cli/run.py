@@ -117,8 +117,10 @@ def run(
         elapsed = result.finished_at - started
     from crsim.run.outcome import EXIT_FAILED_PAIRINGS, closing_line, failed_pairings
 
+    from crsim.model.run_folder.folder import completeness
+
     failed = failed_pairings(summaries, cfg.failed_pairing_share)
-    show_summaries(summaries, as_json, frozenset(p.label for p in failed))
+    show_summaries(summaries, as_json, frozenset(p.label for p in failed), completeness(run_dir).complete)
     if not as_json:
         cut = f", cut a {result.dropped_bytes}-byte half-written last line" if result.dropped_bytes else ""
         again = f", {result.retried} of them again" if result.retried else ""
