@@ -177,7 +177,11 @@ def run(
     from crsim.run.batch import retry_reasons
 
     cfg = _config(config, {**overrides, "out": out})
-    retry = frozenset() if retry_errors is False else retry_reasons(None if retry_errors is True else retry_errors)
+    retry = (
+        frozenset()
+        if retry_errors is False
+        else retry_reasons(None if retry_errors is True else retry_errors)
+    )
     if retry and not resume:
         raise ConfigError("crsim.run: retry_errors needs resume=True (it holds failed dialogues again)")
     run_dir = cfg.out or Path("runs") / f"{cfg.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"

@@ -63,6 +63,9 @@ def test_the_api_warns_and_marks_the_result(stopped: Path) -> None:
     with pytest.warns(IncompleteRunWarning, match="holds 8 of 10 planned"):
         result = crsim.evaluate(stopped)
     assert result.complete is False
-    assert result.completeness is not None and (result.completeness.planned, result.completeness.held) == (10, 8)
+    assert result.completeness is not None and (result.completeness.planned, result.completeness.held) == (
+        10,
+        8,
+    )
     with pytest.warns(IncompleteRunWarning):
         assert crsim.load(stopped).complete is False

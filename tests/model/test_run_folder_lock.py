@@ -192,7 +192,13 @@ def test_a_run_killed_with_sigkill_does_not_block_the_next(tmp_path: Path) -> No
 
 def _gated_config(url: str, users: int) -> dict[str, Any]:
     crs = {"name": "generic_http", "id": "remote", "args": {"base_url": url, "timeout_s": 300}}
-    return {"users": {"size": users}, "crss": [crs], "max_turns": 4, "concurrency": 2, "metrics": [{"name": "turns"}]}
+    return {
+        "users": {"size": users},
+        "crss": [crs],
+        "max_turns": 4,
+        "concurrency": 2,
+        "metrics": [{"name": "turns"}],
+    }
 
 
 def test_a_second_writer_thread_of_the_same_process_is_refused(tmp_path: Path) -> None:

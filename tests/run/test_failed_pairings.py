@@ -55,7 +55,9 @@ def test_the_share_decides_when_a_partly_failing_pairing_failed(tmp_path: Path) 
         lenient = _run(tmp_path, _config(url, users), "--json")
         records = list(iter_dialogues(tmp_path / "run" / "dialogues.jsonl"))
         failed = sum(1 for d in records if d.termination and d.termination.reason == "crs_error")
-        assert failed == sum(is_affected(f"remote/abus/{d.user_id}", 3) for d in records if d.crs_id == "remote")
+        assert failed == sum(
+            is_affected(f"remote/abus/{d.user_id}", 3) for d in records if d.crs_id == "remote"
+        )
         assert 0 < failed / users < 0.5
         assert lenient.exit_code == 0, lenient.output
         strict = _run(tmp_path, _config(url, users), "--json", "--resume", "--failed-pairing-share", "0.1")

@@ -31,7 +31,11 @@ USERS = 18
 
 
 def _config(url: str) -> dict[str, Any]:
-    crs = {"name": "generic_http", "id": "remote", "args": {"base_url": url, "max_retries": 0, "timeout_s": 300}}
+    crs = {
+        "name": "generic_http",
+        "id": "remote",
+        "args": {"base_url": url, "max_retries": 0, "timeout_s": 300},
+    }
     return {
         "name": "retry",
         "users": {"size": USERS},
@@ -70,8 +74,9 @@ def test_retry_errors_replaces_the_failed_records_in_place_and_keeps_the_old_one
 
         resumed = runner.invoke(app, [*base, "--resume"], env={"COLUMNS": "200"})
         assert resumed.exit_code == 0, resumed.output
-        assert f"{len(failed)} dialogues of this run ended in errors or timeouts (crs_error ×{len(failed)})" in (
-            resumed.output
+        assert (
+            f"{len(failed)} dialogues of this run ended in errors or timeouts (crs_error ×{len(failed)})"
+            in (resumed.output)
         )
         assert "--resume --retry-errors" in resumed.output and not (run_dir / RETRIED).exists()
 
@@ -82,16 +87,21 @@ def test_retry_errors_replaces_the_failed_records_in_place_and_keeps_the_old_one
         plan.kind = None  # the server is fixed
         retried = runner.invoke(app, [*base, "--resume", "--retry-errors"], env={"COLUMNS": "200"})
     assert retried.exit_code == 0, retried.output
-    assert f"{len(failed)} dialogues held, {len(failed)} of them again ({USERS - len(failed)} already done" in (
-        retried.output
+    assert (
+        f"{len(failed)} dialogues held, {len(failed)} of them again ({USERS - len(failed)} already done"
+        in (retried.output)
     )
     after = _reasons(run_dir / DIALOGUES)
     assert list(after) == list(before)  # the same dialogues in the same order
     assert all(after[i] != "crs_error" for i in failed)
-    assert {i: r for i, r in after.items() if i not in failed} == {i: r for i, r in before.items() if i not in failed}
+    assert {i: r for i, r in after.items() if i not in failed} == {
+        i: r for i, r in before.items() if i not in failed
+    }
     assert _seeds(run_dir / DIALOGUES) == seeds
     audit = list(iter_dialogues(run_dir / RETRIED))
-    assert sorted(d.id for d in audit) == failed and {str(d.termination.reason) for d in audit} == {"crs_error"}
+    assert sorted(d.id for d in audit) == failed and {str(d.termination.reason) for d in audit} == {
+        "crs_error"
+    }
     assert json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))["retried_dialogues"] == len(failed)
     report = runner.invoke(app, ["report", str(run_dir), "-o", str(tmp_path / "r.html")])
     assert report.exit_code == 0, report.output  # the run evaluated the retried dialogues
@@ -109,7 +119,17 @@ def test_a_retry_killed_by_sigkill_resumes_without_loss_or_duplicates(tmp_path: 
     log = ServerLog()
     with running_server(fault_app(plan, log)) as url:
         config, run_dir = _write(tmp_path, url), tmp_path / "run"
-        args = [sys.executable, "-m", "crsim", "run", str(config), "--out", str(run_dir), "--no-preflight", "--json"]
+        args = [
+            sys.executable,
+            "-m",
+            "crsim",
+            "run",
+            str(config),
+            "--out",
+            str(run_dir),
+            "--no-preflight",
+            "--json",
+        ]
         first = subprocess.run(args, capture_output=True, text=True, timeout=300)
         assert first.returncode == 0, first.stderr
         before = _reasons(run_dir / DIALOGUES)
@@ -118,10 +138,15 @@ def test_a_retry_killed_by_sigkill_resumes_without_loss_or_duplicates(tmp_path: 
 
         plan.kind = "hang"  # the retried dialogues now hang in the server: kill the retry there
         retry = subprocess.Popen(
-            [*args, "--resume", "--retry-errors"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            [*args, "--resume", "--retry-errors"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and log.faults["hang"] < min(4, len(failed)) and retry.poll() is None:
+        while (
+            time.monotonic() < deadline and log.faults["hang"] < min(4, len(failed)) and retry.poll() is None
+        ):
             time.sleep(0.01)
         assert retry.poll() is None, retry.stderr.read() if retry.stderr else ""
         retry.send_signal(signal.SIGKILL)
@@ -139,7 +164,9 @@ def test_a_retry_killed_by_sigkill_resumes_without_loss_or_duplicates(tmp_path: 
         assert stale.returncode == 2 and "does not match the run's files" in stale.stderr, stale.stderr
 
         plan.kind = None
-        resumed = subprocess.run([*args, "--resume", "--retry-errors"], capture_output=True, text=True, timeout=300)
+        resumed = subprocess.run(
+            [*args, "--resume", "--retry-errors"], capture_output=True, text=True, timeout=300
+        )
     assert resumed.returncode == 0, resumed.stderr
     ids = Counter(d.id for d in iter_dialogues(run_dir / DIALOGUES))
     assert list(ids) == list(before) and set(ids.values()) == {1}

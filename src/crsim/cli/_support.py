@@ -96,7 +96,9 @@ def show_summaries(
 def warn_incomplete(completeness: Any) -> None:
     """The warning line of a run folder holding fewer dialogues than planned (on stderr)."""
     if completeness is not None and not completeness.complete:
-        errors.print(f"[yellow]warning:[/yellow] {escape(completeness.warning())}", highlight=False, soft_wrap=True)
+        errors.print(
+            f"[yellow]warning:[/yellow] {escape(completeness.warning())}", highlight=False, soft_wrap=True
+        )
 
 
 def _print_errors(summaries: list[Any]) -> None:

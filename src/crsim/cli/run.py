@@ -95,7 +95,9 @@ def run(
         if retry_kinds is not None and not retry_errors:
             raise CrsimError("--retry-kinds chooses what --retry-errors holds again; add --retry-errors")
         if retry_errors and not resume:
-            raise CrsimError("--retry-errors needs --resume: it holds failed dialogues of an existing run again")
+            raise CrsimError(
+                "--retry-errors needs --resume: it holds failed dialogues of an existing run again"
+            )
         retry = retry_reasons(retry_kinds) if retry_errors else frozenset()
         cfg = load_config(config, overrides)
         if resume and cfg.out is None:
@@ -115,9 +117,16 @@ def run(
         command = _resume_command(config, overrides, run_dir)
         result, summaries = _hold_and_score(experiment, run_dir, resume, as_json, command, retry)
         elapsed = result.finished_at - started
-    from crsim.run.outcome import EXIT_FAILED_PAIRINGS, closing_line, failed_pairings
+    _closing(result, summaries, cfg, run_dir, elapsed, as_json, command if not retry_errors else "")
 
+
+def _closing(
+    result: Any, summaries: list[Any], cfg: Any, run_dir: Path, elapsed: float, as_json: bool, command: str
+) -> None:
+    """The table, what was held, the errored dialogues a retry could hold again (`command`: the
+    resume command, '' when this was a retry), and exit code 3 when a pairing failed."""
     from crsim.model.run_folder.folder import completeness
+    from crsim.run.outcome import EXIT_FAILED_PAIRINGS, closing_line, failed_pairings
 
     failed = failed_pairings(summaries, cfg.failed_pairing_share)
     show_summaries(summaries, as_json, frozenset(p.label for p in failed), completeness(run_dir).complete)
@@ -129,7 +138,7 @@ def run(
             f"{elapsed:.1f}s; run folder: [bold]{escape(str(run_dir))}[/bold]",
             highlight=False,
         )
-    if result.errored and not retry_errors:
+    if result.errored and command:
         kinds = ", ".join(f"{reason} ×{n}" for reason, n in sorted(result.errored.items()))
         errors.print(
             f"{sum(result.errored.values())} dialogues of this run ended in errors or timeouts ({kinds}); "

@@ -221,7 +221,11 @@ class LLMHub:
         if name not in self._roles:
             config = self.settings.for_role(name)
             self._roles[name] = LLM(
-                name, config, self.provider(config), limit=self._limit(config), cache_source=lambda: self.cache
+                name,
+                config,
+                self.provider(config),
+                limit=self._limit(config),
+                cache_source=lambda: self.cache,
             )
         return self._roles[name]
 

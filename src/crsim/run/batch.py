@@ -363,8 +363,6 @@ async def _run_batch(
     todo = [t for t in experiment.tasks if t.id not in done]
     result = BatchResult(run_dir, len(experiment.tasks), len(done), 0, dropped_bytes=dropped)
     result.retried = len(moved)
-    if resume:
-        result.errored = errored_records(run_dir)
     writer = DialogueWriter(run_dir / DIALOGUES)
 
     def record(dialogue: Dialogue) -> None:
@@ -386,6 +384,8 @@ async def _run_batch(
         await experiment.llms.aclose()
     canonical_order(run_dir / DIALOGUES, {t.id: t.index for t in experiment.tasks})
     result.finished_at = time.perf_counter()
+    if resume:
+        result.errored = errored_records(run_dir)
     return result
 
 

@@ -14,7 +14,8 @@ from crsim.crs.base import CRS, crs_registry
 from crsim.data.domains import domain_named
 from crsim.data.users import build_users
 from crsim.errors import ConfigError
-from crsim.eval.evaluate import build_metrics, metric_registry
+from crsim.eval.evaluate import build_metrics
+from crsim.eval.metrics.base import metric_registry
 from crsim.llm.client import LLMHub
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser

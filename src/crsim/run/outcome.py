@@ -74,8 +74,7 @@ def failed_pairings(summaries: Sequence[GroupSummary], share: float = 0.5) -> li
         if failed < group.n_dialogues and failed / group.n_dialogues <= share:
             continue
         reason = max(failures, key=lambda r: failures[r])
-        charged = {k: n for k, n in group.errors.items() if not k.startswith("user:")}
-        error = max(charged, key=lambda k: charged[k]) if charged else ""
+        error = max(group.errors, key=lambda k: group.errors[k]) if group.errors else ""
         example = group.error_examples.get(error, "").strip().splitlines()
         found.append(
             FailedPairing(
