@@ -10,8 +10,7 @@ The lock is `filelock`'s `flock(2)` lock on `.crsim-lock`: the kernel releases i
 process ends in any way, SIGKILL included, so a killed run never blocks the next one (the lock file
 itself stays, empty; only the kernel lock matters). Within one process the lock is exclusive too:
 another thread or asyncio task that asks for a folder this process holds gets the same
-`RunFolderBusy` (filelock alone is re-entrant within a process, which let two threads of one
-notebook interleave their records). A command takes the lock once and hands the `HeldLock` it got to
+`RunFolderBusy` (filelock alone would let two threads of one notebook interleave their records). A command takes the lock once and hands the `HeldLock` it got to
 the steps that follow (`crsim run` holds it across the batch and the evaluation through `held=`).
 On a filesystem without
 `flock` (some network filesystems) `filelock` falls back to a lock file that a killed process leaves
