@@ -133,6 +133,7 @@ def test_run_then_evaluate_reproduces_the_summary(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", "--out", str(run_dir), "--users", "10", "--json"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)
+    assert not any(s.pop("failed") for s in summary)  # `crsim run` says which pairings it did not test
     assert {s["crs_id"] for s in summary} == {"popular", "retrieval"}
     assert all(s["n_dialogues"] == 10 for s in summary)
     for name in ("manifest.json", "dialogues.jsonl", "scores.jsonl", "summary.json"):

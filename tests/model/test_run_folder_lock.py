@@ -282,3 +282,19 @@ def test_two_batches_as_tasks_of_one_event_loop_are_refused(tmp_path: Path) -> N
     assert not isinstance(done, BaseException) and done.ran == 40
     ids = _ids(tmp_path / "run" / "dialogues.jsonl")
     assert len(ids) == 40 and set(ids.values()) == {1}
+
+
+def test_one_command_takes_the_lock_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from crsim.model.run_folder import lock
+
+    taken: list[Path] = []
+    enter = lock._enter
+
+    def counted(key: Path, command: str, shown: Path) -> Any:
+        taken.append(key)
+        return enter(key, command, shown)
+
+    monkeypatch.setattr(lock, "_enter", counted)
+    result = runner.invoke(app, ["run", "--out", str(tmp_path / "run"), "--users", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    assert taken == [(tmp_path / "run").resolve()]  # across the batch and the evaluation

@@ -4,6 +4,7 @@ Real generic-protocol servers on 127.0.0.1 (the fault suite's), preflight skippe
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,9 @@ def test_the_share_decides_when_a_partly_failing_pairing_failed(tmp_path: Path) 
         assert lenient.exit_code == 0, lenient.output
         strict = _run(tmp_path, _config(url, users), "--json", "--resume", "--failed-pairing-share", "0.1")
     assert strict.exit_code == 3, strict.output
-    assert f"remote × abus: {failed}/{users} dialogues failed, mostly crs_error" in strict.output
+    assert f"remote × abus: {failed}/{users} dialogues failed, mostly crs_error" in strict.stderr
+    marked = {group["crs_id"]: group["failed"] for group in json.loads(strict.stdout)}
+    assert marked == {"popular": False, "remote": True}
 
 
 def test_the_api_raises_failed_pairings_with_the_result(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         part_path,
     )
     from crsim.model.run_folder.folder import RunFolder, count_lines, dialogues_file, is_run_folder, open_run
-    from crsim.model.run_folder.lock import RunFolderBusy, lock_if_run_folder, run_folder_lock
+    from crsim.model.run_folder.lock import HeldLock, RunFolderBusy, lock_if_run_folder, run_folder_lock
     from crsim.model.run_folder.manifest import (
         Manifest,
         build_manifest,
@@ -61,6 +61,7 @@ _WHERE = {
     "DialogueWriter": "dialogues",
     "EXPORT_DIR": "files",
     "GroupSummary": "scores",
+    "HeldLock": "lock",
     "LLM_CACHE": "files",
     "LOCK_FILE": "files",
     "LOCK_INFO": "files",
@@ -113,6 +114,7 @@ __all__ = [
     "Aggregate",
     "DialogueWriter",
     "GroupSummary",
+    "HeldLock",
     "Manifest",
     "RunFolder",
     "RunFolderBusy",
