@@ -110,8 +110,10 @@ def run(
             raise ConfigError(f"{config or 'config'}: {exc}") from None
         if preflight:
             from crsim.interrupt import run_interruptibly
+            from crsim.model.run_folder.lock import ensure_free
             from crsim.run.preflight import preflight as check_servers
 
+            ensure_free(run_dir)  # a busy folder is refused before the servers are tried
             run_interruptibly(check_servers(experiment))
     with user_errors():
         command = _resume_command(config, overrides, run_dir)

@@ -10,10 +10,10 @@ The lock is `filelock`'s `flock(2)` lock on `.crsim-lock`: the kernel releases i
 process ends in any way, SIGKILL included, so a killed run never blocks the next one (the lock file
 itself stays, empty; only the kernel lock matters). Within one process the lock is exclusive too:
 another thread or asyncio task that asks for a folder this process holds gets the same
-`RunFolderBusy` (filelock alone would let two threads of one notebook interleave their records). A command takes the lock once and hands the `HeldLock` it got to
-the steps that follow (`crsim run` holds it across the batch and the evaluation through `held=`).
-On a filesystem without
-`flock` (some network filesystems) `filelock` falls back to a lock file that a killed process leaves
+`RunFolderBusy` (filelock alone would let two threads of one notebook interleave their records). A
+command takes the lock once and hands the `HeldLock` it got to the steps that follow (`crsim run`
+holds it across the batch and the evaluation through `held=`). On a filesystem without `flock`
+(some network filesystems) `filelock` falls back to a lock file that a killed process leaves
 behind; delete `.crsim-lock` by hand there.
 """
 
@@ -42,6 +42,7 @@ __all__ = [
     "LOCK_INFO",
     "HeldLock",
     "RunFolderBusy",
+    "ensure_free",
     "lock_if_run_folder",
     "read_holder",
     "run_folder_lock",
@@ -104,6 +105,15 @@ def run_folder_lock(
 
 def _key(folder: Path) -> Path:
     return folder.resolve()
+
+
+def ensure_free(folder: Path, command: str | None = None) -> None:
+    """Raise `RunFolderBusy` now if an existing `folder` is held by another writer (the lock is taken
+    and let go at once): a command that checks servers first fails on a busy folder before it waits
+    on them. A folder that does not exist yet is not created."""
+    if folder.is_dir():
+        with run_folder_lock(folder, command):
+            pass
 
 
 @contextmanager
