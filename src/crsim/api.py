@@ -262,10 +262,12 @@ def _run(
     experiment = build_experiment(cfg, run_folder=run_dir)
     if preflight:
         from crsim.model.run_folder.lock import ensure_free
+        from crsim.run.preflight import needed
         from crsim.run.preflight import preflight as check_servers
 
         ensure_free(run_dir)  # a busy folder is refused before the servers are tried
-        run_interruptibly(check_servers(experiment))
+        if needed(experiment, run_dir, resume, retry):
+            run_interruptibly(check_servers(experiment))
     report = ProgressReport(enabled=progress)
     with run_folder_lock(run_dir) as lock:
         with report.phase("dialogues", len(experiment.tasks)) as meter:

@@ -125,3 +125,21 @@ def test_healthy_servers_pass_and_the_run_goes_on(tmp_path: Path) -> None:
     assert (tmp_path / "run" / "dialogues.jsonl").read_bytes().count(b"\n") == 2
     # one preflight call, and the dialogues' calls (simulator turns) after it
     assert len(model.requests) > 1 and model.requests[0]["max_tokens"] == 4
+
+
+def test_a_resume_with_nothing_to_hold_needs_no_server(tmp_path: Path) -> None:
+    with running_server(fault_app(FaultPlan(end_at=2))) as url:
+        config = _http_config(url)
+        assert _run(tmp_path, config).exit_code == 0
+    resumed = _run(tmp_path, config, "--resume")  # the server is gone: only the scoring is left
+    assert resumed.exit_code == 0, resumed.output
+
+
+def test_only_the_crss_of_planned_dialogues_are_tried(tmp_path: Path) -> None:
+    config = _http_config(closed_port_url())
+    config["crss"] = [{"name": "popular"}, *config["crss"]]
+    result = _run(tmp_path, config, "--limit", "3")  # the plan's first 3 dialogues: popular's
+    assert result.exit_code == 0, result.output
+    (tmp_path / "all").mkdir()
+    dead = _run(tmp_path / "all", config)
+    assert dead.exit_code == 2 and "CRS 'remote'" in dead.output

@@ -111,10 +111,12 @@ def run(
         if preflight:
             from crsim.interrupt import run_interruptibly
             from crsim.model.run_folder.lock import ensure_free
+            from crsim.run.preflight import needed
             from crsim.run.preflight import preflight as check_servers
 
             ensure_free(run_dir)  # a busy folder is refused before the servers are tried
-            run_interruptibly(check_servers(experiment))
+            if needed(experiment, run_dir, resume, retry):
+                run_interruptibly(check_servers(experiment))
     with user_errors():
         command = _resume_command(config, overrides, run_dir)
         result, summaries = _hold_and_score(experiment, run_dir, resume, as_json, command, retry)

@@ -6,7 +6,8 @@ that is down would otherwise end every dialogue in an error and still look like 
 minimal call to each LLM endpoint a component of the run uses; the first failure is a
 `PreflightFailed` naming the component, the URL and what went wrong, before anything is written to
 the run folder. The calls bypass the response cache and the per-dialogue usage log: they test the
-endpoint, they are not part of the run. `--no-preflight` (`preflight=False`) skips them.
+endpoint, they are not part of the run. `--no-preflight` (`preflight=False`) skips them, and so does
+a resumed run that has no dialogue left to hold (`needed`).
 
 One function per kind of participant: `check_http_crs` (one session with one CRS) and
 `check_llm_endpoint` (one call to one model endpoint); `preflight` runs them for an experiment.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
@@ -29,7 +31,14 @@ from crsim.redact import redact
 if TYPE_CHECKING:
     from crsim.run.build import Experiment
 
-__all__ = ["PreflightFailed", "check_http_crs", "check_llm_endpoint", "llm_endpoints", "preflight"]
+__all__ = [
+    "PreflightFailed",
+    "check_http_crs",
+    "check_llm_endpoint",
+    "llm_endpoints",
+    "needed",
+    "preflight",
+]
 
 #: What the preflight session says to a CRS, and asks of a model.
 GREETING = "Hello, can you recommend something?"
@@ -131,10 +140,24 @@ def http_crss(crss: Mapping[str, CRS]) -> dict[str, tuple[CRS, str]]:
     return {label: (crs, crs.params.base_url) for label, crs in crss.items() if isinstance(crs, HTTPCRS)}
 
 
+def needed(experiment: Experiment, run_dir: Path, resume: bool, retry: frozenset[str]) -> bool:
+    """Whether the run will hold any dialogue: not when resuming a run whose dialogues are all in
+    (re-scoring it needs no server), unless `retry` finds some to hold again."""
+    from crsim.run.batch import errored_records, kept_dialogues
+
+    if not resume or not run_dir.is_dir():
+        return True
+    if kept_dialogues(run_dir) < len(experiment.tasks):
+        return True
+    return bool(retry) and bool(errored_records(run_dir, retry))
+
+
 async def preflight(experiment: Experiment) -> None:
-    """Check every HTTP CRS and LLM endpoint of `experiment`, concurrently; raise the first failure
-    (in config order) as `PreflightFailed`. Closes the connections the checks opened."""
-    crss = http_crss(experiment.crss)
+    """Check every HTTP CRS that takes part in a planned dialogue and every LLM endpoint of
+    `experiment`, concurrently; raise the first failure (in config order) as `PreflightFailed`.
+    Closes the connections the checks opened."""
+    planned = {task.crs_label for task in experiment.tasks}
+    crss = http_crss({label: crs for label, crs in experiment.crss.items() if label in planned})
     checks = [check_http_crs(label, crs, url) for label, (crs, url) in crss.items()]
     checks += [check_llm_endpoint(e.config, e.users) for e in llm_endpoints(experiment)]
     try:
