@@ -174,7 +174,7 @@ def run(
     CRS × simulator pairing failed (`crsim run`'s exit code 3) raises
     `crsim.run.outcome.FailedPairings`, whose `result` is the Result and `pairings` the failures.
     """
-    from crsim.run.batch import retry_reasons
+    from crsim.run.retry import retry_reasons
 
     cfg = _config(config, {**overrides, "out": out})
     retry = (

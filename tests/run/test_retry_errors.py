@@ -175,3 +175,10 @@ def test_a_retry_killed_by_sigkill_resumes_without_loss_or_duplicates(tmp_path: 
     assert sorted(audit) == failed and set(audit.values()) == {1}
     assert json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))["retried_dialogues"] == len(failed)
     assert os.path.getsize(run_dir / "summary.json") > 0
+
+
+def test_an_unknown_retry_kind_is_named(tmp_path: Path) -> None:
+    args = ["run", "--out", str(tmp_path / "run"), "--resume", "--retry-errors", "--retry-kinds", "crs,user"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and "--retry-kinds: unknown kind 'user'" in result.output
+    assert not (tmp_path / "run").exists()

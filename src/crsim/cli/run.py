@@ -73,9 +73,9 @@ def run(
     simulator pairing failed (its dialogues ended in errors or timeouts; see --failed-pairing-share);
     130/143 stopped by Ctrl-C/SIGTERM: every dialogue written is kept, and the command that resumes
     the run is printed."""
-    from crsim.run.batch import retry_reasons
     from crsim.run.build import build_experiment
     from crsim.run.config import load_config
+    from crsim.run.retry import retry_reasons
 
     overrides = {
         "out": out,
@@ -169,7 +169,8 @@ def _hold_and_score(
     from crsim.interrupt import Interrupted, run_interruptibly, signals_interrupt
     from crsim.model.run_folder.lock import run_folder_lock
     from crsim.progress import ProgressReport, dialogue_failed, scoring_failed
-    from crsim.run.batch import errored_records, kept_dialogues, run_batch
+    from crsim.run.batch import kept_dialogues, run_batch
+    from crsim.run.retry import errored_records
 
     report = ProgressReport(enabled=not quiet)
     try:

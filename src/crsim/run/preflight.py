@@ -143,7 +143,8 @@ def http_crss(crss: Mapping[str, CRS]) -> dict[str, tuple[CRS, str]]:
 def needed(experiment: Experiment, run_dir: Path, resume: bool, retry: frozenset[str]) -> bool:
     """Whether the run will hold any dialogue: not when resuming a run whose dialogues are all in
     (re-scoring it needs no server), unless `retry` finds some to hold again."""
-    from crsim.run.batch import errored_records, kept_dialogues
+    from crsim.run.batch import kept_dialogues
+    from crsim.run.retry import errored_records
 
     if not resume or not run_dir.is_dir():
         return True
