@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from crsim.errors import ConfigError
-from crsim.model.run_folder.folder import open_run
+from crsim.model.run_folder.folder import Completeness, completeness, open_run
 from crsim.model.run_folder.scores import GroupSummary
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
     from crsim.run.config import ExperimentConfig
 
-__all__ = ["Result", "evaluate", "load", "run", "summary_frame"]
+__all__ = ["IncompleteRunWarning", "Result", "evaluate", "load", "run", "summary_frame"]
 
 T = TypeVar("T")
 
@@ -64,6 +65,14 @@ class Result:
 
     folder: Path
     summaries: list[GroupSummary]
+    #: Planned and held dialogues of the run (`crsim.model.run_folder.folder.Completeness`).
+    completeness: Completeness | None = None
+
+    @property
+    def complete(self) -> bool:
+        """False when the run folder holds fewer dialogues than its manifest planned (a stopped run):
+        its numbers describe only the dialogues held (`IncompleteRunWarning` was issued)."""
+        return self.completeness is None or self.completeness.complete
 
     @cached_property
     def summary(self) -> pd.DataFrame:
@@ -105,6 +114,17 @@ class Result:
         return f"Result({str(self.folder)!r}: {groups})"
 
 
+class IncompleteRunWarning(UserWarning):
+    """A run folder holds fewer dialogues than planned; its results cover only those held."""
+
+
+def _checked(result: Result) -> Result:
+    """`result`, after warning (`IncompleteRunWarning`) when its run is incomplete."""
+    if result.completeness is not None and not result.completeness.complete:
+        warnings.warn(IncompleteRunWarning(result.completeness.warning()), stacklevel=3)
+    return result
+
+
 def summary_frame(summaries: Sequence[GroupSummary]) -> pd.DataFrame:
     """The summaries as a dataframe, one row per CRS × simulator × metric (`Result.summary`)."""
     try:
@@ -136,19 +156,36 @@ def run(
     out: str | Path | None = None,
     resume: bool = False,
     progress: bool = True,
+    preflight: bool = True,
+    retry_errors: bool | str | Sequence[str] = False,
     **overrides: Any,
 ) -> Result:
     """Hold the experiment's dialogues and score them, as `crsim run CONFIG` does; returns the result.
 
     `config` is a config file, a mapping with the config's fields, an `ExperimentConfig` or None (the
     quickstart). Keyword arguments are the options of `crsim run` (`users=20`, `seed=3`, `limit=5`,
-    `max_turns`, `trials`, `concurrency`, ...); `out` is the run folder (default:
-    runs/<name>-<timestamp>), `resume=True` continues the run in it. Progress and the per-phase
-    summary go to stderr unless `progress=False`.
+    `max_turns`, `trials`, `concurrency`, `failed_pairing_share`, ...); `out` is the run folder
+    (default: runs/<name>-<timestamp>), `resume=True` continues the run in it, and with it
+    `retry_errors=True` (or kinds: `"crs,timeout"`, `["infrastructure"]`) holds failed dialogues
+    again. Progress and the per-phase summary go to stderr unless `progress=False`.
+
+    Before the first dialogue every HTTP CRS and LLM endpoint is tried once (`preflight=False` skips
+    it): a failure raises `crsim.run.preflight.PreflightFailed` and writes nothing. A run in which a
+    CRS × simulator pairing failed (`crsim run`'s exit code 3) raises
+    `crsim.run.outcome.FailedPairings`, whose `result` is the Result and `pairings` the failures.
     """
+    from crsim.run.retry import retry_reasons
+
     cfg = _config(config, {**overrides, "out": out})
+    retry = (
+        frozenset()
+        if retry_errors is False
+        else retry_reasons(None if retry_errors is True else retry_errors)
+    )
+    if retry and not resume:
+        raise ConfigError("crsim.run: retry_errors needs resume=True (it holds failed dialogues again)")
     run_dir = cfg.out or Path("runs") / f"{cfg.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    return _outside_event_loop(lambda: _run(cfg, run_dir, resume, progress))
+    return _outside_event_loop(lambda: _run(cfg, run_dir, resume, progress, preflight, retry))
 
 
 def evaluate(
@@ -182,7 +219,7 @@ def evaluate(
         replace=replace,
     )
     done = _outside_event_loop(lambda: evaluate_path(run_folder, options, out=out))
-    return Result(Path(done.out_dir), done.summaries)
+    return _checked(Result(Path(done.out_dir), done.summaries, done.completeness))
 
 
 def load(run_folder: str | Path) -> Result:
@@ -190,7 +227,7 @@ def load(run_folder: str | Path) -> Result:
     folder = open_run(Path(run_folder))
     if not folder.evaluated:
         raise ConfigError(f"{run_folder}: not evaluated yet; crsim.evaluate({str(run_folder)!r}) scores it")
-    return Result(folder.path, folder.summaries())
+    return _checked(Result(folder.path, folder.summaries(), folder.completeness()))
 
 
 def _config(
@@ -211,26 +248,50 @@ def _config(
     return load_config(config, overrides)
 
 
-def _run(cfg: Any, run_dir: Path, resume: bool, progress: bool) -> Result:
+def _run(
+    cfg: Any, run_dir: Path, resume: bool, progress: bool, preflight: bool, retry: frozenset[str]
+) -> Result:
     from crsim.eval.evaluation import evaluate_path
     from crsim.interrupt import run_interruptibly
+    from crsim.model.run_folder.lock import run_folder_lock
     from crsim.progress import ProgressReport, dialogue_failed, scoring_failed
     from crsim.run.batch import run_batch
     from crsim.run.build import build_experiment
+    from crsim.run.outcome import FailedPairings, failed_pairings
 
-    experiment = build_experiment(cfg)
+    experiment = build_experiment(cfg, run_folder=run_dir)
+    if preflight:
+        from crsim.model.run_folder.lock import ensure_free
+        from crsim.run.preflight import needed
+        from crsim.run.preflight import preflight as check_servers
+
+        ensure_free(run_dir)  # a busy folder is refused before the servers are tried
+        if needed(experiment, run_dir, resume, retry):
+            run_interruptibly(check_servers(experiment))
     report = ProgressReport(enabled=progress)
-    with report.phase("dialogues", len(experiment.tasks)) as meter:
-        advance = meter.advance
-        run_interruptibly(
-            run_batch(
-                experiment, run_dir, resume=resume, on_dialogue=lambda d: advance(error=dialogue_failed(d))
+    with run_folder_lock(run_dir) as lock:
+        with report.phase("dialogues", len(experiment.tasks)) as meter:
+            advance = meter.advance
+            run_interruptibly(
+                run_batch(
+                    experiment,
+                    run_dir,
+                    resume=resume,
+                    on_dialogue=lambda d: advance(error=dialogue_failed(d)),
+                    held=lock,
+                    retry=retry,
+                )
             )
-        )
-    with report.phase("scoring", len(experiment.tasks)) as meter:
-        done = evaluate_path(run_dir, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r)))
+        with report.phase("scoring", len(experiment.tasks)) as meter:
+            done = evaluate_path(
+                run_dir, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r)), held=lock
+            )
     report.print_summary()
-    return Result(run_dir, done.summaries)
+    result = Result(run_dir, done.summaries, completeness(run_dir))
+    failed = failed_pairings(done.summaries, cfg.failed_pairing_share)
+    if failed:
+        raise FailedPairings(failed, result)
+    return result
 
 
 def _outside_event_loop(work: Callable[[], T]) -> T:

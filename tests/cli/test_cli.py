@@ -30,7 +30,8 @@ def test_every_run_option_maps_to_a_config_field() -> None:
 
 
 def test_every_run_option_reaches_the_run(tmp_path: Path) -> None:
-    options = set(inspect.signature(run_command.run).parameters) - {"config", "resume", "as_json"}
+    how = {"config", "resume", "as_json", "retry_errors", "retry_kinds", "preflight"}  # not config fields
+    options = set(inspect.signature(run_command.run).parameters) - how
     assert options == set(CLI_OVERRIDES), "a `crsim run` option without a config field would be dropped"
     run_dir = tmp_path / "run"
     args = ["--users", "2", "--seed", "5", "--concurrency", "3", "--max-turns", "2", "--json"]
@@ -132,6 +133,7 @@ def test_run_then_evaluate_reproduces_the_summary(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", "--out", str(run_dir), "--users", "10", "--json"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)
+    assert not any(s.pop("failed") for s in summary)  # `crsim run` says which pairings it did not test
     assert {s["crs_id"] for s in summary} == {"popular", "retrieval"}
     assert all(s["n_dialogues"] == 10 for s in summary)
     for name in ("manifest.json", "dialogues.jsonl", "scores.jsonl", "summary.json"):

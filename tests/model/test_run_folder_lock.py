@@ -76,7 +76,7 @@ def test_the_lock_names_its_holder_and_dies_with_it(tmp_path: Path) -> None:
         holder.wait()
     # SIGKILL left the lock file and the holder's note behind; only the kernel's lock counted.
     assert (folder / LOCK_FILE).exists() and (folder / LOCK_INFO).exists()
-    with run_folder_lock(folder, command="next"), run_folder_lock(folder):  # re-entrant
+    with run_folder_lock(folder, command="next") as held, run_folder_lock(folder, held=held):  # passed on
         assert json.loads((folder / LOCK_INFO).read_text(encoding="utf-8"))["pid"] == os.getpid()
     assert not (folder / LOCK_INFO).exists()
 
@@ -188,3 +188,113 @@ def test_a_run_killed_with_sigkill_does_not_block_the_next(tmp_path: Path) -> No
     assert resumed.returncode == 0, resumed.stderr
     ids = _ids(run_dir / "dialogues.jsonl")
     assert len(ids) == 300 and set(ids.values()) == {1}
+
+
+def _gated_config(url: str, users: int) -> dict[str, Any]:
+    crs = {"name": "generic_http", "id": "remote", "args": {"base_url": url, "timeout_s": 300}}
+    return {
+        "users": {"size": users},
+        "crss": [crs],
+        "max_turns": 4,
+        "concurrency": 2,
+        "metrics": [{"name": "turns"}],
+    }
+
+
+def test_a_second_writer_thread_of_the_same_process_is_refused(tmp_path: Path) -> None:
+    import crsim
+
+    gate = threading.Event()
+    run_dir = tmp_path / "run"
+    outcome: dict[str, Any] = {}
+    with running_server(_gated_crs(gate, passed=6)) as url:
+        config = _gated_config(url, users=12)
+
+        def first() -> None:
+            try:
+                outcome["result"] = crsim.run(config, out=run_dir, progress=False, preflight=False)
+            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+                outcome["error"] = exc
+
+        thread = threading.Thread(target=first)
+        thread.start()
+        try:
+            deadline = time.monotonic() + 60
+            while not (run_dir / "dialogues.jsonl").exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            with pytest.raises(RunFolderBusy) as caught:
+                crsim.run(config, out=run_dir, resume=True, progress=False, preflight=False)
+            with pytest.raises(RunFolderBusy):
+                crsim.evaluate(run_dir)
+        finally:
+            gate.set()
+            thread.join(timeout=300)
+    assert "error" not in outcome, outcome
+    message = str(caught.value)
+    assert "\n" not in message and "another thread or task of this process" in message
+    ids = _ids(run_dir / "dialogues.jsonl")
+    assert len(ids) == 12 and set(ids.values()) == {1}
+
+
+def test_concurrent_evaluations_of_one_folder_never_collide(tmp_path: Path) -> None:
+    import crsim
+
+    run_dir = tmp_path / "run"
+    made = runner.invoke(app, ["run", "--out", str(run_dir), "--users", "30", "--json"])
+    assert made.exit_code == 0, made.output
+    outcomes: list[BaseException | None] = []
+    start = threading.Barrier(4)
+
+    def evaluate() -> None:
+        start.wait()
+        try:
+            crsim.evaluate(run_dir)
+            outcomes.append(None)
+        except BaseException as exc:  # noqa: BLE001 - checked below
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=evaluate) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert len(outcomes) == 4
+    assert all(o is None or isinstance(o, RunFolderBusy) for o in outcomes), outcomes
+    assert any(o is None for o in outcomes)
+    assert crsim.load(run_dir).summaries  # the folder is whole and its summary matches
+
+
+def test_two_batches_as_tasks_of_one_event_loop_are_refused(tmp_path: Path) -> None:
+    from crsim.run.batch import run_batch
+    from crsim.run.build import build_experiment
+    from crsim.run.config import ExperimentConfig
+
+    config = ExperimentConfig.model_validate({"users": {"size": 20}, "metrics": [{"name": "turns"}]})
+
+    async def both() -> list[Any]:
+        first = asyncio.ensure_future(run_batch(build_experiment(config), tmp_path / "run"))
+        await asyncio.sleep(0)  # the first task holds the lock
+        second = asyncio.ensure_future(run_batch(build_experiment(config), tmp_path / "run", resume=True))
+        return await asyncio.gather(first, second, return_exceptions=True)
+
+    done, refused = asyncio.run(both())
+    assert isinstance(refused, RunFolderBusy), refused
+    assert not isinstance(done, BaseException) and done.ran == 40
+    ids = _ids(tmp_path / "run" / "dialogues.jsonl")
+    assert len(ids) == 40 and set(ids.values()) == {1}
+
+
+def test_one_command_takes_the_lock_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from crsim.model.run_folder import lock
+
+    taken: list[Path] = []
+    enter = lock._enter
+
+    def counted(key: Path, command: str, shown: Path) -> Any:
+        taken.append(key)
+        return enter(key, command, shown)
+
+    monkeypatch.setattr(lock, "_enter", counted)
+    result = runner.invoke(app, ["run", "--out", str(tmp_path / "run"), "--users", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    assert taken == [(tmp_path / "run").resolve()]  # across the batch and the evaluation

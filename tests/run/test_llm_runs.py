@@ -159,8 +159,9 @@ def test_the_cli_reports_llm_errors_by_kind_with_a_message(tmp_path: Path) -> No
         "users: {size: 2}\nsimulators: [{name: llm_single}]\ncrss: [{name: popular}]\nmax_turns: 2\n"
         f"llm: {{default: {{provider: openai, model: m, base_url: '{closed_port_url()}', max_retries: 0}}}}\n"
     )
-    result = runner.invoke(app, ["run", str(config), "--out", str(tmp_path / "run")])
-    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["run", str(config), "--out", str(tmp_path / "run"), "--no-preflight"])
+    assert result.exit_code == 3, result.output  # every dialogue failed: the pairing was not tested
+    assert "popular × llm_single: 2/2 dialogues failed, mostly infrastructure_error" in result.output
     assert "user: LLMConnectionError ×2" in result.output
     assert "could not connect" in result.output.lower() or "connection" in result.output.lower()
 

@@ -77,15 +77,38 @@ def stopped_by_signals(outcome: str) -> Iterator[None]:
         raise typer.Exit(stop.exit_code) from None
 
 
-def show_summaries(summaries: list[Any], as_json: bool) -> None:
-    """The summary as JSON, or as a table followed by the errors by kind."""
+def show_summaries(
+    summaries: list[Any],
+    as_json: bool,
+    failed: frozenset[str] | None = None,
+    complete: bool | None = None,
+) -> None:
+    """The summary as JSON, or as a table followed by the errors by kind. The pairings named in
+    `failed` (`crs × simulator`; given by `crsim run`) are marked in the table and, when it is given,
+    each group in the JSON says whether it `failed`; `complete` (whether the run holds every planned
+    dialogue), when known, is a key of each group in the JSON."""
     if as_json:
-        typer.echo(json.dumps([s.model_dump(mode="json") for s in summaries], indent=2))
+
+        def extra(group: Any) -> dict[str, Any]:
+            found: dict[str, Any] = {} if complete is None else {"complete": complete}
+            if failed is not None:
+                found["failed"] = f"{group.crs_id} × {group.simulator_id}" in failed
+            return found
+
+        typer.echo(json.dumps([{**s.model_dump(mode="json"), **extra(s)} for s in summaries], indent=2))
         return
     from crsim.report.tables import summary_table
 
-    console.print(summary_table(summaries))
+    console.print(summary_table(summaries, failed=failed or frozenset()))
     _print_errors(summaries)
+
+
+def warn_incomplete(completeness: Any) -> None:
+    """The warning line of a run folder holding fewer dialogues than planned (on stderr)."""
+    if completeness is not None and not completeness.complete:
+        errors.print(
+            f"[yellow]warning:[/yellow] {escape(completeness.warning())}", highlight=False, soft_wrap=True
+        )
 
 
 def _print_errors(summaries: list[Any]) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from crsim.cli._support import user_errors
+from crsim.cli._support import user_errors, warn_incomplete
 
 app = typer.Typer(add_completion=False)
 
@@ -43,9 +43,18 @@ def compare(
     with user_errors():
         labels = [m.strip() for spec in metrics or [] for m in spec.split(",") if m.strip()]
         options = ComparisonOptions(baseline=baseline, metrics=labels or None, detect=detect or None)
-        found = compare_folders([open_run(path) for path in run_dirs], options)
+        folders = [open_run(path) for path in run_dirs]
+        found = compare_folders(folders, options)
+    held = [folder.completeness() for folder in folders]
+    for one in held:
+        warn_incomplete(one)
     if as_json:
-        typer.echo(json.dumps({**found.comparison.model_dump(mode="json"), "notes": found.notes}, indent=2))
+        runs = [
+            {"path": str(c.path), "planned": c.planned, "held": c.held, "complete": c.complete} for c in held
+        ]
+        data = {**found.comparison.model_dump(mode="json"), "notes": found.notes}
+        complete = all(c.complete for c in held)
+        typer.echo(json.dumps({**data, "complete": complete, "runs": runs}, indent=2))
         return
     for line in comparison_lines(found):
         typer.echo(line)

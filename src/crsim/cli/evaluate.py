@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from crsim.cli._support import console, parse_args, show_summaries, stopped_by_signals, user_errors
+from crsim.cli._support import (
+    console,
+    parse_args,
+    show_summaries,
+    stopped_by_signals,
+    user_errors,
+    warn_incomplete,
+)
 from crsim.errors import CrsimError
 
 if TYPE_CHECKING:  # the evaluation's modules are imported when the command runs, not for --help
@@ -139,9 +146,11 @@ def evaluate(
                 run_dir, options, out=out, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r))
             )
     report.print_summary()
-    show_summaries(result.summaries, as_json)
+    known = result.completeness is not None and result.completeness.planned is not None
+    show_summaries(result.summaries, as_json, complete=result.complete if known else None)
     if not as_json:
         _print_notes(result)
+    warn_incomplete(result.completeness)
 
 
 def _print_notes(result: EvaluationResult) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from crsim.cli._support import console, stopped_by_signals, user_errors
+from crsim.cli._support import console, stopped_by_signals, user_errors, warn_incomplete
 from crsim.model.run_folder.files import REPORT
 
 app = typer.Typer(add_completion=False)
@@ -49,4 +49,6 @@ def report(
         html = build_report(folders, max_dialogues=max_dialogues, rank_metric=rank_metric)
         write_report(html, output)
     progress.print_summary()
+    for folder in folders:
+        warn_incomplete(folder.completeness())
     console.print(f"report: [bold]{escape(str(output))}[/bold]", highlight=False, soft_wrap=True)

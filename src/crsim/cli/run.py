@@ -38,17 +38,44 @@ def run(
     limit: Annotated[int | None, _option("limit", "--limit")] = None,
     executor: Annotated[str | None, _option("executor", "--executor")] = None,
     address: Annotated[str | None, _option("ray_address", "--address")] = None,
+    failed_pairing_share: Annotated[
+        float | None, _option("failed_pairing_share", "--failed-pairing-share")
+    ] = None,
     resume: Annotated[
         bool, typer.Option(help="Continue the run in --out, holding only missing dialogues.")
     ] = False,
+    retry_errors: Annotated[
+        bool,
+        typer.Option(
+            "--retry-errors",
+            help="With --resume: hold again, with their seeds, the dialogues that ended in crs_error, "
+            "infrastructure_error or timeout (replaced records go to retried.jsonl).",
+        ),
+    ] = False,
+    retry_kinds: Annotated[
+        str | None,
+        typer.Option(
+            "--retry-kinds", help="Which failures --retry-errors holds again: crs,infrastructure,timeout."
+        ),
+    ] = None,
+    preflight: Annotated[
+        bool,
+        typer.Option(
+            help="Before the first dialogue, open one session with each HTTP CRS and call each LLM "
+            "endpoint once; a failure ends the command (exit 2) before anything is written."
+        ),
+    ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Simulate the configured users against the configured CRSs and score the dialogues.
 
-    Ctrl-C or SIGTERM stop the run within about a second; every dialogue written is kept, and the
-    command that resumes the run is printed (exit code 130 or 143)."""
+    Exit codes: 0 done; 2 bad input or a failed preflight (nothing written); 3 done, but a CRS ×
+    simulator pairing failed (its dialogues ended in errors or timeouts; see --failed-pairing-share);
+    130/143 stopped by Ctrl-C/SIGTERM: every dialogue written is kept, and the command that resumes
+    the run is printed."""
     from crsim.run.build import build_experiment
     from crsim.run.config import load_config
+    from crsim.run.retry import retry_reasons
 
     overrides = {
         "out": out,
@@ -62,8 +89,16 @@ def run(
         "limit": limit,
         "executor": executor,
         "address": address,
+        "failed_pairing_share": failed_pairing_share,
     }
     with user_errors(), stopped_by_signals("before the first dialogue; nothing written"):
+        if retry_kinds is not None and not retry_errors:
+            raise CrsimError("--retry-kinds chooses what --retry-errors holds again; add --retry-errors")
+        if retry_errors and not resume:
+            raise CrsimError(
+                "--retry-errors needs --resume: it holds failed dialogues of an existing run again"
+            )
+        retry = retry_reasons(retry_kinds) if retry_errors else frozenset()
         cfg = load_config(config, overrides)
         if resume and cfg.out is None:
             raise CrsimError("--resume needs --out (or `out` in the config): the run folder to continue")
@@ -73,48 +108,88 @@ def run(
             experiment = build_experiment(cfg, run_folder=run_dir)
         except ConfigError as exc:  # names a field; say in which file
             raise ConfigError(f"{config or 'config'}: {exc}") from None
+        if preflight:
+            from crsim.interrupt import run_interruptibly
+            from crsim.model.run_folder.lock import ensure_free
+            from crsim.run.preflight import needed
+            from crsim.run.preflight import preflight as check_servers
+
+            ensure_free(run_dir)  # a busy folder is refused before the servers are tried
+            if needed(experiment, run_dir, resume, retry):
+                run_interruptibly(check_servers(experiment))
     with user_errors():
         command = _resume_command(config, overrides, run_dir)
-        result, summaries = _hold_and_score(experiment, run_dir, resume, as_json, command)
+        result, summaries = _hold_and_score(experiment, run_dir, resume, as_json, command, retry)
         elapsed = result.finished_at - started
-    show_summaries(summaries, as_json)
+    _closing(result, summaries, cfg, run_dir, elapsed, as_json, command if not retry_errors else "")
+
+
+def _closing(
+    result: Any, summaries: list[Any], cfg: Any, run_dir: Path, elapsed: float, as_json: bool, command: str
+) -> None:
+    """The table, what was held, the errored dialogues a retry could hold again (`command`: the
+    resume command, '' when this was a retry), and exit code 3 when a pairing failed."""
+    from crsim.model.run_folder.folder import completeness
+    from crsim.run.outcome import EXIT_FAILED_PAIRINGS, closing_line, failed_pairings
+
+    failed = failed_pairings(summaries, cfg.failed_pairing_share)
+    show_summaries(summaries, as_json, frozenset(p.label for p in failed), completeness(run_dir).complete)
     if not as_json:
         cut = f", cut a {result.dropped_bytes}-byte half-written last line" if result.dropped_bytes else ""
+        again = f", {result.retried} of them again" if result.retried else ""
         console.print(
-            f"{result.ran} dialogues held ({result.already_done} already done{cut}) in {elapsed:.1f}s; "
-            f"run folder: [bold]{escape(str(run_dir))}[/bold]",
+            f"{result.ran} dialogues held{again} ({result.already_done} already done{cut}) in "
+            f"{elapsed:.1f}s; run folder: [bold]{escape(str(run_dir))}[/bold]",
             highlight=False,
         )
+    if result.errored and command:
+        kinds = ", ".join(f"{reason} ×{n}" for reason, n in sorted(result.errored.items()))
+        errors.print(
+            f"{sum(result.errored.values())} dialogues of this run ended in errors or timeouts ({kinds}); "
+            f"to hold them again: {escape(command.replace(' --resume', ' --resume --retry-errors'))}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if failed:
+        errors.print(f"[red]error:[/red] {escape(closing_line(failed))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_FAILED_PAIRINGS)
 
 
 def _hold_and_score(
-    experiment: Any, run_dir: Path, resume: bool, quiet: bool, resume_command: str
+    experiment: Any,
+    run_dir: Path,
+    resume: bool,
+    quiet: bool,
+    resume_command: str,
+    retry: frozenset[str] = frozenset(),
 ) -> tuple[Any, list[Any]]:
-    """Hold the run's dialogues and score them, under the run folder's lock; a stop signal ends the
-    command with what was kept and how to resume."""
+    """Hold the run's dialogues and score them, under the run folder's lock (taken once); a stop
+    signal ends the command with what was kept and how to resume."""
     from crsim.eval.evaluation import evaluate_path
     from crsim.interrupt import Interrupted, run_interruptibly, signals_interrupt
     from crsim.model.run_folder.lock import run_folder_lock
     from crsim.progress import ProgressReport, dialogue_failed, scoring_failed
     from crsim.run.batch import kept_dialogues, run_batch
+    from crsim.run.retry import errored_records
 
     report = ProgressReport(enabled=not quiet)
     try:
-        with signals_interrupt(), run_folder_lock(run_dir):
-            todo = len(experiment.tasks) - (
-                min(kept_dialogues(run_dir), len(experiment.tasks)) if resume else 0
-            )
-            with report.phase("dialogues", todo) as meter:
+        with signals_interrupt(), run_folder_lock(run_dir) as lock:
+            kept = min(kept_dialogues(run_dir), len(experiment.tasks)) if resume else 0
+            again = sum(errored_records(run_dir, retry).values()) if retry else 0
+            with report.phase("dialogues", len(experiment.tasks) - kept + again) as meter:
                 held = run_batch(
                     experiment,
                     run_dir,
                     resume=resume,
                     on_dialogue=lambda d: meter.advance(error=dialogue_failed(d)),
+                    held=lock,
+                    retry=retry,
                 )
                 result = run_interruptibly(held)
             with report.phase("scoring", len(experiment.tasks)) as meter:
                 scored = evaluate_path(
-                    run_dir, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r))
+                    run_dir, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r)), held=lock
                 )
         report.print_summary()
         return result, scored.summaries

@@ -44,7 +44,8 @@ from crsim.llm.config import LLMSettings
 from crsim.model.dialogue import Dialogue
 from crsim.model.io import iter_dialogues
 from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, MANIFEST, SCORES, SUMMARY
-from crsim.model.run_folder.lock import run_folder_lock
+from crsim.model.run_folder.folder import Completeness, completeness
+from crsim.model.run_folder.lock import HeldLock, run_folder_lock
 from crsim.model.run_folder.manifest import Manifest, load_manifest
 from crsim.model.run_folder.summary import evaluation_sources
 from crsim.registry import ComponentSpec
@@ -120,6 +121,12 @@ class EvaluationResult:
     llm_calls: int = 0
     llm_roles: dict[str, int] = field(default_factory=dict)
     kept: list[str] = field(default_factory=list)  # labels whose earlier scores were merged in
+    #: Planned and held dialogues of the run scored (`complete` False: fewer held than planned).
+    completeness: Completeness | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.completeness is None or self.completeness.complete
 
     @property
     def records(self) -> list[ScoreRecord]:
@@ -142,16 +149,18 @@ def evaluate_path(
     *,
     out: str | Path | None = None,
     on_scored: OnScored | None = None,
+    held: HeldLock | None = None,
 ) -> EvaluationResult:
     """Score a run folder (manifest + dialogues.jsonl) or a dialogue JSONL file; write the results.
 
     Results go into the run folder, or for a file into `out` (default: `<file stem>-eval/` beside it),
-    whose lock (`crsim.model.run_folder.lock`) is held while scoring and writing. SIGINT/SIGTERM stop
+    whose lock (`crsim.model.run_folder.lock`) is held while scoring and writing (a caller that holds
+    it already passes its `HeldLock` as `held`). SIGINT/SIGTERM stop
     the scoring (`crsim.interrupt.Interrupted`) and leave the previous results as they were.
     `on_scored(dialogue, records)` hears of each dialogue as it is scored (progress displays).
     """
     path, out = Path(path), None if out is None else Path(out)
-    with run_folder_lock(output_folder(path, out)):
+    with run_folder_lock(output_folder(path, out), held=held):
         return _evaluate_path(path, options, out=out, on_scored=on_scored)
 
 
@@ -240,7 +249,9 @@ def _evaluate_path(
     sources = evaluation_sources(dialogues_path, out_dir / SCORES)
     write_summary(summaries, out_dir / SUMMARY, built_from=sources)
     calls = {name: llm.calls for name, llm in hub.roles.items()}
-    return EvaluationResult(summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels))
+    return EvaluationResult(
+        summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels), completeness(path)
+    )
 
 
 def _locations(path: Path, out: Path | None) -> tuple[Manifest, Path, Path]:

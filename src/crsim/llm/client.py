@@ -55,8 +55,13 @@ class LLM:
         *,
         cache: ResponseCache | None = None,
         limit: asyncio.Semaphore | None = None,
+        cache_source: Callable[[], ResponseCache | None] | None = None,
     ) -> None:
-        self.role, self.config, self.provider, self.cache = role, config, provider, cache
+        self.role, self.config, self.provider = role, config, provider
+        self._cache = cache
+        # A hub's roles look their cache up at each call: a component may take its role when it is
+        # built, before the run folder (and so the cache's file) is known.
+        self._cache_source = cache_source
         self._limit = limit or asyncio.Semaphore(config.max_concurrency)
         # the strategies are stateless: built once, not per call (building them per call was ~2% of a
         # call's CPU at 64 in flight, bench/llm_overhead.py)
@@ -69,6 +74,15 @@ class LLM:
         options = json.dumps(config.options, sort_keys=True, default=str) if config.options else ""
         self._identity = provider.identity() + (f"|options={options}" if options else "")
         self.calls = 0  # provider calls made (cache hits and joined duplicates excluded)
+
+    @property
+    def cache(self) -> ResponseCache | None:
+        """The response cache the calls go through (the hub's, once it is known)."""
+        return self._cache_source() if self._cache_source is not None else self._cache
+
+    @cache.setter
+    def cache(self, cache: ResponseCache | None) -> None:
+        self._cache, self._cache_source = cache, None
 
     def describe(self) -> str:
         where = f" at {self.config.base_url}" if self.config.base_url else ""
@@ -212,7 +226,11 @@ class LLMHub:
         if name not in self._roles:
             config = self.settings.for_role(name)
             self._roles[name] = LLM(
-                name, config, self.provider(config), cache=self.cache, limit=self._limit(config)
+                name,
+                config,
+                self.provider(config),
+                limit=self._limit(config),
+                cache_source=lambda: self.cache,
             )
         return self._roles[name]
 

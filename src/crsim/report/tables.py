@@ -87,12 +87,24 @@ def pairing(summary: GroupSummary) -> str:
     return f"{summary.crs_id} × {summary.simulator_id}"
 
 
-def wide_table(summaries: Sequence[GroupSummary], title: str = TITLE) -> Table:
-    """Metrics as rows and CRS × simulator pairings as columns: the layout for a few pairings."""
+#: Follows the name of a pairing the run did not test (`crsim.run.outcome.failed_pairings`).
+FAILED_MARK = "FAILED"
+
+
+def _name(summary: GroupSummary, failed: frozenset[str]) -> str:
+    name = escape(pairing(summary))
+    return f"{name} [red]{FAILED_MARK}[/red]" if pairing(summary) in failed else name
+
+
+def wide_table(
+    summaries: Sequence[GroupSummary], title: str = TITLE, failed: frozenset[str] = frozenset()
+) -> Table:
+    """Metrics as rows and CRS × simulator pairings as columns: the layout for a few pairings.
+    Pairings named in `failed` (as `pairing` names them) are marked FAILED."""
     table = Table(title=title, title_justify="left", caption=_caption(summaries), caption_justify="left")
     table.add_column("metric", style="bold", no_wrap=True)
     for summary in summaries:
-        table.add_column(escape(pairing(summary)), justify="right")
+        table.add_column(_name(summary, failed), justify="right")
     table.add_row("dialogues", *(str(s.n_dialogues) for s in summaries))
     table.add_row("evaluable", *(evaluable_text(s) for s in summaries))
     table.add_row("users", *(users_text(s) for s in summaries))
@@ -104,7 +116,7 @@ def wide_table(summaries: Sequence[GroupSummary], title: str = TITLE) -> Table:
     return table
 
 
-def counts_table(summaries: Sequence[GroupSummary]) -> Table:
+def counts_table(summaries: Sequence[GroupSummary], failed: frozenset[str] = frozenset()) -> Table:
     """One row per pairing: dialogues, evaluable, distinct users, errors, ambiguous links (the long layout's
     first part)."""
     table = Table(title="Dialogues per CRS × simulator", title_justify="left")
@@ -113,11 +125,13 @@ def counts_table(summaries: Sequence[GroupSummary]) -> Table:
         table.add_column(name, justify="right", no_wrap=True)
     for s in summaries:
         cells = (str(s.n_dialogues), evaluable_text(s), users_text(s), _errors_cell(s), ambiguous_text(s))
-        table.add_row(escape(pairing(s)), *cells)
+        table.add_row(_name(s, failed), *cells)
     return table
 
 
-def long_table(summaries: Sequence[GroupSummary], title: str = TITLE) -> Table:
+def long_table(
+    summaries: Sequence[GroupSummary], title: str = TITLE, failed: frozenset[str] = frozenset()
+) -> Table:
     """One block of rows per metric, one row per pairing: as many pairings as needed fit in 80 columns,
     and a mean with its interval is never wrapped (the names wrap at the ×, or fold, instead)."""
     table = Table(title=title, title_justify="left", caption=_caption(summaries), caption_justify="left")
@@ -129,7 +143,7 @@ def long_table(summaries: Sequence[GroupSummary], title: str = TITLE) -> Table:
         for index, s in enumerate(present):
             last = index == len(present) - 1
             name = escape(label) if index == 0 else ""
-            table.add_row(name, escape(pairing(s)), format_aggregate(s.metrics[label]), end_section=last)
+            table.add_row(name, _name(s, failed), format_aggregate(s.metrics[label]), end_section=last)
     return table
 
 
@@ -144,25 +158,29 @@ class SummaryTables:
 
     summaries: Sequence[GroupSummary]
     title: str = TITLE
+    #: Pairings (as `pairing` names them) the run did not test, marked FAILED.
+    failed: frozenset[str] = frozenset()
 
     def fits(self, console: Console, width: int) -> bool:
         """Whether the wide layout, at its natural width, fits in `width` columns."""
-        wide = wide_table(self.summaries, self.title)
+        wide = wide_table(self.summaries, self.title, self.failed)
         return Measurement.get(console, console.options.update_width(10_000), wide).maximum <= width
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         if self.fits(console, options.max_width):
-            yield wide_table(self.summaries, self.title)
+            yield wide_table(self.summaries, self.title, self.failed)
             return
-        yield counts_table(self.summaries)
-        yield long_table(self.summaries, self.title)
+        yield counts_table(self.summaries, self.failed)
+        yield long_table(self.summaries, self.title, self.failed)
 
 
-def summary_table(summaries: Sequence[GroupSummary], title: str = TITLE) -> SummaryTables:
+def summary_table(
+    summaries: Sequence[GroupSummary], title: str = TITLE, failed: frozenset[str] = frozenset()
+) -> SummaryTables:
     """The results table for a console: see `SummaryTables` for the two layouts and when each is used.
 
     `evaluable` counts the dialogues the metrics use (those the simulator or the infrastructure broke
     are left out); `users` the distinct simulated users; `errors` the dialogues that ended in an error
-    or a timeout, by fault.
+    or a timeout, by fault; pairings named in `failed` are marked FAILED.
     """
-    return SummaryTables(summaries, title)
+    return SummaryTables(summaries, title, failed)

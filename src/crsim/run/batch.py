@@ -4,6 +4,13 @@
 `dialogues.jsonl` and flushed. `--resume` re-reads and validates that file, cuts a line half-written
 by a killed process, and holds only the dialogues that are missing. When all dialogues are present the file
 is put into task order once, so two runs with the same seed produce the same file.
+
+`--resume --retry-errors` also holds again, with their original seeds, the dialogues that ended in
+the chosen failure kinds (`crs_error`, `infrastructure_error`, `timeout`): their records move to the
+audit file `retried.jsonl` (appended and synced first, then `dialogues.jsonl` is rewritten without
+them), so they are missing like the dialogues a killed run never held; the manifest counts them
+(`retried_dialogues`). A run killed during the retry resumes like any other, without loss or
+duplicates, and the summary no longer matches the dialogues until the run is evaluated again.
 """
 
 from __future__ import annotations
@@ -25,11 +32,12 @@ from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, ErrorInfo, Termination, TerminationReason
 from crsim.model.io import iter_dialogue_records
 from crsim.model.run_folder.dialogues import DialogueWriter, canonical_order, repair_tail
-from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, MANIFEST
-from crsim.model.run_folder.lock import run_folder_lock
+from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, MANIFEST, RETRIED
+from crsim.model.run_folder.lock import HeldLock, run_folder_lock
 from crsim.model.run_folder.manifest import build_manifest, read_manifest, write_json_atomic
 from crsim.run.build import DialogueTask, Experiment
 from crsim.run.loop import run_dialogue
+from crsim.run.retry import count_retries, errored_records, move_to_audit
 
 logger = logging.getLogger(__name__)
 
@@ -48,10 +56,16 @@ class BatchResult:
     dropped_bytes: int = 0
     #: `time.perf_counter()` when the dialogues were all in (the CLI reports the time to there).
     finished_at: float = 0.0
+    #: Dialogues held again by `retry` (their old records moved to the audit file).
+    retried: int = 0
+    #: After a resume: failure reason -> the run's records that ended so (what `retry` would hold).
+    errored: Counter[str] = field(default_factory=Counter)
 
 
 #: Config fields that change how a run executes, not what it produces: they may differ on resume.
-OPERATIONAL_FIELDS = frozenset({"out", "concurrency", "executor", "ray_address", "shard_size"})
+OPERATIONAL_FIELDS = frozenset(
+    {"out", "concurrency", "executor", "ray_address", "shard_size", "failed_pairing_share"}
+)
 
 
 def prepare_run_dir(experiment: Experiment, run_dir: Path, resume: bool) -> tuple[set[str], int]:
@@ -194,15 +208,21 @@ async def run_batch(
     *,
     resume: bool = False,
     on_dialogue: ProgressCallback | None = None,
+    held: HeldLock | None = None,
+    retry: frozenset[str] = frozenset(),
 ) -> BatchResult:
     """Hold every planned dialogue not yet in the run folder with the configured executor: in this
     process, `config.concurrency` at a time, or as Ray tasks (`crsim.run.ray_executor`).
 
-    Holds the run folder's lock (`crsim.model.run_folder.lock`) throughout: a second writer fails at once.
+    Holds the run folder's lock (`crsim.model.run_folder.lock`) throughout: a second writer fails at
+    once. A caller that holds it already passes its `HeldLock` as `held`. With `resume`, the
+    dialogues that ended with a reason in `retry` (`retry_reasons`) are held again.
     """
     run_dir = Path(run_dir)
-    with run_folder_lock(run_dir), _long_lived_frozen():
-        return await _run_batch(experiment, run_dir, resume=resume, on_dialogue=on_dialogue)
+    if retry and not resume:
+        raise ConfigError("--retry-errors needs --resume: it holds failed dialogues of an existing run again")
+    with run_folder_lock(run_dir, held=held), _long_lived_frozen():
+        return await _run_batch(experiment, run_dir, resume=resume, on_dialogue=on_dialogue, retry=retry)
 
 
 _frozen_by_batches = 0  #: batches under way in this process that froze the heap (`_long_lived_frozen`)
@@ -231,12 +251,24 @@ def _long_lived_frozen() -> Iterator[None]:
 
 
 async def _run_batch(
-    experiment: Experiment, run_dir: Path, *, resume: bool, on_dialogue: ProgressCallback | None
+    experiment: Experiment,
+    run_dir: Path,
+    *,
+    resume: bool,
+    on_dialogue: ProgressCallback | None,
+    retry: frozenset[str] = frozenset(),
 ) -> BatchResult:
     done, dropped = prepare_run_dir(experiment, run_dir, resume)
+    moved: set[str] = set()
+    if resume:
+        if retry:
+            moved = move_to_audit(run_dir / DIALOGUES, run_dir / RETRIED, retry)
+        count_retries(run_dir)
+    done -= moved
     experiment.llms.set_cache_path(run_dir / LLM_CACHE)
     todo = [t for t in experiment.tasks if t.id not in done]
     result = BatchResult(run_dir, len(experiment.tasks), len(done), 0, dropped_bytes=dropped)
+    result.retried = len(moved)
     writer = DialogueWriter(run_dir / DIALOGUES)
 
     def record(dialogue: Dialogue) -> None:
@@ -258,6 +290,8 @@ async def _run_batch(
         await experiment.llms.aclose()
     canonical_order(run_dir / DIALOGUES, {t.id: t.index for t in experiment.tasks})
     result.finished_at = time.perf_counter()
+    if resume:
+        result.errored = errored_records(run_dir)
     return result
 
 

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from crsim.components import BuildContext, construct, prepare
+from crsim.components import BuildContext, construct, llm_roles_of, prepare
 from crsim.crs.base import CRS, crs_registry
 from crsim.data.domains import domain_named
 from crsim.data.users import build_users
 from crsim.errors import ConfigError
 from crsim.eval.evaluate import build_metrics
+from crsim.eval.metrics.base import metric_registry
 from crsim.llm.client import LLMHub
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
@@ -47,6 +48,8 @@ class Experiment:
     tasks: list[DialogueTask]
     components: dict[str, list[dict[str, Any]]]
     llms: LLMHub
+    #: Model role -> the components that call it (`crss[0] 'llm'`), for the preflight's messages.
+    llm_users: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _labels(specs: list[ComponentSpec], field: str) -> list[str]:
@@ -74,6 +77,16 @@ def build_experiment(config: ExperimentConfig, run_folder: Path | None = None) -
     """
     llms = LLMHub(config.llm)
     build_metrics(config.metrics, BuildContext(llms=llms, seed=config.seed, run_folder=run_folder))
+    llm_users: dict[str, list[str]] = {}
+
+    def uses(roles: list[str], who: str) -> None:
+        for role in roles:
+            llm_users.setdefault(role, []).append(who)
+
+    for i, spec in enumerate(config.metrics):
+        where = f"metrics[{i}]"
+        metric_params = metric_registry.params(spec.name, spec.args, where=where)
+        uses(llm_roles_of(metric_registry.get(spec.name), metric_params), f"{where} {spec.name!r}")
     domain = build_domain(config)
     ctx = BuildContext(domain=domain, llms=llms, seed=config.seed, run_folder=run_folder)
     users = build_users(config.users, domain, seed=config.seed)
@@ -82,6 +95,7 @@ def build_experiment(config: ExperimentConfig, run_folder: Path | None = None) -
     crss: dict[str, CRS] = {}
     for i, (spec, label) in enumerate(zip(config.crss, _labels(config.crss, "crss"), strict=True)):
         cls, params = prepare(crs_registry, spec, ctx, f"crss[{i}]")
+        uses(llm_roles_of(cls, params), f"crss[{i}] {label!r}")
         crss[label] = construct(cls, params, ctx)
         components["crss"].append({"id": label, "name": spec.name, "args": params.model_dump(mode="json")})
 
@@ -90,6 +104,7 @@ def build_experiment(config: ExperimentConfig, run_folder: Path | None = None) -
         zip(config.simulators, _labels(config.simulators, "simulators"), strict=True)
     ):
         sim_cls, params = prepare(simulator_registry, spec, ctx, f"simulators[{i}]")
+        uses(llm_roles_of(sim_cls, params), f"simulators[{i}] {label!r}")
         factories[label] = _simulator_factory(sim_cls, params, ctx)
         components["simulators"].append(
             {"id": label, "name": spec.name, "args": params.model_dump(mode="json")}
@@ -110,7 +125,7 @@ def build_experiment(config: ExperimentConfig, run_folder: Path | None = None) -
         )
         for index, (crs_label, sim_label, user, trial) in enumerate(combinations[: config.limit])
     ]
-    return Experiment(config, domain, users, crss, factories, tasks, components, llms)
+    return Experiment(config, domain, users, crss, factories, tasks, components, llms, llm_users)
 
 
 def _simulator_factory(

@@ -89,6 +89,13 @@ class ExperimentConfig(BaseModel):
         description="Hold only the first N dialogues of the plan (a smoke test of a real config); "
         "the manifest records it, and resuming the run needs the same limit.",
     )
+    failed_pairing_share: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="A CRS × simulator pairing whose dialogues ended in crs_error, infrastructure_error "
+        "or timeout, all of them or more than this share, failed: the run exits with code 3 naming it.",
+    )
     out: Path | None = Field(None, description="Run folder (default: runs/<name>-<timestamp>).")
 
     @model_validator(mode="after")
@@ -109,7 +116,8 @@ class ExperimentConfig(BaseModel):
         return self.model_dump(mode="json", exclude=exclude)
 
 
-#: CLI option -> dotted config field. Every `crsim run` option except CONFIG/--resume/--json/--debug maps to
+#: CLI option -> dotted config field. Every `crsim run` option except CONFIG/--resume/--json/--debug and
+#: those saying how the command goes about it (--retry-errors/--retry-kinds/--no-preflight) maps to
 #: one field here, and a test checks each path exists, so no flag can be accepted and then ignored.
 CLI_OVERRIDES: dict[str, str] = {
     "out": "out",
@@ -123,6 +131,7 @@ CLI_OVERRIDES: dict[str, str] = {
     "dialogue_timeout": "dialogue_timeout_s",
     "allow_reuse": "users.allow_reuse",
     "limit": "limit",
+    "failed_pairing_share": "failed_pairing_share",
 }
 
 

@@ -6,6 +6,7 @@ A run folder is what `crsim run` writes and every later command reads (docs/data
     dialogues.jsonl    one `Dialogue` per line, appended and flushed (`DialogueWriter`)
     scores.jsonl       one `ScoreRecord` per line (`scores_writer`, `read_scores`)
     summary.json       the `GroupSummary`s and the files they were built from (`summary.py`)
+    retried.jsonl      the records `--retry-errors` replaced (an audit trail; `retried_dialogues` counts them)
     llm_cache.sqlite   the LLM response cache of the run and its evaluations
     report.html        `crsim report`; export/: `crsim export`
     .crsim-lock        the one-writer lock (`run_folder_lock`) and .crsim-lock.json, its holder
@@ -29,12 +30,13 @@ if TYPE_CHECKING:
         LOCK_INFO,
         MANIFEST,
         REPORT,
+        RETRIED,
         SCORES,
         SUMMARY,
         part_path,
     )
     from crsim.model.run_folder.folder import RunFolder, count_lines, dialogues_file, is_run_folder, open_run
-    from crsim.model.run_folder.lock import RunFolderBusy, lock_if_run_folder, run_folder_lock
+    from crsim.model.run_folder.lock import HeldLock, RunFolderBusy, lock_if_run_folder, run_folder_lock
     from crsim.model.run_folder.manifest import (
         Manifest,
         build_manifest,
@@ -59,12 +61,14 @@ _WHERE = {
     "DialogueWriter": "dialogues",
     "EXPORT_DIR": "files",
     "GroupSummary": "scores",
+    "HeldLock": "lock",
     "LLM_CACHE": "files",
     "LOCK_FILE": "files",
     "LOCK_INFO": "files",
     "MANIFEST": "files",
     "Manifest": "manifest",
     "REPORT": "files",
+    "RETRIED": "files",
     "RunFolder": "folder",
     "RunFolderBusy": "lock",
     "SCORES": "files",
@@ -104,11 +108,13 @@ __all__ = [
     "LOCK_INFO",
     "MANIFEST",
     "REPORT",
+    "RETRIED",
     "SCORES",
     "SUMMARY",
     "Aggregate",
     "DialogueWriter",
     "GroupSummary",
+    "HeldLock",
     "Manifest",
     "RunFolder",
     "RunFolderBusy",

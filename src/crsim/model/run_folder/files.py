@@ -16,6 +16,9 @@ from crsim.atomic_files import PART_SUFFIX
 MANIFEST = "manifest.json"
 #: One dialogue record per line (`crsim.model.dialogue.Dialogue`), appended and flushed as they end.
 DIALOGUES = "dialogues.jsonl"
+#: The audit file of `crsim run --resume --retry-errors`: each record a retry replaced in `DIALOGUES`,
+#: as it was, appended in the order they were replaced (the manifest counts them: `retried_dialogues`).
+RETRIED = "retried.jsonl"
 #: One score record per line (`crsim.model.run_folder.scores.ScoreRecord`), written by `crsim evaluate`.
 SCORES = "scores.jsonl"
 #: The per CRS × simulator summaries and the files they were built from (`summary.py`).

@@ -84,6 +84,10 @@ class RunFolder:
         """Whether `crsim evaluate` (or `crsim run`, which evaluates at the end) wrote its results."""
         return self.scores_path.is_file() and self.summary_path.is_file()
 
+    def completeness(self) -> Completeness:
+        """Planned and held dialogues: whether the run is complete."""
+        return completeness(self.path)
+
     def dialogues(self) -> Iterator[Dialogue]:
         """The dialogues, streamed; a bad line is a DataError naming the file, record and field."""
         return iter_dialogues(self.dialogues_path)
@@ -109,6 +113,41 @@ class RunFolder:
             for number, line in enumerate(handle, start=1):
                 if line.strip():
                     yield score_from_line(line, self.scores_path, number)
+
+
+@dataclass(frozen=True)
+class Completeness:
+    """How many of a run's planned dialogues its folder holds (`planned` None: not known, e.g. a
+    dialogue file or a manifest written before crsim recorded it)."""
+
+    path: Path
+    planned: int | None
+    held: int
+
+    @property
+    def complete(self) -> bool:
+        return self.planned is None or self.held >= self.planned
+
+    def warning(self) -> str:
+        """The one line an incomplete run is reported with (empty when complete)."""
+        if self.complete:
+            return ""
+        return (
+            f"{self.path}: incomplete run: holds {self.held} of {self.planned} planned dialogues; its "
+            "numbers describe only those (`crsim run ... --resume` holds the rest)"
+        )
+
+
+def completeness(path: str | Path) -> Completeness:
+    """Planned (the manifest's `planned_dialogues`) and held (complete lines of the dialogue file)
+    dialogues of a run folder; for anything else, held dialogues and planned unknown."""
+    path = Path(path)
+    if not is_run_folder(path):
+        source = path if path.is_file() else path / DIALOGUES
+        return Completeness(path, None, count_lines(source) if source.is_file() else 0)
+    planned = manifest_from(read_manifest(path), path / MANIFEST).planned_dialogues
+    dialogues = path / DIALOGUES
+    return Completeness(path, planned, count_lines(dialogues) if dialogues.is_file() else 0)
 
 
 def open_run(path: str | Path) -> RunFolder:

@@ -8,9 +8,12 @@ interleaving its records with the first one's.
 
 The lock is `filelock`'s `flock(2)` lock on `.crsim-lock`: the kernel releases it when the holding
 process ends in any way, SIGKILL included, so a killed run never blocks the next one (the lock file
-itself stays, empty; only the kernel lock matters). Within one process the lock is re-entrant, so
-`crsim run` can hold it across the batch and the evaluation that follows. On a filesystem without
-`flock` (some network filesystems) `filelock` falls back to a lock file that a killed process leaves
+itself stays, empty; only the kernel lock matters). Within one process the lock is exclusive too:
+another thread or asyncio task that asks for a folder this process holds gets the same
+`RunFolderBusy` (filelock alone would let two threads of one notebook interleave their records). A
+command takes the lock once and hands the `HeldLock` it got to the steps that follow (`crsim run`
+holds it across the batch and the evaluation through `held=`). On a filesystem without `flock`
+(some network filesystems) `filelock` falls back to a lock file that a killed process leaves
 behind; delete `.crsim-lock` by hand there.
 """
 
@@ -24,6 +27,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -33,15 +37,39 @@ from filelock import FileLock, Timeout
 from crsim.errors import CrsimError
 from crsim.model.run_folder.files import LOCK_FILE, LOCK_INFO, MANIFEST
 
-__all__ = ["LOCK_FILE", "LOCK_INFO", "RunFolderBusy", "lock_if_run_folder", "read_holder", "run_folder_lock"]
+__all__ = [
+    "LOCK_FILE",
+    "LOCK_INFO",
+    "HeldLock",
+    "RunFolderBusy",
+    "ensure_free",
+    "lock_if_run_folder",
+    "read_holder",
+    "run_folder_lock",
+]
 
-#: Folder -> (lock, how many times this process entered it). Guarded by `_GUARD`.
-_HELD: dict[Path, tuple[FileLock, int]] = {}
+#: Folder -> the lock this process holds on it. Guarded by `_GUARD`.
+_HELD: dict[Path, FileLock] = {}
 _GUARD = threading.Lock()
 
 
 class RunFolderBusy(CrsimError):
-    """Another process holds the run folder's lock."""
+    """Another writer (another process, or another thread or task of this one) holds the lock."""
+
+
+@dataclass(frozen=True, eq=False)
+class HeldLock:
+    """Proof that the caller holds a folder's lock: pass it on (`held=`) to the steps that write
+    the same folder, which then do not ask for the lock again."""
+
+    folder: Path
+    lock: FileLock
+
+    @property
+    def active(self) -> bool:
+        """Whether this holding is still in force (not released, not replaced by a later one)."""
+        with _GUARD:
+            return _HELD.get(self.folder) is self.lock
 
 
 def current_command() -> str:
@@ -53,19 +81,39 @@ def current_command() -> str:
 
 
 @contextmanager
-def run_folder_lock(folder: Path, command: str | None = None) -> Iterator[None]:
-    """Hold the exclusive lock of `folder` (created if missing) for the block.
+def run_folder_lock(
+    folder: Path, command: str | None = None, *, held: HeldLock | None = None
+) -> Iterator[HeldLock]:
+    """Hold the exclusive lock of `folder` (created if missing) for the block; yields the `HeldLock`.
 
-    Raises `RunFolderBusy` at once when another process holds it. Re-entrant within this process.
-    `command` is what the lock-info file names as the holder (default: this process's command line).
+    Raises `RunFolderBusy` at once when anyone else holds it: another process, or another thread or
+    task of this one. `held`, the `HeldLock` of an enclosing block of the same caller on the same
+    folder, is yielded as it is (the lock is not asked for again). `command` is what the lock-info
+    file names as the holder (default: this process's command line).
     """
+    if held is not None and held.folder == _key(folder) and held.active:
+        yield held
+        return
     folder.mkdir(parents=True, exist_ok=True)
-    key = folder.resolve()
-    _enter(key, command or current_command(), folder)
+    key = _key(folder)
+    lock = _enter(key, command or current_command(), folder)
     try:
-        yield
+        yield HeldLock(key, lock)
     finally:
         _leave(key)
+
+
+def _key(folder: Path) -> Path:
+    return folder.resolve()
+
+
+def ensure_free(folder: Path, command: str | None = None) -> None:
+    """Raise `RunFolderBusy` now if an existing `folder` is held by another writer (the lock is taken
+    and let go at once): a command that checks servers first fails on a busy folder before it waits
+    on them. A folder that does not exist yet is not created."""
+    if folder.is_dir():
+        with run_folder_lock(folder, command):
+            pass
 
 
 @contextmanager
@@ -79,28 +127,28 @@ def lock_if_run_folder(folder: Path, command: str | None = None) -> Iterator[Non
         yield
 
 
-def _enter(key: Path, command: str, shown: Path) -> None:
+def _enter(key: Path, command: str, shown: Path) -> FileLock:
     with _GUARD:
-        if key in _HELD:
-            lock, depth = _HELD[key]
-            _HELD[key] = (lock, depth + 1)
-            return
-        lock = FileLock(str(key / LOCK_FILE), timeout=0, thread_local=False)
+        if key in _HELD:  # this process holds it: another thread or task is writing the folder
+            raise RunFolderBusy(_busy_message(key, shown))
+        lock = FileLock(str(key / LOCK_FILE), timeout=0, thread_local=False, is_singleton=False)
         try:
             lock.acquire()
         except Timeout:
             raise RunFolderBusy(_busy_message(key, shown)) from None
-        _HELD[key] = (lock, 1)
-    _write_info(key, command)
+        # Written under the guard, so a competitor of this process never finds the lock without it.
+        try:
+            _write_info(key, command)
+        except BaseException:
+            lock.release()
+            raise
+        _HELD[key] = lock
+        return lock
 
 
 def _leave(key: Path) -> None:
     with _GUARD:
-        lock, depth = _HELD[key]
-        if depth > 1:
-            _HELD[key] = (lock, depth - 1)
-            return
-        del _HELD[key]
+        lock = _HELD.pop(key)
         (key / LOCK_INFO).unlink(missing_ok=True)
         lock.release()
 
@@ -134,7 +182,9 @@ def _busy_message(folder: Path, shown: Path) -> str:
     else:
         who = (
             f"`{holder.get('command', '?')}` (pid {holder.get('pid', '?')} on {holder.get('host', '?')}, "
-            f"since {holder.get('since', '?')})"
+            f"since {holder.get('since', '?')}"
+            + (", another thread or task of this process" if holder.get("pid") == os.getpid() else "")
+            + ")"
         )
     return (
         f"{shown}: this run folder is in use by {who}; wait for it to finish or stop it, "

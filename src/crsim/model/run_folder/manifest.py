@@ -42,6 +42,10 @@ class Manifest(BaseModel):
     )
     components: dict[str, Any] = Field(default_factory=dict, description="What was built from the config.")
     planned_dialogues: int | None = Field(None, description="Dialogues the run was to hold.")
+    retried_dialogues: int | None = Field(
+        None,
+        description="Dialogues held again by `--retry-errors` (their replaced records are in retried.jsonl).",
+    )
     versions: dict[str, str] = Field(default_factory=dict, description="Python and package versions.")
 
     @property
