@@ -45,7 +45,7 @@ def build_goal_population(config: PopulationConfig, domain: Domain, seed: int) -
     for number in range(1, config.size + 1):
         label = f"goal-{number}"
         rng = random.Random(derive_seed(effective_seed, label))
-        users.append(_goal_user(label, rng.choice(ids), slots, config, domain, order, rng))
+        users.append(_goal_user(label, rng.choice(ids), slots, config, domain, (catalogue, order), rng))
     return users
 
 
@@ -80,7 +80,7 @@ def _goal_user(
     slots: list[Slot],
     config: PopulationConfig,
     domain: Domain,
-    order: dict[str, int],
+    catalogue: tuple[list[str], dict[str, int]],
     rng: random.Random,
 ) -> SimulatedUser:
     """One user: constraints from the anchor's values, the matching items as targets (at most
@@ -90,11 +90,11 @@ def _goal_user(
     low, high = config.num_constraints
     chosen = rng.sample(held, min(rng.randint(low, high), len(held)))
     constraints = {s.name: rng.choice(sorted(v.lower() for v in item.values(s.attribute))) for s in chosen}
-    matches = _matching(domain, constraints) if constraints else {anchor}
+    matches = _matching(domain, constraints) if constraints else frozenset((anchor,))
     requestable = [s.name for s in domain.requestable]
     low, high = config.num_requests
     requests = rng.sample(requestable, min(rng.randint(low, high), len(requestable)))
-    targets = _targets(anchor, matches, config.max_goal_targets, order, rng)
+    targets = _targets(anchor, matches, config.max_goal_targets, catalogue, rng)
     need = InformationNeed(constraints=dict(constraints), requests=requests, targets=targets)
     persona = {"source": "goals", **GOAL_MATCHES.entry(len(matches))}
     return SimulatedUser(id=label, profile=UserProfile(persona=persona), need=need)
@@ -102,21 +102,37 @@ def _goal_user(
 
 def _matching(domain: Domain, constraints: dict[str, str]) -> frozenset[str]:
     """Ids of the items whose values satisfy every constraint: the intersection of the attribute
-    index's entries, smallest first (no pass over the catalogue per user)."""
+    index's entries, smallest first (no pass over the catalogue per user; one constraint, no copy)."""
     entries = sorted(
         (domain.items.with_value(domain.attribute(slot), value) for slot, value in constraints.items()),
         key=len,
     )
-    return entries[0].intersection(*entries[1:])
+    return entries[0].intersection(*entries[1:]) if len(entries) > 1 else entries[0]
 
 
 def _targets(
-    anchor: str, matches: frozenset[str] | set[str], cap: int, order: dict[str, int], rng: random.Random
+    anchor: str,
+    matches: frozenset[str],
+    cap: int,
+    catalogue: tuple[list[str], dict[str, int]],
+    rng: random.Random,
 ) -> list[str]:
     """Every match in catalogue order when there are at most `cap`; else the anchor and `cap - 1`
-    others drawn uniformly by `rng` (from the matches in catalogue order, so the draw repeats)."""
+    other matches drawn uniformly by `rng`, in catalogue order.
+
+    The draw picks catalogue positions at random and keeps those of matches (uniform over the
+    matches, and repeatable: it never depends on the set's order) when that takes fewer draws than
+    there are matches; otherwise it samples the matches' sorted positions."""
+    ids, order = catalogue
     if len(matches) <= cap:
-        return sorted(matches, key=order.__getitem__)
-    others = sorted((m for m in matches if m != anchor), key=order.__getitem__)
-    chosen = [*rng.sample(others, cap - 1), anchor]
-    return sorted(chosen, key=order.__getitem__)
+        return [ids[p] for p in sorted(order[m] for m in matches)]
+    anchor_at, wanted = order[anchor], cap - 1
+    if wanted * len(ids) <= len(matches) * len(matches):  # expected draws <= matches
+        chosen = {anchor_at}
+        while len(chosen) <= wanted:
+            position = rng.randrange(len(ids))
+            if ids[position] in matches:
+                chosen.add(position)
+        return [ids[p] for p in sorted(chosen)]
+    others = [p for p in sorted(order[m] for m in matches) if p != anchor_at]
+    return [ids[p] for p in sorted([*rng.sample(others, wanted), anchor_at])]

@@ -170,7 +170,9 @@ def _read_items(path: Path, spec: DomainFile, check: DomainCheck) -> ItemCollect
     if not items and not problems.count:
         problems.add(f"{path}: no items; expected one item per record")
     problems.close()
-    collection = ItemCollection(items.values(), name=spec.name) if items else None
+    # text decoded from a UTF-8 CSV file holds no lone surrogates; JSON's escapes may (cleaned here)
+    clean = not path.name.endswith((".csv", ".csv.gz"))
+    collection = ItemCollection(items.values(), name=spec.name, clean=clean) if items else None
     if problems.count:
         check.partial_items = collection
         return None
@@ -312,10 +314,8 @@ def _csv_records(path: Path, spec: ItemsSpec, problems: _ItemProblems) -> Iterat
                 "column of the header (a stray separator or quote?)"
             )
             continue
-        long = next(
-            (name for name, cell in zip(header, row, strict=False) if len(cell) > MAX_CELL_CHARS), None
-        )
-        if long is not None:
+        if max(map(len, row)) > MAX_CELL_CHARS:
+            long = next(n for n, cell in zip(header, row, strict=True) if len(cell) > MAX_CELL_CHARS)
             problems.add(f"{record.where(path, spec)}, field '{long}': {_too_long(MAX_CELL_CHARS)}")
             continue
         record.fields = {k: v for k, v in record.fields.items() if v != ""}
