@@ -73,8 +73,11 @@ def run(
             experiment = build_experiment(cfg, run_folder=run_dir)
         except ConfigError as exc:  # names a field; say in which file
             raise ConfigError(f"{config or 'config'}: {exc}") from None
-    with user_errors():
-        command = _resume_command(config, overrides, run_dir)
+    command = _resume_command(config, overrides, run_dir)
+    kept = (
+        f"the dialogues finished so far stay in the folder; once it can be written, continue with: {command}"
+    )
+    with user_errors(run_dir, after_os_error=kept):
         result, summaries = _hold_and_score(experiment, run_dir, resume, as_json, command)
         elapsed = result.finished_at - started
     show_summaries(summaries, as_json)

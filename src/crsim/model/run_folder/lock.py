@@ -59,7 +59,12 @@ def run_folder_lock(folder: Path, command: str | None = None) -> Iterator[None]:
     Raises `RunFolderBusy` at once when another process holds it. Re-entrant within this process.
     `command` is what the lock-info file names as the holder (default: this process's command line).
     """
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise CrsimError(
+            f"{folder}: a file is in the way; expected a run folder (a new path, or a folder a run wrote)"
+        ) from None
     key = folder.resolve()
     _enter(key, command or current_command(), folder)
     try:
