@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from crsim.collector import long_lived_objects_frozen
 from crsim.data.domains.schema import DomainFile, ItemsSpec, SlotSpec
 from crsim.errors import ConfigError, CrsimError, DataError
 from crsim.model.domain import Domain, RatingsSource, Slot, SlotKind
@@ -72,7 +73,8 @@ def check_domain_file(path: str | Path) -> DomainCheck:
     spec = _parse(path, check)
     if spec is None:
         return check
-    items = _read_items(path.parent / spec.items.path, spec, check)
+    with long_lived_objects_frozen():  # a catalogue of 200,000 items: the collector re-scanned it
+        items = _read_items(path.parent / spec.items.path, spec, check)
     slots = _slots(spec, items or check.partial_items, check)
     ratings = _ratings(path, spec, items, check)
     profiles = _side_file(path, spec.profiles, "profiles", check)
