@@ -1,4 +1,4 @@
-"""A file system that refuses: `--out` naming a file, a full disk, a read-only or vanished run folder.
+"""A file system that refuses: `--out` naming a file, a full disk, a read-only or removed run folder.
 
 Each ends `crsim run` or `crsim evaluate` with one line (the file, the system's reason, what was kept
 and the command that continues) and exit status 2, never a traceback; what was written stays, and a
@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -120,3 +122,20 @@ def test_a_read_only_run_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
             assert "Permission denied (EACCES)" in result.output
     finally:
         out.chmod(0o755)
+
+
+@pytest.mark.slow
+def test_a_run_folder_removed_during_the_run_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    config, out = tmp_path / "exp.yaml", tmp_path / "run"
+    config.write_text(CONFIG.replace("size: 40", "size: 400"), encoding="utf-8")
+    command = [sys.executable, "-m", "crsim", "run", str(config), "--out", str(out), "--concurrency", "1"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    records = out / "dialogues.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (records.exists() and records.stat().st_size > 0):
+        time.sleep(0.005)
+    shutil.rmtree(out)
+    _, stderr = process.communicate(timeout=300)
+    done = subprocess.CompletedProcess(command, process.returncode, "", stderr)
+    line = _one_error_line(done)
+    assert f"{records}: No such file or directory (ENOENT); the folder {out} no longer exists" in line
