@@ -96,7 +96,11 @@ def _enter(key: Path, command: str, shown: Path) -> None:
         except Timeout:
             raise RunFolderBusy(_busy_message(key, shown)) from None
         _HELD[key] = (lock, 1)
-    _write_info(key, command)
+    try:
+        _write_info(key, command)
+    except BaseException:  # a folder that cannot be written: not held after all
+        _leave(key)
+        raise
 
 
 def _leave(key: Path) -> None:
