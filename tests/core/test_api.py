@@ -15,6 +15,7 @@ import pytest
 import crsim
 from crsim.api import SUMMARY_COLUMNS
 from crsim.errors import ConfigError, DataError
+from support import needs_pandas
 
 NOTEBOOK = Path(__file__).parents[2] / "docs" / "examples" / "quickstart.ipynb"
 
@@ -31,6 +32,7 @@ def run_notebook(path: Path) -> dict[str, Any]:
     return namespace
 
 
+@needs_pandas
 @pytest.mark.slow
 def test_the_example_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
@@ -44,6 +46,7 @@ def test_the_example_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert "Recall@5" in set(namespace["again"].summary["metric"])
 
 
+@needs_pandas
 def test_the_summary_frame_is_the_summary_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     result = crsim.run({"users": {"size": 4}}, out=tmp_path / "run", max_turns=6)
     shown = capsys.readouterr()
@@ -67,6 +70,7 @@ def test_the_summary_frame_is_the_summary_file(tmp_path: Path, capsys: pytest.Ca
     assert loaded.summary.equals(result.summary)
 
 
+@needs_pandas
 async def test_run_and_evaluate_work_inside_a_running_event_loop(tmp_path: Path) -> None:
     result = crsim.run(None, out=tmp_path / "run", users=2, limit=3, progress=False)
     assert len(result.dialogues) == 3

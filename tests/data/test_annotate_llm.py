@@ -37,6 +37,7 @@ from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Message, ResolvedGeneration
 from crsim.model import Dialogue, DialogueAct, Domain, InformationNeed, Utterance
 from crsim.model.dialogue import Role
+from support import needs_local_model
 
 runner = CliRunner()
 GOLD = Path(__file__).parents[1] / "fixtures" / "iard" / "formatted_IARD_annotated_gold.json.gz"
@@ -401,6 +402,7 @@ def test_cli_errors(tmp_path: Path, args: list[str], message: str) -> None:
     assert message in result.output and not (tmp_path / "out.jsonl").exists()
 
 
+@needs_local_model
 async def test_two_utterances_with_the_real_local_model(domain: Domain) -> None:
     hub = LLMHub(
         LLMSettings(default=ModelConfig(provider="local", max_tokens=40), cache=CacheConfig(mode="off"))

@@ -134,7 +134,8 @@ def test_check_finds_problems_of_the_items_against_the_slots(tmp_path: Path) -> 
 def test_an_item_without_a_title_is_named_by_file_record_and_field(tmp_path: Path) -> None:
     check = check_domain_file(_write(tmp_path, GOOD, SHOPS.replace("s3,Green Coat", "s3,")))
     assert check.problems == [
-        f"items.path: {tmp_path / 'shop.csv'}, record 3, field 'label': missing; expected the item's title"
+        f"items.path: {tmp_path / 'shop.csv'}, record 3 (line 4, id 's3'), field 'label': missing; "
+        "expected the item's title"
     ]
 
 

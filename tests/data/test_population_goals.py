@@ -9,6 +9,8 @@ from crsim.data.population import PopulationConfig
 from crsim.data.population_goals import build_goal_population
 from crsim.data.users import build_users
 from crsim.errors import ConfigError
+from crsim.model.annotations import GOAL_MATCHES, user_persona
+from crsim.model.domain import Domain
 
 
 def _satisfies(domain_name: str, item_id: str, constraints: dict[str, str]) -> bool:
@@ -69,3 +71,38 @@ def test_movie_users_still_come_from_movielens_ratings_and_goals_work_on_movies_
         u.need.targets and not set(u.need.constraints) - {"genre", "actor", "director", "decade", "keyword"}
         for u in goals
     )
+
+
+def test_a_broad_goal_keeps_at_most_max_goal_targets_drawn_with_the_user_s_seed() -> None:
+    domain = domain_named("restaurants")
+    every = build_goal_population(PopulationConfig(size=40), domain, seed=5)
+    capped = build_goal_population(PopulationConfig(size=40, max_goal_targets=3), domain, seed=5)
+    assert capped == build_goal_population(PopulationConfig(size=40, max_goal_targets=3), domain, seed=5)
+    broad = 0
+    for full, user in zip(every, capped, strict=True):
+        matches = full.need.targets  # with the default cap (100) every match of these goals is a target
+        assert user.need.constraints == full.need.constraints and user.need.requests == full.need.requests
+        assert user_persona(GOAL_MATCHES, user.id, user.profile.persona) == len(matches)
+        assert user_persona(GOAL_MATCHES, full.id, full.profile.persona) == len(matches)
+        if len(matches) <= 3:
+            assert user.need.targets == matches
+            continue
+        broad += 1
+        assert len(user.need.targets) == 3 and set(user.need.targets) < set(matches)
+        assert user.need.targets == [i for i in matches if i in user.need.targets]  # catalogue order
+    assert broad > 10
+    other_seed = build_goal_population(PopulationConfig(size=40, max_goal_targets=3, seed=6), domain, seed=5)
+    assert [u.need.targets for u in other_seed] != [u.need.targets for u in capped]
+
+
+def test_goals_on_a_large_catalogue_hold_the_cap_not_every_match(domain: Domain) -> None:
+    users = build_goal_population(PopulationConfig(size=60, source="goals"), domain, seed=0)
+    counts = [user_persona(GOAL_MATCHES, u.id, u.profile.persona) or 0 for u in users]
+    assert max(counts) > 1000  # a genre alone matches thousands of the 4,041 movies
+    for user, count in zip(users, counts, strict=True):
+        assert len(user.need.targets) == min(count, 100)
+        for item_id in user.need.targets:
+            values = {
+                slot: domain.items[item_id].values(domain.attribute(slot)) for slot in user.need.constraints
+            }
+            assert all(v in [x.lower() for x in values[s]] for s, v in user.need.constraints.items())

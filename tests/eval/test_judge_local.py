@@ -15,8 +15,10 @@ from crsim.eval.judge.evaluator import JudgeEvaluator
 from crsim.llm.client import LLMHub
 from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
 from crsim.model.dialogue import Dialogue, Role, Utterance
+from support import needs_local_model
 
 
+@needs_local_model
 async def test_the_local_model_grades_every_quality5_aspect_with_a_level_or_an_error() -> None:
     hub = LLMHub(
         LLMSettings(

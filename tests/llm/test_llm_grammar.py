@@ -13,6 +13,7 @@ from crsim.llm.grammar import acts_grammar, gbnf_literal
 from crsim.llm.providers.base import create_provider
 from crsim.llm.types import GenerationConfig, system, user
 from crsim.model.acts import Intent, parse_acts
+from support import needs_local_model
 
 # the same settings as tests/llm/test_llm_local.py, so both modules share one llama.cpp server
 CONFIG = ModelConfig(provider="local", max_tokens=48, seed=5)
@@ -82,6 +83,7 @@ def test_bad_grammar_requests_are_refused(
 # --- under the real local model -----------------------------------------------------------------------
 
 
+@needs_local_model
 async def test_llama_cpp_reads_escaped_literals_back_exactly() -> None:
     tricky = 'say "hi" \\ café ☕'
     llm = LLM("user", CONFIG, create_provider(CONFIG))
@@ -91,6 +93,7 @@ async def test_llama_cpp_reads_escaped_literals_back_exactly() -> None:
     assert answer.text == tricky
 
 
+@needs_local_model
 @pytest.mark.parametrize(
     "message",
     [
@@ -119,6 +122,7 @@ async def test_every_answer_under_the_grammar_parses_into_allowed_acts(message: 
         )
 
 
+@needs_local_model
 async def test_llama_cpp_accepts_the_grammar_with_default_limits_over_every_intent() -> None:
     grammar = acts_grammar([i.value for i in Intent], [*SLOTS, "plot", "keyword", "decade"])
     llm = LLM("user", CONFIG, create_provider(CONFIG))

@@ -31,6 +31,7 @@ from crsim.llm.providers import local
 from crsim.llm.providers.base import create_provider
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, Message, ResolvedGeneration, system, user
+from support import needs_llama_cpp, needs_local_model
 
 CONFIG = ModelConfig(provider="local", max_tokens=32, seed=5)
 ASK: list[Message] = [system("You are a helpful assistant. Answer briefly."), user("Name one good movie.")]
@@ -43,6 +44,7 @@ def _llm() -> LLM:
 # --- weights and create-time checks ---------------------------------------------------------------
 
 
+@needs_local_model
 def test_the_default_weights_are_found_without_importing_their_package() -> None:
     path = local.default_weights()
     assert path is not None and path.suffix == ".gguf" and path.name.startswith("SmolLM2-135M-Instruct")
@@ -64,6 +66,7 @@ def test_a_file_that_is_not_gguf_fails_at_create(tmp_path: Path) -> None:
         create_provider(ModelConfig(provider="local", model_path=fake))
 
 
+@needs_llama_cpp
 def test_a_broken_gguf_file_fails_at_create_with_llama_cpp_s_reason(tmp_path: Path) -> None:
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"GGUF" + bytes(60))
@@ -84,12 +87,17 @@ def test_without_model_path_or_default_weights_the_error_says_what_to_install(
         create_provider(ModelConfig(provider="local"))
 
 
-def test_without_xllamacpp_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_xllamacpp_the_error_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setitem(sys.modules, "xllamacpp", None)  # makes `import xllamacpp` fail
+    weights = tmp_path / "model.gguf"  # the weights are checked first: a file that passes that check
+    weights.write_bytes(b"GGUF" + bytes(60))
     with pytest.raises(LLMDependencyError, match=r"'xllamacpp'.*pip install 'crsim\[local\]'"):
-        create_provider(CONFIG)
+        create_provider(CONFIG.model_copy(update={"model_path": weights}))
 
 
+@needs_local_model
 def test_providers_with_the_same_settings_share_one_server() -> None:
     first, second = create_provider(CONFIG), create_provider(CONFIG.model_copy(update={"temperature": 0.1}))
     assert isinstance(first, local.LocalProvider) and isinstance(second, local.LocalProvider)
@@ -152,6 +160,7 @@ def test_server_error_bodies_map_to_crsim_errors(
 # --- the real model -----------------------------------------------------------------------------------
 
 
+@needs_local_model
 async def test_the_local_model_generates_real_tokens() -> None:
     answer = await _llm().generate(ASK)
     assert answer.text.strip()
@@ -161,6 +170,7 @@ async def test_the_local_model_generates_real_tokens() -> None:
     assert answer.raw is not None and answer.raw["choices"][0]["message"]["content"] == answer.text
 
 
+@needs_local_model
 async def test_the_same_seed_gives_the_same_answer_when_prompts_are_evaluated_in_full() -> None:
     # llama.cpp's prompt cache changes the arithmetic of a repeated prompt (see the provider's docstring)
     config = CONFIG.model_copy(update={"options": {"cache_prompt": False}})
@@ -170,6 +180,7 @@ async def test_the_same_seed_gives_the_same_answer_when_prompts_are_evaluated_in
     assert first.text == again.text and llm.calls == 2
 
 
+@needs_local_model
 async def test_concurrent_requests_run_off_the_event_loop() -> None:
     llm, ticks = _llm(), 0
     done = asyncio.Event()
@@ -196,6 +207,7 @@ class Pick(BaseModel):
     year: int
 
 
+@needs_local_model
 async def test_a_json_answer_is_decoded_under_the_schema() -> None:
     prompt = [user("Pick a movie genre and a release year. Answer in JSON with the keys genre and year.")]
     result = await generate_json(_llm(), prompt, Pick, GenerationConfig(max_tokens=40, seed=3))
@@ -204,17 +216,20 @@ async def test_a_json_answer_is_decoded_under_the_schema() -> None:
     assert Pick.model_validate_json(result.raw) == result.value
 
 
+@needs_local_model
 async def test_a_prompt_longer_than_the_context_is_a_bad_request() -> None:
     too_long = [user("movie " * (CONFIG.context_size + 200))]
     with pytest.raises(LLMBadRequest, match="exceeds the available context size"):
         await _llm().generate(too_long, GenerationConfig(max_tokens=4))
 
 
+@needs_local_model
 async def test_a_grammar_llama_cpp_cannot_parse_is_a_bad_request() -> None:
     with pytest.raises(LLMBadRequest, match="answered 400"):
         await _llm().generate(ASK, GenerationConfig(max_tokens=4, grammar="root ::= [a-"))
 
 
+@needs_local_model
 async def test_the_hub_builds_the_local_provider_for_a_role() -> None:
     hub = LLMHub(LLMSettings(default=CONFIG, cache=CacheConfig(mode="off")))
     try:

@@ -13,7 +13,7 @@ import pytest
 from crsim.run.batch import run_batch
 from crsim.run.build import build_experiment
 from crsim.run.config import ExperimentConfig
-from support import records_without_timing
+from support import needs_local_model, records_without_timing
 
 #: The settings the README names for fresh runs that repeat exactly on the local model.
 REPEATABLE = {"provider": "local", "max_concurrency": 1, "options": {"cache_prompt": False}}
@@ -36,6 +36,7 @@ def _fresh_run(out: Path) -> int:
     return sum(llm.calls for llm in experiment.llms.roles.values())
 
 
+@needs_local_model
 @pytest.mark.slow
 def test_two_fresh_runs_on_the_local_model_write_the_same_records(tmp_path: Path) -> None:
     calls_a = _fresh_run(tmp_path / "a")

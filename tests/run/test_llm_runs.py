@@ -20,7 +20,7 @@ from crsim.run.batch import run_batch
 from crsim.run.build import Experiment, build_experiment
 from crsim.run.config import ExperimentConfig
 from llm_servers import OpenAILikeServer, Reply, closed_port_url
-from support import records_without_timing
+from support import needs_local_model, records_without_timing
 
 runner = CliRunner()
 
@@ -50,6 +50,7 @@ def _provider_calls(experiment: Experiment) -> int:
     return sum(llm.calls for llm in experiment.llms._roles.values())
 
 
+@needs_local_model
 @pytest.mark.slow
 def test_three_dual_prompt_dialogues_with_the_local_model_then_again_from_the_cache(tmp_path: Path) -> None:
     llm = {

@@ -37,6 +37,7 @@ from crsim.sim.base import UserTurn
 from faults.fault_server import FaultPlan, fault_app
 from faults.harness import http_experiment, run_experiment
 from faults.servers import running_server
+from support import needs_pandas
 
 runner = CliRunner()
 
@@ -296,6 +297,7 @@ class _Unreadable:
         raise AssertionError
 
 
+@needs_pandas
 def test_tables_report_and_frames_show_evaluable_n_users_and_faults(tmp_path: Path) -> None:
     """5 users x 2 trials; the simulator breaks both dialogues of one user with `popular`."""
     from rich.console import Console

@@ -44,6 +44,7 @@ from crsim.sim.agenda.llm_nlu import (
 from crsim.sim.agenda.nlg import NLGContext
 from crsim.sim.agenda.simulator import AgendaBasedSimulator
 from crsim.sim.base import UserTurn, simulator_registry
+from support import needs_local_model
 
 IARD_GOLD = Path(__file__).parents[1] / "fixtures" / "iard" / "formatted_IARD_annotated_gold.json.gz"
 IARD_RECOMMENDER_LABELS = {
@@ -448,6 +449,7 @@ async def test_unreadable_acts_end_the_dialogue_with_an_error_keeping_the_raw_an
 # --- the real local model ------------------------------------------------------------------------
 
 
+@needs_local_model
 async def test_one_turn_with_the_local_model_under_the_grammar(domain: Domain) -> None:
     hub = LLMHub(
         LLMSettings(default=ModelConfig(provider="local", max_tokens=48), cache=CacheConfig(mode="off"))

@@ -36,7 +36,7 @@ from crsim.sim.base import simulator_registry
 from crsim.sim.prompt.common import Entry, clean_utterance, recent_turns, split_at_stop, within_chars
 from crsim.sim.prompt.dual import DualPromptSimulator
 from crsim.sim.prompt.single import SinglePromptSimulator
-from support import ScriptedHub
+from support import ScriptedHub, needs_local_model
 
 EXAMPLES = Path(__file__).parents[1] / "fixtures" / "prompt_examples.jsonl"
 Script = Callable[[list[Message], ResolvedGeneration], str]
@@ -476,6 +476,7 @@ async def test_a_whole_dual_prompt_dialogue_and_its_failure(domain: Domain) -> N
     assert failed.num_turns == 1  # the dialogue up to the failure is kept
 
 
+@needs_local_model
 async def test_one_turn_with_the_real_local_model(domain: Domain) -> None:
     hub = LLMHub(
         LLMSettings(default=ModelConfig(provider="local", max_tokens=40), cache=CacheConfig(mode="off"))

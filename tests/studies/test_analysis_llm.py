@@ -21,6 +21,7 @@ from crsim.studies.language.diversity import diversity
 from crsim.studies.language.judge import JudgeSettings, LLMJudge
 from crsim.studies.language.measures import FORMALITY_CATEGORIES, Thresholds
 from crsim.studies.language.measuring import LLMMeasurer, error_counts, measure_dialogues
+from support import needs_local_model
 
 Script = Callable[[list[Message], ResolvedGeneration], str | BaseException]
 
@@ -158,6 +159,7 @@ def test_a_template_rendering_nothing_is_a_config_error(tmp_path: Path) -> None:
         judge.formality_messages("hi")
 
 
+@needs_local_model
 async def test_the_local_model_gives_a_valid_label_or_an_error_value() -> None:
     settings = LLMSettings(
         default=ModelConfig(provider="local", max_tokens=24, seed=3), cache=CacheConfig(mode="off")

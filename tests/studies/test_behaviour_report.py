@@ -14,6 +14,7 @@ from crsim.model.domain import Domain
 from crsim.model.run_folder import DIALOGUES
 from crsim.studies.behaviour import Kind, behaviour_frame, behaviour_report, wilson
 from crsim.studies.behaviour.report import write_report
+from support import needs_pandas
 from test_behaviour_users import GROUNDHOG, HEAT, dialogue
 
 
@@ -31,6 +32,7 @@ def _write(folder: Path, lines: list[str]) -> Path:
     return folder / DIALOGUES
 
 
+@needs_pandas
 def test_report_rows_frame_and_bad_records(tmp_path: Path, domain: Domain) -> None:
     early = dialogue(
         [("user", "Here are some movies you might like."), ("crs", "Any actor?"), ("user", "Bye.")], did="a"
@@ -75,6 +77,7 @@ def test_report_rows_frame_and_bad_records(tmp_path: Path, domain: Domain) -> No
     )
 
 
+@needs_pandas
 def test_write_report_as_csv_or_json(tmp_path: Path, domain: Domain) -> None:
     path = _write(tmp_path / "run", [dialogue([("user", "Hi."), ("crs", "Hello.")]).model_dump_json()])
     report = behaviour_report(path, domain)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -23,8 +24,12 @@ state = {"debug": False}
 
 
 @contextmanager
-def user_errors() -> Iterator[None]:
-    """Bad input ends in one line naming what was wrong, exit code 2; tracebacks only with --debug."""
+def user_errors(folder: Path | None = None, after_os_error: str = "") -> Iterator[None]:
+    """Bad input ends in one line naming what was wrong, exit code 2; tracebacks only with --debug.
+
+    So does a file system that refuses (disk full, read-only, a folder removed or a file where a
+    folder was expected): the line names the file (else `folder`, where the command was writing), the
+    system's reason, and `after_os_error` (what was kept and how to go on)."""
     try:
         yield
     except CrsimError as exc:
@@ -33,6 +38,28 @@ def user_errors() -> Iterator[None]:
         # The message holds paths and values from the input: "[...]" in them is text, not markup.
         errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
+    except OSError as exc:
+        if state["debug"]:
+            raise
+        if folder is not None and not folder.exists():
+            line = f"{describe_os_error(exc, folder)}; the folder {folder} no longer exists"
+        else:
+            line = describe_os_error(exc, folder) + (f"; {after_os_error}" if after_os_error else "")
+        errors.print(f"[red]error:[/red] {escape(line)}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+
+
+def describe_os_error(exc: OSError, folder: Path | None = None) -> str:
+    """`path: reason (errno NAME)` for a refused file operation, in one line."""
+    import errno
+
+    where = exc.filename if exc.filename is not None else folder
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    code = (
+        f" ({errno.errorcode[exc.errno]})" if exc.errno is not None and exc.errno in errno.errorcode else ""
+    )
+    text = f"{where}: {reason}{code}" if where is not None else f"{reason}{code}"
+    return " ".join(text.split())
 
 
 def parse_args(pairs: list[str], as_json: str | None = None, option: str = "--arg") -> dict[str, Any]:

@@ -29,7 +29,7 @@ def check(
     if not result.ok or result.domain is None:
         for problem in result.problems:
             errors.print(f"error: {problem}", markup=False, highlight=False, soft_wrap=True)
-        count = len(result.problems)
+        count = result.count
         errors.print(
             f"{path}: {count} problem{'s' if count != 1 else ''}",
             markup=False,

@@ -126,7 +126,10 @@ def evaluate(
         run_dir, metrics, judge, annotator, annotator_arg or [], concurrency, out, replace, as_json
     )
     with (
-        user_errors(),
+        user_errors(
+            out or run_dir,
+            after_os_error=f"earlier results are as they were; once the folder can be written: {again}",
+        ),
         stopped_by_signals(
             f"the evaluation did not finish, earlier results are as they were; to run it again: {again}"
         ),

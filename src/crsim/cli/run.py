@@ -117,8 +117,11 @@ def run(
             ensure_free(run_dir)  # a busy folder is refused before the servers are tried
             if needed(experiment, run_dir, resume, retry):
                 run_interruptibly(check_servers(experiment))
-    with user_errors():
-        command = _resume_command(config, overrides, run_dir)
+    command = _resume_command(config, overrides, run_dir)
+    kept = (
+        f"the dialogues finished so far stay in the folder; once it can be written, continue with: {command}"
+    )
+    with user_errors(run_dir, after_os_error=kept):
         result, summaries = _hold_and_score(experiment, run_dir, resume, as_json, command, retry)
         elapsed = result.finished_at - started
     _closing(result, summaries, cfg, run_dir, elapsed, as_json, command if not retry_errors else "")

@@ -72,7 +72,15 @@ class PopulationConfig(BaseModel):
     target_share: float = Field(
         0.2, gt=0, le=1, description="Share of a user's highest-rated items from which targets are held out."
     )
-    max_targets: int = Field(5, ge=1, description="At most this many target items per user.")
+    max_targets: int = Field(
+        5, ge=1, description="At most this many target items per user (goals: `max_goal_targets`)."
+    )
+    max_goal_targets: int = Field(
+        100,
+        ge=1,
+        description="Goals source: at most this many of the items matching a goal are its targets (the "
+        "anchor item and a seeded uniform sample of the others); the persona's goal_matches counts all.",
+    )
     min_ratings: int = Field(
         20, ge=2, description="Users with fewer ratings (of catalogue items) are not used."
     )

@@ -2,10 +2,16 @@
 
 Each user starts from one real item drawn at random (the *anchor*). A few informable slots are
 drawn and given the anchor's values for them, so at least one item (the anchor) satisfies every
-constraint; every item that satisfies them all is a target (any of them fulfils the goal); the
+constraint; the items that satisfy them all are the matches (any of them fulfils the goal); the
 requests are drawn from the requestable slots the constraints leave open (a user who wants Italian
-food does not ask what food a place serves). Everything is drawn from `random.Random` seeded by
-the population seed and the user's id, so one config and seed always give the same users.
+food does not ask what food a place serves). Every match is a target up to `users.max_goal_targets`;
+beyond that the targets are the anchor and a uniform sample of the other matches (in catalogue
+order), and the persona's `goal_matches` counts all matches. Everything is drawn from `random.Random` seeded
+by the population seed and the user's id, so one config and seed always give the same users.
+
+Building a population costs one pass over the catalogue (an order of the ids and the attribute
+indexes, shared by all users) plus, per user, the intersection of the constraints' index entries:
+no per-user structure grows beyond its matches, and what a user keeps is at most the cap.
 
 Which slots constraints use: `users.constraint_slots` when the config sets it, else every
 informable slot of kind categorical, multi or ordinal, and numeric slots with few distinct values
@@ -19,6 +25,7 @@ import random
 
 from crsim.data.population import PopulationConfig
 from crsim.errors import ConfigError
+from crsim.model.annotations import GOAL_MATCHES
 from crsim.model.domain import Domain, Slot, SlotKind
 from crsim.model.user import InformationNeed, SimulatedUser, UserProfile
 from crsim.seeding import derive_seed
@@ -32,12 +39,14 @@ def build_goal_population(config: PopulationConfig, domain: Domain, seed: int) -
     """`config.size` users with goals drawn from `domain`'s items (ids `goal-1`, `goal-2`, ...)."""
     slots = goal_slots(config, domain)
     effective_seed = config.seed if config.seed is not None else seed
-    ids = sorted(domain.items.ids, key=lambda i: (len(i), i))
+    catalogue = domain.items.ids
+    order = {item_id: n for n, item_id in enumerate(catalogue)}
+    ids = sorted(catalogue, key=lambda i: (len(i), i))
     users = []
     for number in range(1, config.size + 1):
         label = f"goal-{number}"
         rng = random.Random(derive_seed(effective_seed, label))
-        users.append(_goal_user(label, rng.choice(ids), slots, config, domain, rng))
+        users.append(_goal_user(label, rng.choice(ids), slots, config, domain, (catalogue, order), rng))
     return users
 
 
@@ -67,27 +76,65 @@ def _usable(slot: Slot, domain: Domain) -> bool:
 
 
 def _goal_user(
-    label: str, anchor: str, slots: list[Slot], config: PopulationConfig, domain: Domain, rng: random.Random
+    label: str,
+    anchor: str,
+    slots: list[Slot],
+    config: PopulationConfig,
+    domain: Domain,
+    catalogue: tuple[list[str], dict[str, int]],
+    rng: random.Random,
 ) -> SimulatedUser:
-    """One user: constraints from the anchor's values, every matching item a target, sampled requests."""
+    """One user: constraints from the anchor's values, the matching items as targets (at most
+    `config.max_goal_targets`, the anchor always among them), sampled requests."""
     item = domain.items[anchor]
     held = [s for s in slots if item.values(s.attribute)]
     low, high = config.num_constraints
     chosen = rng.sample(held, min(rng.randint(low, high), len(held)))
     constraints = {s.name: rng.choice(sorted(v.lower() for v in item.values(s.attribute))) for s in chosen}
-    targets = _matching(domain, constraints) if constraints else [anchor]
+    matches = _matching(domain, constraints) if constraints else frozenset((anchor,))
     constrained = {domain.attribute(slot) for slot in constraints}
     requestable = [s.name for s in domain.requestable if s.attribute not in constrained]
     low, high = config.num_requests
     requests = rng.sample(requestable, min(rng.randint(low, high), len(requestable)))
+    targets = _targets(anchor, matches, config.max_goal_targets, catalogue, rng)
     need = InformationNeed(constraints=dict(constraints), requests=requests, targets=targets)
-    return SimulatedUser(id=label, profile=UserProfile(persona={"source": "goals"}), need=need)
+    persona = {"source": "goals", **GOAL_MATCHES.entry(len(matches))}
+    return SimulatedUser(id=label, profile=UserProfile(persona=persona), need=need)
 
 
-def _matching(domain: Domain, constraints: dict[str, str]) -> list[str]:
-    """Ids of the items whose values satisfy every constraint, in catalogue order."""
-    matching: set[str] | None = None
-    for slot, value in constraints.items():
-        ids = domain.items.with_value(domain.attribute(slot), value)
-        matching = set(ids) if matching is None else matching & ids
-    return [i for i in domain.items.ids if i in (matching or set())]
+def _matching(domain: Domain, constraints: dict[str, str]) -> frozenset[str]:
+    """Ids of the items whose values satisfy every constraint: the intersection of the attribute
+    index's entries, smallest first (no pass over the catalogue per user; one constraint, no copy)."""
+    entries = sorted(
+        (domain.items.with_value(domain.attribute(slot), value) for slot, value in constraints.items()),
+        key=len,
+    )
+    return entries[0].intersection(*entries[1:]) if len(entries) > 1 else entries[0]
+
+
+def _targets(
+    anchor: str,
+    matches: frozenset[str],
+    cap: int,
+    catalogue: tuple[list[str], dict[str, int]],
+    rng: random.Random,
+) -> list[str]:
+    """Every match in catalogue order when there are at most `cap`; else the anchor and `cap - 1`
+    other matches drawn uniformly by `rng`, in catalogue order.
+
+    The draw picks catalogue positions at random and keeps those of matches (uniform over the
+    matches, and repeatable: it never depends on the set's order) when that takes fewer draws than
+    there are matches; otherwise it samples the matches' sorted positions."""
+    ids, order = catalogue
+    if len(matches) <= cap:
+        return [ids[p] for p in sorted(order[m] for m in matches)]
+    anchor_at, wanted = order[anchor], cap - 1
+    if wanted * len(ids) <= len(matches) * len(matches):  # expected draws <= matches
+        chosen = {anchor_at}
+        while len(chosen) <= wanted:
+            position = rng.randrange(len(ids))
+            if ids[position] in matches:
+                chosen.add(position)
+        return [ids[p] for p in sorted(chosen)]
+    others = [p for p in sorted(order[m] for m in matches) if p != anchor_at]
+    return [ids[p] for p in sorted([*rng.sample(others, wanted), anchor_at])]

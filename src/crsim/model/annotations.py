@@ -501,6 +501,16 @@ PERSONA_TARGET_SPLIT: Key[TargetSplit] = _declare(
     readers=("sim/pepper/biased.py", "eval/pepper.py"),
     description="The population's selected/residual split of the user's targets.",
 )
+GOAL_MATCHES: Key[NonNegativeInt] = _declare(
+    "goal_matches",
+    P,
+    NonNegativeInt,
+    "int",
+    writers=("data/population_goals.py",),
+    readers=("record readers (docs/domains.md)",),
+    description="How many catalogue items satisfy every constraint of a goal user's need; the targets "
+    "are all of them or, beyond users.max_goal_targets, a sample.",
+)
 REVIEWS: Key[dict[str, str]] = _declare(
     "reviews",
     P,

@@ -159,12 +159,21 @@ class ItemCollection:
             raise DataError(
                 "file not found; expected an item collection (.jsonl or .jsonl.gz)", path=str(path)
             )
-        items, replaced = [], 0
+        items, replaced, first = [], 0, dict[str, int]()
         try:
             with gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb") as handle:
                 for number, raw in enumerate(handle, start=1):
                     if raw.strip():
                         item, in_line = _item_from_line(raw, str(path), number)
+                        if item.id in first:
+                            raise DataError(
+                                f"duplicate item id {item.id!r}; expected each id once (first at record "
+                                f"{first[item.id]})",
+                                path=str(path),
+                                record=number,
+                                field="id",
+                            )
+                        first[item.id] = number
                         items.append(item)
                         replaced += in_line
         except (OSError, EOFError) as exc:  # a truncated or non-gzip .gz file

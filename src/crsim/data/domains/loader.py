@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from crsim.collector import long_lived_objects_frozen
 from crsim.data.domains.schema import DomainFile, ItemsSpec, SlotSpec
 from crsim.errors import ConfigError, CrsimError, DataError
 from crsim.model.domain import Domain, RatingsSource, Slot, SlotKind
@@ -38,6 +39,15 @@ class DomainCheck:
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     domain: Domain | None = None
+    #: Problems found but not listed (beyond `MAX_LISTED_PROBLEMS` of one item file).
+    unlisted: int = 0
+    #: The items that did read when the item file has problems (so the slots are still checked).
+    partial_items: ItemCollection | None = None
+
+    @property
+    def count(self) -> int:
+        """All problems found, listed or not."""
+        return len(self.problems) + self.unlisted
 
     @property
     def ok(self) -> bool:
@@ -48,7 +58,7 @@ def read_domain_file(path: str | Path) -> Domain:
     """The domain a domain file describes; a ConfigError naming the first problem (and how many more)."""
     check = check_domain_file(path)
     if check.problems or check.domain is None:
-        more = len(check.problems) - 1
+        more = check.count - 1
         suffix = f" (and {more} more problem{'s' if more > 1 else ''}: `crsim domain check` lists them)"
         raise ConfigError(
             (check.problems or [f"{path}: not a domain file"])[0] + (suffix if more > 0 else "")
@@ -63,8 +73,9 @@ def check_domain_file(path: str | Path) -> DomainCheck:
     spec = _parse(path, check)
     if spec is None:
         return check
-    items = _read_items(path.parent / spec.items.path, spec, check)
-    slots = _slots(spec, items, check)
+    with long_lived_objects_frozen():  # a catalogue of 200,000 items: the collector re-scanned it
+        items = _read_items(path.parent / spec.items.path, spec, check)
+    slots = _slots(spec, items or check.partial_items, check)
     ratings = _ratings(path, spec, items, check)
     profiles = _side_file(path, spec.profiles, "profiles", check)
     nlg = _side_file(path, spec.phrasings.nlg, "phrasings.nlg", check)
@@ -132,22 +143,108 @@ def _where(path: Path, lines: dict[tuple[str, ...], int], loc: tuple[str, ...]) 
 
 
 def _read_items(path: Path, spec: DomainFile, check: DomainCheck) -> ItemCollection | None:
-    """The item collection, or None with the first problem of the item file noted."""
+    """The item collection, or None with every problem of the item file noted (up to
+    `MAX_LISTED_PROBLEMS`, then their count); the items that did read are still checked against the
+    slots, so one look at `crsim domain check` shows everything wrong with a catalogue."""
     multi = {s.attribute or name for name, s in spec.slots.items() if s.kind is SlotKind.MULTI}
+    if _item_shaped(path, spec.items):
+        try:  # records already in crsim's item format (the shipped movies): the fast reader
+            return ItemCollection.from_jsonl(path, name=spec.name)
+        except DataError:
+            pass  # other fields or a bad record: the general reader below says where, for every record
+    problems = _ItemProblems(check, path)
+    items: dict[str, Item] = {}
+    first_seen: dict[str, str] = {}
     try:
-        if _item_shaped(path, spec.items):
-            try:  # records already in crsim's item format (the shipped movies): the fast reader
-                return ItemCollection.from_jsonl(path, name=spec.name)
-            except DataError:
-                pass  # other fields too: the general reader below says where
-        records = _records(path, spec.items)
-        items = [_item(record, number, str(path), spec.items, multi) for number, record in records]
-        if not items:
-            raise DataError("no items; expected one item per record", path=str(path))
-        return ItemCollection(items, name=spec.name)
+        for record in _records(path, spec.items, problems):
+            where = record.where(path, spec.items)
+            try:
+                item = _item(record.fields, where, spec.items, multi)
+            except _RecordProblem as exc:
+                problems.add(str(exc))
+                continue
+            if item.id in items:
+                problems.add(
+                    f"{where}: duplicate item id; expected each id once (first at {first_seen[item.id]})"
+                )
+                continue
+            items[item.id] = item
+            first_seen[item.id] = record.label
     except CrsimError as exc:
-        check.problems.append(f"items.path: {exc}")
+        problems.add(str(exc))
+    if not items and not problems.count:
+        problems.add(f"{path}: no items; expected one item per record")
+    problems.close()
+    # text decoded from a UTF-8 CSV file holds no lone surrogates; JSON's escapes may (cleaned here)
+    clean = not path.name.endswith((".csv", ".csv.gz"))
+    collection = ItemCollection(items.values(), name=spec.name, clean=clean) if items else None
+    if problems.count:
+        check.partial_items = collection
         return None
+    return collection
+
+
+#: How many problems of one item file are listed; the rest are counted (a file with a systematic
+#: defect would otherwise print one line per record).
+MAX_LISTED_PROBLEMS = 20
+
+#: The longest CSV cell read, in characters: 128 Ki, the csv module's own default limit, far above
+#: any item description (the shipped movie plots are under 5,000) and small enough that an untrusted
+#: file cannot make one cell a memory problem. A longer cell is a located problem, not a crash.
+MAX_CELL_CHARS = 131_072
+
+
+class _RecordProblem(Exception):
+    """One record's problem, already located (file, record, id, field)."""
+
+
+@dataclass
+class _ItemProblems:
+    """The problems of one item file: the first `MAX_LISTED_PROBLEMS` listed, the rest counted."""
+
+    check: DomainCheck
+    path: Path
+    count: int = 0
+
+    def add(self, problem: str) -> None:
+        self.count += 1
+        if self.count <= MAX_LISTED_PROBLEMS:
+            self.check.problems.append(f"items.path: {problem}")
+
+    def close(self) -> None:
+        rest = self.count - MAX_LISTED_PROBLEMS
+        if rest > 0:
+            self.check.problems.append(
+                f"items.path: {self.path}: {rest} more problem{'s' if rest > 1 else ''} not listed "
+                f"(the first {MAX_LISTED_PROBLEMS} are above)"
+            )
+            self.check.unlisted += rest - 1  # the line above stands for one of them
+
+
+@dataclass
+class _Record:
+    """One record of an item file: its number among the records, the line it starts on, its fields."""
+
+    number: int
+    line: int
+    fields: dict[str, Any]
+    csv: bool
+
+    @property
+    def label(self) -> str:
+        return f"record {self.number}" + (f" (line {self.line})" if self.csv else "")
+
+    def where(self, path: Path, spec: ItemsSpec) -> str:
+        """`file, record N (line L, id 'x')`: enough to find the record in an editor."""
+        item_id = self.fields.get(spec.id)
+        at = [f"line {self.line}"] if self.csv else []
+        if item_id not in (None, ""):
+            at.append(f"id {_short(str(item_id))}")
+        return f"{path}, record {self.number}" + (f" ({', '.join(at)})" if at else "")
+
+
+def _short(text: str, keep: int = 40) -> str:
+    return repr(text if len(text) <= keep else text[:keep] + "...")
 
 
 def _item_shaped(path: Path, spec: ItemsSpec) -> bool:
@@ -163,13 +260,13 @@ def _item_shaped(path: Path, spec: ItemsSpec) -> bool:
     )
 
 
-def _records(path: Path, spec: ItemsSpec) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(record number, fields) of a JSONL or CSV item file; CSV cells are strings, empty ones left out."""
+def _records(path: Path, spec: ItemsSpec, problems: _ItemProblems) -> Iterator[_Record]:
+    """The records of a JSONL or CSV item file; a record that cannot be read is a problem noted in
+    `problems` and skipped. CSV cells are strings, empty ones left out."""
     if not path.is_file():
         raise DataError("file not found; expected an item file (.jsonl, .jsonl.gz or .csv)", path=str(path))
     if path.name.endswith((".csv", ".csv.gz")):
-        for number, row in enumerate(csv.DictReader(_text_lines(path)), start=1):
-            yield number, {k: v for k, v in row.items() if k is not None and v not in (None, "")}
+        yield from _csv_records(path, spec, problems)
         return
     if not path.name.endswith((".jsonl", ".jsonl.gz", ".json")):
         raise DataError("unknown item file type; expected .jsonl, .jsonl.gz or .csv", path=str(path))
@@ -179,10 +276,108 @@ def _records(path: Path, spec: ItemsSpec) -> Iterator[tuple[int, dict[str, Any]]
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON ({exc.msg})", path=str(path), record=number) from None
+            problems.add(f"{path}, record {number}: not valid JSON ({exc.msg})")
+            continue
         if not isinstance(record, dict):
-            raise DataError("expected a JSON object (one item per line)", path=str(path), record=number)
-        yield number, record
+            problems.add(f"{path}, record {number}: expected a JSON object (one item per line)")
+            continue
+        yield _Record(number, number, record, csv=False)
+
+
+def _csv_records(path: Path, spec: ItemsSpec, problems: _ItemProblems) -> Iterator[_Record]:
+    """The rows of a CSV item file under its header. A row with more or fewer cells than the header
+    (a stray separator or quote) and a cell over `MAX_CELL_CHARS` are problems, never guessed at."""
+    lines = _Lines(_text_lines(path))
+    reader = csv.reader(lines)
+    header: list[str] | None = None
+    number = 0
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # the csv module's own cell limit (or a NUL byte): that row only
+            if header is None:
+                raise DataError(
+                    f"line {start} (the header): not readable as CSV ({exc})", path=str(path)
+                ) from None
+            number += 1
+            problems.add(_unreadable_row(path, spec, header, number, start, lines.last, exc))
+            continue
+        if not row or (len(row) == 1 and not row[0].strip()):
+            continue
+        if header is None:
+            header = row
+            _check_header(path, header)
+            continue
+        number += 1
+        record = _Record(number, start, dict(zip(header, row, strict=False)), csv=True)
+        if len(row) != len(header):
+            problems.add(
+                f"{record.where(path, spec)}: {len(row)} cells; expected {len(header)}, one per "
+                "column of the header (a stray separator or quote?)"
+            )
+            continue
+        if max(map(len, row)) > MAX_CELL_CHARS:
+            long = next(n for n, cell in zip(header, row, strict=True) if len(cell) > MAX_CELL_CHARS)
+            problems.add(f"{record.where(path, spec)}, field '{long}': {_too_long(MAX_CELL_CHARS)}")
+            continue
+        record.fields = {k: v for k, v in record.fields.items() if v != ""}
+        yield record
+    if header is None:
+        raise DataError("empty file; expected a header row and one row per item", path=str(path))
+
+
+class _Lines:
+    """The lines of a text, remembering the last one handed out (to locate a row the csv module
+    refused)."""
+
+    def __init__(self, text: io.TextIOBase) -> None:
+        self._text, self.last = text, ""
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        self.last = next(self._text)
+        return self.last
+
+
+def _unreadable_row(
+    path: Path, spec: ItemsSpec, header: list[str], number: int, line: int, text: str, exc: csv.Error
+) -> str:
+    """The problem of a row the csv module refused: for an over-long cell, its column (and the id
+    when it comes before), read from the start of the row."""
+    if "field limit" not in str(exc):
+        return f"{path}, record {number} (line {line}): not readable as CSV ({exc})"
+    limit = min(csv.field_size_limit(), MAX_CELL_CHARS)
+    try:
+        cells = next(csv.reader([text[:limit]]), [])
+    except csv.Error:
+        cells = []
+    record = _Record(number, line, dict(zip(header, cells[:-1], strict=False)), csv=True)
+    column = header[len(cells) - 1] if 0 < len(cells) <= len(header) else None
+    field = f", field '{column}'" if column else ""
+    return f"{record.where(path, spec)}{field}: {_too_long(limit)}"
+
+
+def _too_long(limit: int) -> str:
+    return f"a cell over {limit:,} characters; expected at most {limit:,} characters per cell"
+
+
+def _check_header(path: Path, header: list[str]) -> None:
+    """Column names are given and distinct (a repeated column would silently shadow the other)."""
+    blank = [str(n) for n, name in enumerate(header, start=1) if not name.strip()]
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if blank:
+        raise DataError(f"line 1: column(s) {', '.join(blank)} of the header have no name", path=str(path))
+    if repeated:
+        raise DataError(
+            f"line 1: column(s) {', '.join(map(repr, repeated))} named twice in the header; expected "
+            "distinct names",
+            path=str(path),
+        )
 
 
 def _text_lines(path: Path) -> io.TextIOBase:
@@ -197,17 +392,14 @@ def _text_lines(path: Path) -> io.TextIOBase:
         raise DataError(f"cannot read the file ({exc})", path=str(path)) from None
 
 
-def _item(record: dict[str, Any], number: int, path: str, spec: ItemsSpec, multi: set[str]) -> Item:
+def _item(record: dict[str, Any], where: str, spec: ItemsSpec, multi: set[str]) -> Item:
     """One `Item` from one record: id and title from the named fields, movie fields first-class, the
-    rest in `extra`; a multi-valued slot's CSV cell split on the separator."""
+    rest in `extra`; a multi-valued slot's CSV cell split on the separator. `_RecordProblem` naming
+    `where` (file, record, id) and the field otherwise."""
     for name in (spec.id, spec.title):
         if record.get(name) in (None, ""):
-            raise DataError(
-                f"missing; expected the item's {'id' if name == spec.id else 'title'}",
-                path=path,
-                record=number,
-                field=name,
-            )
+            what = "id" if name == spec.id else "title"
+            raise _RecordProblem(f"{where}, field '{name}': missing; expected the item's {what}")
     fields: dict[str, Any] = {"id": str(record[spec.id]), "title": str(record[spec.title]), "extra": {}}
     for key, value in record.items():
         if key in (spec.id, spec.title):
@@ -223,9 +415,12 @@ def _item(record: dict[str, Any], number: int, path: str, spec: ItemsSpec, multi
     try:
         return Item.model_validate(fields)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field_name = ".".join(str(p) for p in err["loc"]) or None
-        raise DataError(err["msg"], path=path, record=number, field=field_name) from None
+        found = []
+        for err in exc.errors():
+            loc = [str(p) for p in err["loc"]]
+            name = {"id": spec.id, "title": spec.title}.get(loc[0], loc[0]) if loc else ""
+            found.append(f"field '{'.'.join([name, *loc[1:]])}': {err['msg']}" if loc else err["msg"])
+        raise _RecordProblem(f"{where}, " + "; ".join(found)) from None
 
 
 # --- slots against the items --------------------------------------------------------------------------
@@ -393,7 +588,25 @@ def read_ratings(source: RatingsSource) -> dict[str, dict[str, float]]:
     ratings: dict[str, dict[str, float]] = {}
     opener = gzip.open if source.path.suffix == ".gz" else open
     with opener(source.path, "rt", encoding="utf-8", newline="") as handle:
-        for number, row in enumerate(csv.DictReader(handle), start=1):
+        rows = csv.DictReader(handle)
+        number = 0
+        while True:
+            number += 1
+            try:
+                row = next(rows)
+            except StopIteration:
+                break
+            except csv.Error as exc:  # a cell over the csv module's limit: no ratings table has one
+                raise DataError(
+                    f"not readable as CSV ({exc})", path=str(source.path), record=number
+                ) from None
+            if None in row or None in row.values():
+                raise DataError(
+                    f"{'more' if None in row else 'fewer'} cells than the header's "
+                    f"{len(rows.fieldnames or [])} columns; expected one per column",
+                    path=str(source.path),
+                    record=number,
+                )
             try:
                 value = float(row[source.rating])
             except (TypeError, ValueError):

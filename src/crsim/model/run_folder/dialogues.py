@@ -93,12 +93,23 @@ class DialogueWriter:
         """Append `dialogue` (or, if it cannot be serialised, its error record: see `writable`);
         returns the record written. A failing disk (OSError) ends the run: nothing more can be kept."""
         kept, line = writable(dialogue)
-        self._handle.write(redact_json_text(line) + "\n")  # no secret on disk
-        self._handle.flush()
+        try:
+            self._handle.write(redact_json_text(line) + "\n")  # no secret on disk
+            self._handle.flush()
+        except OSError as exc:  # the handle's error names no file: say which
+            raise _naming(exc, self.path) from None
         return kept
 
     def close(self) -> None:
-        self._handle.close()
+        try:
+            self._handle.close()
+        except OSError as exc:
+            raise _naming(exc, self.path) from None
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """`exc` with `path` as its file name when it names none (a write or flush on an open handle)."""
+    return exc if exc.filename is not None else type(exc)(exc.errno, exc.strerror, str(path))
 
 
 def canonical_order(path: Path, order: dict[str, int]) -> None:

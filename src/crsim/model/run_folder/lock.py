@@ -94,7 +94,12 @@ def run_folder_lock(
     if held is not None and held.folder == _key(folder) and held.active:
         yield held
         return
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise CrsimError(
+            f"{folder}: a file is in the way; expected a run folder (a new path, or a folder a run wrote)"
+        ) from None
     key = _key(folder)
     lock = _enter(key, command or current_command(), folder)
     try:
