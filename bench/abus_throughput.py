@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
-from crsim.eval.evaluate import build_metrics, score_dialogues
+from crsim.eval.scores import build_metrics, score_dialogues
 from crsim.model.io import iter_dialogues
 from crsim.model.user import SimulatedUser
-from crsim.run.batch import run_batch
-from crsim.run.build import Experiment, build_experiment
-from crsim.run.config import ExperimentConfig
+from crsim.runner.batch import run_batch
+from crsim.runner.build import Experiment, build_experiment
+from crsim.runner.config import ExperimentConfig
 from crsim.sim.base import UserTurn
 
 RESULTS = Path(__file__).resolve().parent / "results" / "abus_throughput.json"

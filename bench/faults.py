@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from crsim.data.movies import movie_domain
+from crsim.domains.movielens import movie_domain
 from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, Role
 from crsim.model.io import iter_dialogues

@@ -36,8 +36,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from crsim.gcdf1 import CanonicalMap, Gcdf1Scorer, GoalDialogue, load_config, parse_sgd_dialogue
-from crsim.gcdf1.sgd import read_json
+from crsim.studies.gcdf1 import CanonicalMap, Gcdf1Scorer, GoalDialogue, load_config, parse_sgd_dialogue
+from crsim.studies.gcdf1.sgd import read_json
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -58,10 +58,10 @@ from pathlib import Path
 folder, dialogues, cap = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 times = {}
 start = time.perf_counter()
-from crsim.data.domains import read_domain_file
-from crsim.run.batch import run_batch
-from crsim.run.build import build_experiment
-from crsim.run.config import ExperimentConfig
+from crsim.domains import read_domain_file
+from crsim.runner.batch import run_batch
+from crsim.runner.build import build_experiment
+from crsim.runner.config import ExperimentConfig
 times["import_s"] = time.perf_counter() - start
 
 start = time.perf_counter()
@@ -76,8 +76,8 @@ from crsim.crs.retrieval import text_index
 start = time.perf_counter()
 text_index(domain)
 times["retrieval_index_s"] = time.perf_counter() - start
-from crsim.data.population import PopulationConfig
-from crsim.data.population_goals import build_goal_population
+from crsim.users.population import PopulationConfig
+from crsim.users.goals import build_goal_population
 start = time.perf_counter()
 build_goal_population(PopulationConfig(source="goals", size=dialogues, max_goal_targets=cap), domain, 3)
 times["goal_users_s"] = time.perf_counter() - start

@@ -173,7 +173,7 @@ async def baseline(base_url: str, level: int, dialogues: int, turns: int, shared
 
 # --------------------------------------------------------------------------- crsim
 def crsim_experiment(base_url: str, level: int, dialogues: int, turns: int) -> Any:
-    from crsim.data.movies import movie_domain
+    from crsim.domains.movielens import movie_domain
     from faults.harness import http_experiment
 
     experiment = http_experiment(
@@ -183,7 +183,7 @@ def crsim_experiment(base_url: str, level: int, dialogues: int, turns: int) -> A
 
 
 def run_crsim(experiment: Any, profiler: cProfile.Profile | None = None) -> None:
-    from crsim.run.batch import run_batch
+    from crsim.runner.batch import run_batch
 
     with tempfile.TemporaryDirectory() as tmp:
         if profiler:
@@ -259,7 +259,7 @@ def main() -> None:
         serve(args.serve, args.item)
         return
 
-    from crsim.data.movies import movie_domain
+    from crsim.domains.movielens import movie_domain
 
     item = next(iter(movie_domain().items)).id
     levels = [int(x) for x in args.levels.split(",")]

@@ -196,7 +196,7 @@ def main() -> None:
             f"{result['extra_links_per_message']:>11.4f}{result['messages_per_second']:>10.0f}"
             f"{result['messages_per_second'] / base_speed:>9.2f}"
         )
-    from crsim.data.movies import movie_items
+    from crsim.domains.movielens import movie_items
 
     catalogue = catalogue_titles(movie_items())
     print(

@@ -173,7 +173,7 @@ async def baseline_direct(base_url: str, level: int, seconds: float) -> dict[str
 
 # --------------------------------------------------------------------------- crsim
 def crsim_config(base_url: str, level: int, dialogues: int, out: Path, client: str = "direct") -> Any:
-    from crsim.run.config import ExperimentConfig
+    from crsim.runner.config import ExperimentConfig
 
     users = min(dialogues, 500)
     return ExperimentConfig.model_validate(
@@ -205,8 +205,8 @@ def crsim_config(base_url: str, level: int, dialogues: int, out: Path, client: s
 def run_crsim(
     base_url: str, level: int, dialogues: int, profile: bool, client: str = "direct"
 ) -> dict[str, float]:
-    from crsim.run.batch import run_batch
-    from crsim.run.build import build_experiment
+    from crsim.runner.batch import run_batch
+    from crsim.runner.build import build_experiment
 
     with tempfile.TemporaryDirectory() as tmp:
         experiment = build_experiment(crsim_config(base_url, level, dialogues, Path(tmp) / "run", client))

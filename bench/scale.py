@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from crsim.data.movies import movie_items
-from crsim.eval.evaluate import default_metrics
+from crsim.domains.movielens import movie_items
+from crsim.eval.scores import default_metrics
 
 RESULTS = Path(__file__).resolve().parent / "results" / "scale.json"
 CRSS = ["popular", "retrieval", "llm", "kbrd"]

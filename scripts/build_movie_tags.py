@@ -1,4 +1,4 @@
-"""Build the per-user MovieLens tags of the shipped movies (`src/crsim/data/movies/tags.csv.gz`).
+"""Build the per-user MovieLens tags of the shipped movies (`src/crsim/domains/movielens/tags.csv.gz`).
 
     python scripts/build_movie_tags.py --shared ../shared/datasets
 
@@ -17,7 +17,7 @@ import io
 import json
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parents[1] / "src" / "crsim" / "data" / "movies"
+OUT = Path(__file__).resolve().parents[1] / "src" / "crsim" / "domains" / "movielens"
 
 
 def main() -> None:

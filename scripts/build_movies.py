@@ -4,7 +4,7 @@
 
 Joins MovieLens movies to the ReDial/iEvaLM metadata (plot, directors, actors, genres) through
 IMDb ids, keeps the movies found in both, adds MovieLens tags as keywords and rating counts as
-popularity, and writes `src/crsim/data/movies/items.jsonl.gz` and `ratings.csv.gz` (the MovieLens
+popularity, and writes `src/crsim/domains/movielens/items.jsonl.gz` and `ratings.csv.gz` (the MovieLens
 ratings of those movies). Output is byte-for-byte reproducible.
 """
 
@@ -23,7 +23,7 @@ from rapidfuzz import fuzz
 from crsim.model.items import Item
 from crsim.model.text import STOPWORDS, normalize, split_title_year, unarticle
 
-OUT = Path(__file__).resolve().parents[1] / "src" / "crsim" / "data" / "movies"
+OUT = Path(__file__).resolve().parents[1] / "src" / "crsim" / "domains" / "movielens"
 MAX_KEYWORDS = 10
 
 

@@ -5,7 +5,7 @@
 Reads the Cambridge venue databases of MultiWOZ (budzianowski/multiwoz, `db/restaurant_db.json` and
 `db/hotel_db.json`, MIT licence) and writes, for each domain, `items.jsonl` (one venue per line: id,
 name with capitalised words, the attributes the domain file's slots name) and the MultiWOZ `LICENSE`
-beside it, into `src/crsim/data/domains/<domain>/`. The domain files themselves (`domain.yaml`: slots,
+beside it, into `src/crsim/domains/<domain>/`. The domain files themselves (`domain.yaml`: slots,
 cues, synonyms) are written by hand. Output is byte-for-byte reproducible.
 """
 

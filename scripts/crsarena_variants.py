@@ -4,11 +4,11 @@
     python scripts/crsarena_variants.py --variants base,sysinner --protocols loso
 
 For each protocol (`cv5`: grouped 5-fold CV, seed 0; `loso`: leave one system out; the folds of
-`crsim.meta.learned.protocol_folds`, identical for every variant) and each outer fold, the turn
+`crsim.studies.meta.learned.protocol_folds`, identical for every variant) and each outer fold, the turn
 level is fitted once on the training part (cached under `--cache`, keyed by protocol, fold and
 turn variant) and every dialogue-level variant is fitted on the same training part, with all of
 its settings chosen inside that part. The held-out predictions are pooled, paired with the human
-labels by `crsim.meta.meta_evaluate` and ranked by `crsim.meta.rank_systems`, exactly as
+labels by `crsim.studies.meta.meta_evaluate` and ranked by `crsim.studies.meta.rank_systems`, exactly as
 `crsim meta-eval --evaluator learned_crsarena --protocol ...` does; the `base` variant reproduces
 that command's numbers. Prints one Markdown row per variant and protocol and writes all cells to
 `--out` (JSON); `--table FILES` prints the stored rows again, `--paired A,B` a bootstrap interval
@@ -50,11 +50,11 @@ from crsim.eval.learned.crsarena_model import (
     stack_features,
     turn_arrays,
 )
-from crsim.fitting.crsarena_fit import FitSettings, LabelledDialogue, fit_level, turn_labels
-from crsim.meta import load_gold, meta_evaluate, rank_systems
-from crsim.meta.gold import GoldSet
-from crsim.meta.learned import labelled, protocol_folds
-from crsim.meta.predictions import Predictions
+from crsim.studies.fitting.crsarena_fit import FitSettings, LabelledDialogue, fit_level, turn_labels
+from crsim.studies.meta import load_gold, meta_evaluate, rank_systems
+from crsim.studies.meta.gold import GoldSet
+from crsim.studies.meta.learned import labelled, protocol_folds
+from crsim.studies.meta.predictions import Predictions
 
 ROOT = Path(__file__).resolve().parents[1]
 REVERSE = False

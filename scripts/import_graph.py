@@ -3,7 +3,7 @@
 Every `import crsim.X…` / `from crsim.X… import …` in `src/crsim` (at module level or inside a
 function: a lazy import is still a dependency) becomes an edge between top-level packages
 (`crsim/report/compare.py` importing `crsim.studies.compare` is the edge report -> studies). Modules at the
-top of the package (`crsim/registry.py`, …) are their own node. Each edge is listed with one module
+top of the package (`crsim/core/plugins.py`, …) are their own node. Each edge is listed with one module
 that makes it; then every pair of packages that import each other, directly or through others.
 
 Usage: python scripts/import_graph.py [SRC] [--without-cli] [--files]

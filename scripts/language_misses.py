@@ -8,7 +8,7 @@ Per CRS x simulator pairing:
   record no reading are left out (`n/a`);
 * **constraints that never reached the CRS**: goal constraints (slot = value) that no user
   utterance of the dialogue states in a way the built-in CRSs' understanding reads
-  (`crsim.crs.understanding.understand`, with the slot the previous CRS turn asked for as context;
+  (`crsim.language.understanding.understand`, with the slot the previous CRS turn asked for as context;
   a numeric bound such as ">=4" counts when the value satisfies it), and how many of those the user
   did state (a `disclose` act of that slot);
 * **values set on a slot the user did not name**: a stated value the understanding also puts on a
@@ -30,8 +30,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from crsim.crs.understanding import Context, understand
-from crsim.data.domains import domain_of
+from crsim.domains import domain_of
+from crsim.language.understanding import Context, understand
 from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain, SlotKind
 from crsim.model.run_folder.folder import open_run

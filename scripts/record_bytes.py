@@ -20,9 +20,9 @@ from typing import Any
 
 from crsim.model.dialogue import Dialogue
 from crsim.model.io import iter_dialogues
-from crsim.run.batch import run_batch
-from crsim.run.build import build_experiment
-from crsim.run.config import ExperimentConfig
+from crsim.runner.batch import run_batch
+from crsim.runner.build import build_experiment
+from crsim.runner.config import ExperimentConfig
 
 #: Wall-clock fields, the only ones allowed to differ between two runs.
 WALL_CLOCK = frozenset({"timing", "latency_s"})

@@ -1,6 +1,6 @@
 """Train the `learned_crsarena` evaluator on all of CRSArena-Eval and write its JSON model.
 
-    python scripts/train_crsarena.py                  # the gold copy shipped in src/crsim/meta/data
+    python scripts/train_crsarena.py                  # the gold copy shipped in src/crsim/studies/meta/data
     python scripts/train_crsarena.py \
         --gold ../shared/datasets/crsarena_eval/informagi_face/crs_arena_eval.json
 
@@ -20,9 +20,9 @@ from importlib.metadata import version
 from pathlib import Path
 
 from crsim.eval.learned.crsarena_model import save_model
-from crsim.fitting.crsarena_fit import FitSettings, fit_model
-from crsim.meta.gold import load_gold
-from crsim.meta.learned import labelled
+from crsim.studies.fitting.crsarena_fit import FitSettings, fit_model
+from crsim.studies.meta.gold import load_gold
+from crsim.studies.meta.learned import labelled
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "crsim" / "eval" / "learned" / "models" / "crsarena-v2.json"

@@ -22,9 +22,9 @@ import json
 import time
 from pathlib import Path
 
-from crsim.errors import CrsimError
+from crsim.core.errors import CrsimError
 from crsim.eval.learned.artifact import save_artifact
-from crsim.fitting.training import (
+from crsim.studies.fitting.training import (
     PROTOCOLS,
     SPLITS,
     TrainingConfig,
@@ -34,7 +34,7 @@ from crsim.fitting.training import (
     load_sets,
     train,
 )
-from crsim.fitting.validation import BinaryReport, CorrelationReport
+from crsim.studies.fitting.validation import BinaryReport, CorrelationReport
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -7,7 +7,7 @@ import importlib.util
 import re
 from pathlib import Path
 
-from crsim.data.domains.loader import read_domain_file
+from crsim.domains.loader import read_domain_file
 from crsim.model.domain import Domain
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from crsim.eval.summary_file import evaluation_sources
-from crsim.run.batch import run_batch
-from crsim.run.build import build_experiment
-from crsim.run.config import ExperimentConfig
-from crsim.run.evaluation import evaluate_path
+from crsim.eval.run_scoring import evaluate_path
+from crsim.model.run_folder.summary import evaluation_sources
+from crsim.runner.batch import run_batch
+from crsim.runner.build import build_experiment
+from crsim.runner.config import ExperimentConfig
 
 #: Script that would set `window.pwned` if any recorded text reached the page as HTML.
 PAYLOADS = (

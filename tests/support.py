@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from crsim.fitting.crsarena_fit import FitSettings
 from crsim.llm.client import LLMHub
 from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
 from crsim.llm.providers.base import Provider
 from crsim.llm.providers.scripted import ScriptedProvider
+from crsim.studies.fitting.crsarena_fit import FitSettings
 
 
 class ScriptedHub(LLMHub):
@@ -81,7 +81,7 @@ needs_local_model = needs(
 )
 #: Marks a test that loads a model file with llama.cpp (xllamacpp) but needs no shipped weights.
 needs_llama_cpp = needs("xllamacpp", install="pip install 'crsim[local]'")
-#: Marks a test that builds dataframes (crsim.analysis, the API's frames, report rows as frames).
+#: Marks a test that builds dataframes (crsim.report.dataframes, the API's frames, report rows as frames).
 needs_pandas = needs("pandas", install="pip install 'crsim[analysis]'")
 #: Marks a test that embeds text with the shipped sentence-transformers model.
 needs_embeddings = needs(

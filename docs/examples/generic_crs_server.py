@@ -22,7 +22,7 @@ from fastapi import FastAPI, HTTPException, Response
 from pydantic import BaseModel
 
 #: Genre -> (item id in crsim's movie catalogue, title). The ids are MovieLens ids, as in
-#: `crsim.data.movies` (e.g. `movie_domain().items["2571"].title == "The Matrix"`).
+#: `crsim.domains.movielens` (e.g. `movie_domain().items["2571"].title == "The Matrix"`).
 CATALOGUE: dict[str, list[tuple[str, str]]] = {
     "sci-fi": [("2571", "The Matrix"), ("1214", "Alien"), ("541", "Blade Runner"), ("164179", "Arrival")],
     "crime": [("6", "Heat"), ("608", "Fargo"), ("858", "The Godfather"), ("296", "Pulp Fiction")],

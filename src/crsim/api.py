@@ -3,9 +3,9 @@
     import crsim
     result = crsim.run("configs/quickstart.yaml", users=20)
     result.summary          # one row per CRS × simulator × metric: mean, CI, n, n evaluable, distinct users
-    result.dialogues        # one row per dialogue (crsim.analysis.dialogues_df)
-    result.scores           # one row per dialogue and metric (crsim.analysis.scores_df)
-    result.comparisons      # paired comparisons between CRSs (crsim.analysis.comparisons_df)
+    result.dialogues        # one row per dialogue (crsim.report.dataframes.dialogues_df)
+    result.scores           # one row per dialogue and metric (crsim.report.dataframes.scores_df)
+    result.comparisons      # paired comparisons between CRSs (crsim.report.dataframes.comparisons_df)
 
 Each call does what the command of the same name does and writes the same run folder, so a notebook
 and `crsim report`/`crsim compare` see the same files. The top floor (beside the command line): no
@@ -26,14 +26,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
 from crsim.model.run_folder.folder import Completeness, completeness, open_run
 from crsim.model.run_folder.scores import GroupSummary
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from crsim.run.config import ExperimentConfig
+    from crsim.runner.config import ExperimentConfig
 
 __all__ = ["IncompleteRunWarning", "Result", "evaluate", "load", "run", "summary_frame"]
 
@@ -82,30 +82,31 @@ class Result:
 
     @cached_property
     def dialogues(self) -> pd.DataFrame:
-        """One row per dialogue (`crsim.analysis.dialogues_df`)."""
-        from crsim.analysis import dialogues_df
+        """One row per dialogue (`crsim.report.dataframes.dialogues_df`)."""
+        from crsim.report.dataframes import dialogues_df
 
         return dialogues_df(self.folder)
 
     @cached_property
     def utterances(self) -> pd.DataFrame:
-        """One row per utterance (`crsim.analysis.utterances_df`)."""
-        from crsim.analysis import utterances_df
+        """One row per utterance (`crsim.report.dataframes.utterances_df`)."""
+        from crsim.report.dataframes import utterances_df
 
         return utterances_df(self.folder)
 
     @cached_property
     def scores(self) -> pd.DataFrame:
-        """One row per dialogue and metric, per turn for turn-level aspects (`crsim.analysis.scores_df`)."""
-        from crsim.analysis import scores_df
+        """One row per dialogue and metric, per turn for turn-level aspects
+        (`crsim.report.dataframes.scores_df`)."""
+        from crsim.report.dataframes import scores_df
 
         return scores_df(self.folder)
 
     @cached_property
     def comparisons(self) -> pd.DataFrame:
-        """Paired comparisons between the CRSs, per simulator and metric (`crsim.analysis.comparisons_df`;
-        docs/compare.md); empty with a single CRS."""
-        from crsim.analysis import comparisons_df
+        """Paired comparisons between the CRSs, per simulator and metric
+        (`crsim.report.dataframes.comparisons_df`; docs/compare.md); empty with a single CRS."""
+        from crsim.report.dataframes import comparisons_df
 
         return comparisons_df(self.folder)
 
@@ -170,11 +171,11 @@ def run(
     again. Progress and the per-phase summary go to stderr unless `progress=False`.
 
     Before the first dialogue every HTTP CRS and LLM endpoint is tried once (`preflight=False` skips
-    it): a failure raises `crsim.run.preflight.PreflightFailed` and writes nothing. A run in which a
+    it): a failure raises `crsim.runner.preflight.PreflightFailed` and writes nothing. A run in which a
     CRS × simulator pairing failed (`crsim run`'s exit code 3) raises
-    `crsim.run.outcome.FailedPairings`, whose `result` is the Result and `pairings` the failures.
+    `crsim.runner.outcome.FailedPairings`, whose `result` is the Result and `pairings` the failures.
     """
-    from crsim.run.retry import retry_reasons
+    from crsim.runner.retry import retry_reasons
 
     cfg = _config(config, {**overrides, "out": out})
     retry = (
@@ -203,8 +204,8 @@ def evaluate(
     `metrics` are metric names or `{"name": ..., "args": {...}, "id": ...}` mappings (default: the
     run's); `judge` a judge config file (`crsim evaluate --judge`).
     """
-    from crsim.eval.evaluation import EvaluateOptions, evaluate_path, load_judge_config
-    from crsim.registry import ComponentSpec
+    from crsim.core.plugins import ComponentSpec
+    from crsim.eval.run_scoring import EvaluateOptions, evaluate_path, load_judge_config
 
     specs = None
     if metrics is not None:
@@ -234,7 +235,7 @@ def _config(
     config: str | Path | Mapping[str, Any] | ExperimentConfig | None, overrides: dict[str, Any]
 ) -> Any:
     """The experiment config with the `crsim run` options applied (unknown options named)."""
-    from crsim.run.config import CLI_OVERRIDES, ExperimentConfig, config_from_mapping, load_config
+    from crsim.runner.config import CLI_OVERRIDES, ExperimentConfig, config_from_mapping, load_config
 
     unknown = sorted(set(overrides) - set(CLI_OVERRIDES))
     if unknown:
@@ -251,19 +252,19 @@ def _config(
 def _run(
     cfg: Any, run_dir: Path, resume: bool, progress: bool, preflight: bool, retry: frozenset[str]
 ) -> Result:
-    from crsim.eval.evaluation import evaluate_path
-    from crsim.interrupt import run_interruptibly
+    from crsim.core.interrupt import run_interruptibly
+    from crsim.eval.run_scoring import evaluate_path
     from crsim.model.run_folder.lock import run_folder_lock
-    from crsim.progress import ProgressReport, dialogue_failed, scoring_failed
-    from crsim.run.batch import run_batch
-    from crsim.run.build import build_experiment
-    from crsim.run.outcome import FailedPairings, failed_pairings
+    from crsim.runner.batch import run_batch
+    from crsim.runner.build import build_experiment
+    from crsim.runner.outcome import FailedPairings, failed_pairings
+    from crsim.runner.progress import ProgressReport, dialogue_failed, scoring_failed
 
     experiment = build_experiment(cfg, run_folder=run_dir)
     if preflight:
         from crsim.model.run_folder.lock import ensure_free
-        from crsim.run.preflight import needed
-        from crsim.run.preflight import preflight as check_servers
+        from crsim.runner.preflight import needed
+        from crsim.runner.preflight import preflight as check_servers
 
         ensure_free(run_dir)  # a busy folder is refused before the servers are tried
         if needed(experiment, run_dir, resume, retry):

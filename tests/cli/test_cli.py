@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from crsim.cli import app
 from crsim.cli import run as run_command
-from crsim.errors import ConfigError
-from crsim.run.config import CLI_OVERRIDES, ExperimentConfig, load_config
+from crsim.core.errors import ConfigError
+from crsim.runner.config import CLI_OVERRIDES, ExperimentConfig, load_config
 
 runner = CliRunner()
 

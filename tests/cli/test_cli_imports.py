@@ -93,5 +93,5 @@ def test_run_help_builds_the_config_model_but_not_the_llm_client() -> None:
     """`crsim run --help` derives its help from the config model, whose LLM section is a config class:
     the client, its retries and the SQLite cache stay unloaded."""
     loaded = _modules_after("run", "--help")
-    assert "crsim.run.config" in loaded
+    assert "crsim.runner.config" in loaded
     assert not {"crsim.llm.client", "crsim.llm.cache", "sqlite3", "tenacity"} & loaded

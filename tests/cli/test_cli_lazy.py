@@ -58,6 +58,6 @@ def test_listed_summary_is_the_commands_own_help(name: str) -> None:
 
 def test_meta_eval_help_names_the_evaluators_cache_file() -> None:
     from crsim.cli import meta_eval
-    from crsim.meta.evaluator import LLM_CACHE
+    from crsim.studies.meta.evaluator import LLM_CACHE
 
     assert meta_eval.LLM_CACHE == LLM_CACHE

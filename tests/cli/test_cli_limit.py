@@ -9,8 +9,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from crsim.cli import app
-from crsim.run.build import build_experiment
-from crsim.run.config import load_config
+from crsim.runner.build import build_experiment
+from crsim.runner.config import load_config
 
 runner = CliRunner()
 

@@ -85,7 +85,7 @@ def test_a_converter_given_another_datasets_file_names_it(
 def test_validate_suggests_the_kind_every_record_fits(tmp_path: Path) -> None:
     items = tmp_path / "items.jsonl"
     with gzip.open(
-        Path(__file__).parents[2] / "src/crsim/data/movies/items.jsonl.gz", "rt", encoding="utf-8"
+        Path(__file__).parents[2] / "src/crsim/domains/movielens/items.jsonl.gz", "rt", encoding="utf-8"
     ) as f:
         items.write_text("".join(next(f) for _ in range(3)), encoding="utf-8")
     result = runner.invoke(app, ["validate", str(items)])

@@ -23,8 +23,8 @@ from crsim.llm.providers.base import create_provider
 from crsim.llm.types import user
 from crsim.llm.usage import count
 from crsim.model.dialogue import LLMCall
-from crsim.progress import ProgressReport
-from crsim.run.config import ExperimentConfig
+from crsim.runner.config import ExperimentConfig
+from crsim.runner.progress import ProgressReport
 from support import records_without_timing
 
 runner = CliRunner()

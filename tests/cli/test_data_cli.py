@@ -13,13 +13,13 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from crsim.atomic_files import atomic_output
 from crsim.cli._support import parse_args
 from crsim.cli.data import data_app
-from crsim.data.datasets.base import DatasetReader, RawRecord, dataset
-from crsim.errors import CrsimError
+from crsim.core.atomic_files import atomic_output
+from crsim.core.errors import CrsimError
+from crsim.core.plugins import Params as ComponentParams
+from crsim.datasets.base import DatasetReader, RawRecord, dataset
 from crsim.model import Dialogue, Item, ItemCollection, Utterance
-from crsim.registry import Params as ComponentParams
 
 runner = CliRunner()
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -172,8 +172,8 @@ def test_parse_args_reads_yaml_scalars() -> None:
 
 def test_convert_redial_fixture_then_stats(tmp_path: Path) -> None:
     """The real ReDial test split: as many dialogues as lines in the file, valid records."""
-    pytest.importorskip("crsim.data.datasets.redial")
-    import_module("crsim.data.datasets.redial")
+    pytest.importorskip("crsim.datasets.redial")
+    import_module("crsim.datasets.redial")
     src = tmp_path / "redial"
     src.mkdir()
     for name in ("test_data.jsonl.gz", "movies_with_mentions.csv.gz"):
@@ -225,7 +225,7 @@ def test_convert_renames_repeated_ids_and_says_how_many(tmp_path: Path) -> None:
 def test_convert_redial_renames_a_repeat_in_a_file_and_counts_copies(tmp_path: Path) -> None:
     """A conversation id repeated inside one ReDial file is a different record: renamed, never dropped
     silently. A copy of a conversation an earlier file held is left out, and the count is printed."""
-    import_module("crsim.data.datasets.redial")
+    import_module("crsim.datasets.redial")
     src = tmp_path / "redial"
     src.mkdir()
     catalog = "movies_with_mentions.csv.gz"

@@ -201,7 +201,7 @@ def test_a_busy_port_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 def test_serve_recommends_from_the_domain_it_is_given(tmp_path: Path) -> None:
     """`--domain restaurants`: the CRS is built on the restaurant catalogue, not the movie default."""
-    from crsim.data.domains import domain_named
+    from crsim.domains import domain_named
 
     restaurants = domain_named("restaurants")
     with (

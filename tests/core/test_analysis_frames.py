@@ -1,4 +1,4 @@
-"""crsim.analysis dataframes and `crsim export` on a small real run."""
+"""crsim.report.dataframes dataframes and `crsim export` on a small real run."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from crsim.analysis import dialogues_df, scores_df, utterances_df
 from crsim.cli import app
-from crsim.errors import DataError
+from crsim.core.errors import DataError
 from crsim.model.io import iter_dialogues
+from crsim.report.dataframes import dialogues_df, scores_df, utterances_df
 from report_support import small_run
 
 pd = pytest.importorskip("pandas", reason="dataframes need the `analysis` extra")

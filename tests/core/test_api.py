@@ -14,7 +14,7 @@ import pytest
 
 import crsim
 from crsim.api import SUMMARY_COLUMNS
-from crsim.errors import ConfigError, DataError
+from crsim.core.errors import ConfigError, DataError
 from support import needs_pandas
 
 NOTEBOOK = Path(__file__).parents[2] / "docs" / "examples" / "quickstart.ipynb"
@@ -92,9 +92,9 @@ def test_options_are_checked_and_named(tmp_path: Path) -> None:
 
 
 def test_the_run_package_answers_the_call() -> None:
-    import crsim.run.batch
+    import crsim.runner.batch
 
-    assert callable(crsim.run) and crsim.run.batch.run_batch is not None
+    assert callable(crsim.run) and crsim.runner.batch.run_batch is not None
 
 
 def test_import_crsim_imports_neither_the_api_nor_its_libraries() -> None:

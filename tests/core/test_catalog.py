@@ -1,4 +1,4 @@
-"""crsim.catalog: every kind and component is found through the registries, and every argument of every
+"""crsim.cli.catalog: every kind and component is found through the registries, and every argument of every
 built-in component says what it does (issue 20 item 2)."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from pydantic import Field
 
-from crsim.catalog import component_infos, describe, kind_names
-from crsim.errors import ConfigError
-from crsim.registry import BUILTINS, Params, registry_of
+from crsim.cli.catalog import component_infos, describe, kind_names
+from crsim.core.errors import ConfigError
+from crsim.core.plugins import BUILTINS, Params, registry_of
 from crsim.sim.base import simulator
 
 

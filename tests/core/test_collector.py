@@ -1,4 +1,4 @@
-"""`crsim.collector`: the garbage collector's bulk-work settings apply inside the block only."""
+"""`crsim.core.collector`: the garbage collector's bulk-work settings apply inside the block only."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from crsim.collector import BULK_THRESHOLD, long_lived_objects_frozen
+from crsim.core.collector import BULK_THRESHOLD, long_lived_objects_frozen
 
 
 def test_inside_the_block_what_existed_is_frozen_and_young_collections_are_rarer() -> None:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from crsim.core.interrupt import Interrupted, run_interruptibly
 from crsim.model.io import iter_dialogues
-from crsim.run.interrupt import Interrupted, run_interruptibly
 
 #: Dialogues in the interrupted runs: enough that holding them all takes several seconds.
 USERS = 500
@@ -179,7 +179,7 @@ def test_a_stopped_batch_returns_only_after_every_worker_has_finished(
     every worker, and no worker may start another dialogue after the stop."""
     from types import SimpleNamespace
 
-    from crsim.run import batch
+    from crsim.runner import batch
 
     started: list[str] = []
 

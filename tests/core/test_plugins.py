@@ -1,5 +1,5 @@
-"""The plug-in contract: built-ins are listed in one table in code (`crsim.registry.BUILTINS`), third-party
-plug-ins are entry points; both are reachable by name and loaded lazily; tests clean up."""
+"""The plug-in contract: built-ins are listed in one table in code (`crsim.core.plugins.BUILTINS`),
+third-party plug-ins are entry points; both are reachable by name and loaded lazily; tests clean up."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from crsim import registry
-from crsim.components import BuildContext, llm_roles_of
+from crsim.core import plugins as registry
+from crsim.core.components import BuildContext, llm_roles_of
+from crsim.core.errors import ConfigError
+from crsim.core.plugins import BUILTINS, KINDS, Params, Registry, registry_of
 from crsim.crs.base import crs
-from crsim.errors import ConfigError
 from crsim.eval.metrics.base import metric
-from crsim.registry import BUILTINS, KINDS, Params, Registry, registry_of
 from crsim.sim.base import simulator
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -258,10 +258,10 @@ def test_a_model_role_the_settings_cannot_build_fails_before_any_dialogue(tmp_pa
 
 
 def test_every_kind_is_built_the_same_way_with_the_context(domain: Any) -> None:
-    from crsim.components import build
+    from crsim.core.components import build
+    from crsim.core.plugins import ComponentSpec
     from crsim.crs.base import crs_registry
     from crsim.eval.metrics.base import metric_registry
-    from crsim.registry import ComponentSpec
     from crsim.sim.base import simulator_registry
 
     ctx = BuildContext(domain, seed=5)
@@ -307,7 +307,7 @@ def _declared_catalogue(kind: str) -> dict[str, Any]:
 
 def test_every_builtin_entry_is_what_its_kind_needs() -> None:
     from crsim.crs.candidates import CandidateRetriever
-    from crsim.data.download import DatasetSource
+    from crsim.datasets.download import DatasetSource
     from crsim.sim.recusersim.actions import UserAction
     from crsim.sim.recusersim.refine import RefinementTool
 
@@ -337,7 +337,7 @@ def test_no_builtin_catalogue_entry_is_left_undeclared() -> None:
     # What the modules define must be reachable by name through the entry points, as the built-in
     # components are: every module-level UserAction, every named RefinementTool, every retriever.
     from crsim.crs import candidates
-    from crsim.data import download
+    from crsim.datasets import download
     from crsim.sim.recusersim import actions, refine
 
     defined_actions = {v.name for v in vars(actions).values() if isinstance(v, actions.UserAction)}
@@ -365,7 +365,7 @@ def test_no_builtin_catalogue_entry_is_left_undeclared() -> None:
     assert defined_sources == set(_declared_catalogue("download"))
     shipped = {p.stem for p in (ROOT / "src/crsim/eval/judge/rubrics").glob("*.yaml")}
     assert shipped == set(_declared_catalogue("rubric"))
-    domains = {p.parent.name for p in (ROOT / "src/crsim/data/domains").glob("*/domain.yaml")}
+    domains = {p.parent.name for p in (ROOT / "src/crsim/domains").glob("*/domain.yaml")}
     assert domains == set(_declared_catalogue("domain"))
 
 

@@ -16,14 +16,14 @@ import pytest
 import yaml
 from fastapi import FastAPI, Request
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
+from crsim.core.secrets import MASK, RedactingFilter, redact, redact_json_text
 from crsim.llm.client import LLM
 from crsim.llm.config import ModelConfig, ProviderName
 from crsim.llm.errors import LLMAuthError, LLMRedirectRefused
 from crsim.llm.providers.base import create_provider
 from crsim.llm.types import user
 from crsim.model.domain import Domain
-from crsim.redact import MASK, RedactingFilter, redact, redact_json_text
 from faults.harness import http_experiment, run_experiment
 from faults.servers import running_server
 from llm_servers import DEFAULT_TEXT, OllamaLikeServer, OpenAILikeServer, Reply, redirecting_app

@@ -11,26 +11,26 @@ from pathlib import Path
 
 import pytest
 
-from crsim.data.datasets.base import ConversionReport, convert_dataset
-from crsim.data.datasets.dialoguekit import DialogueKitParams, DialogueKitReader
-from crsim.data.datasets.iard import read_redial_movies
-from crsim.data.datasets.redial import read_catalog
-from crsim.data.stats import file_stats
+from crsim.datasets.base import ConversionReport, convert_dataset
+from crsim.datasets.dialoguekit import DialogueKitParams, DialogueKitReader
+from crsim.datasets.iard import read_redial_movies
+from crsim.datasets.redial import read_catalog
+from crsim.datasets.stats import file_stats
 from crsim.eval.learned.artifact import load_artifact, save_artifact
 from crsim.eval.learned.crsarena import CRSARENA_MODEL, cached_model
 from crsim.eval.learned.crsarena_model import load_model
 from crsim.eval.learned.satisfaction import SATISFACTION_ARTIFACT, cached_artifact
+from crsim.eval.run_scoring import evaluate_path, load_judge_config
 from crsim.llm.config import load_llm_settings
-from crsim.meta.baselines import default_baselines_path, load_baselines
-from crsim.meta.predictions import Predictions, read_run_file, write_run_file
 from crsim.model import Dialogue, Role, Utterance
 from crsim.model.io import iter_dialogue_records, iter_dialogues, validate_file
 from crsim.report.html import build_report, write_report
-from crsim.report.run_folder import count_lines, open_run
-from crsim.run.batch import run_batch
-from crsim.run.build import build_experiment
-from crsim.run.config import ExperimentConfig, load_config
-from crsim.run.evaluation import evaluate_path, load_judge_config
+from crsim.report.titles import count_lines, open_run
+from crsim.runner.batch import run_batch
+from crsim.runner.build import build_experiment
+from crsim.runner.config import ExperimentConfig, load_config
+from crsim.studies.meta.baselines import default_baselines_path, load_baselines
+from crsim.studies.meta.predictions import Predictions, read_run_file, write_run_file
 from crsim.studies.pairwise import run_dialogues
 from report_support import small_run
 
@@ -114,7 +114,7 @@ def test_learned_models_and_meta_files(tmp_path: Path) -> None:
 
 def test_dataframes_and_export(run_dir: Path, tmp_path: Path) -> None:
     pytest.importorskip("pandas")
-    from crsim.analysis import dialogues_df, export_run
+    from crsim.report.dataframes import dialogues_df, export_run
 
     assert len(dialogues_df(str(run_dir))) == len(dialogues_df(run_dir))
     written = export_run(str(run_dir), str(tmp_path / "csv"), fmt="csv")

@@ -54,7 +54,7 @@ def test_test_file_names_are_unique_across_folders() -> None:
     assert clashes == {}, f"test file names must be unique under tests/: {clashes}"
 
 
-#: The registering decorators (crsim.registry and the kinds' typed ones in crs/sim/eval/data).
+#: The registering decorators (crsim.core.plugins and the kinds' typed ones in crs/sim/eval/data).
 _REGISTERING = {"crs", "simulator", "metric", "annotator", "dataset"}
 
 

@@ -1,6 +1,6 @@
 """Config files are bounded and strict: a small file cannot expand into a huge structure through
 aliases ("billion laughs"), a key written twice is an error naming key, line and file, and every
-reader of YAML in crsim goes through `crsim.yaml_files`."""
+reader of YAML in crsim goes through `crsim.core.yaml_files`."""
 
 from __future__ import annotations
 
@@ -17,16 +17,16 @@ from typing import Any
 import pytest
 
 from crsim.cli._support import parse_args
-from crsim.errors import ConfigError, CrsimError, DataError
+from crsim.core.errors import ConfigError, CrsimError, DataError
+from crsim.core.yaml_files import MAX_DEPTH, MAX_NODES, load_yaml
 from crsim.eval.judge.rubric import load_rubric
-from crsim.gcdf1.config import load_config as load_gcdf1_config
+from crsim.eval.run_scoring import load_judge_config
 from crsim.llm.config import load_llm_settings
-from crsim.run.config import load_config
-from crsim.run.evaluation import load_judge_config
+from crsim.runner.config import load_config
 from crsim.sim.agenda.nlg import load_templates
 from crsim.sim.recusersim.profile import load_dictionary
+from crsim.studies.gcdf1.config import load_config as load_gcdf1_config
 from crsim.studies.pairwise import load_criteria
-from crsim.yaml_files import MAX_DEPTH, MAX_NODES, load_yaml
 
 CONFIGS = Path(__file__).parents[2] / "configs"
 
@@ -175,12 +175,12 @@ def test_the_shipped_configs_still_load(path: Path) -> None:
 
 
 def test_no_module_reads_yaml_around_yaml_files() -> None:
-    """Every YAML text is parsed by `crsim.yaml_files`, so the bounds and the duplicate check hold."""
+    """Every YAML text is parsed by `crsim.core.yaml_files`, so the bounds and the duplicate check hold."""
     source = Path(__file__).parents[2] / "src" / "crsim"
     parse_call = re.compile(r"\byaml\.(safe_|full_|unsafe_)?(load|load_all|compose|compose_all)\(")
     offenders = [
         str(path.relative_to(source))
         for path in source.rglob("*.py")
-        if path.name != "yaml_files.py" and parse_call.search(path.read_text(encoding="utf-8"))
+        if path.name != "core/yaml_files.py" and parse_call.search(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []

@@ -17,8 +17,8 @@ import pytest
 
 from catalogues import awkward_domain, bookshop_domain
 from crsim.crs.popular import item_index
-from crsim.crs.understanding import Context, understand
-from crsim.data.domains import domain_named
+from crsim.domains import domain_named
+from crsim.language.understanding import Context, understand
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain, SlotKind
 from crsim.sim.agenda.nlg import DomainWords, NLGContext, TemplateNLG, domain_template_set, load_templates

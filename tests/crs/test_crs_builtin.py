@@ -6,12 +6,12 @@ import dataclasses
 
 import pytest
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.errors import ConfigError
 from crsim.crs.base import CRSReply, CRSSession, crs_registry
 from crsim.crs.popular import PopularCRS
 from crsim.crs.retrieval import RetrievalCRS
-from crsim.data.movies import movie_domain
-from crsim.errors import ConfigError
+from crsim.domains.movielens import movie_domain
 from crsim.model.acts import format_acts
 from crsim.model.domain import Domain
 from crsim.model.items import Item, ItemCollection

@@ -12,7 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.errors import ConfigError
+from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSSession, crs_registry
 from crsim.crs.candidates import (
     EmbeddingRetriever,
@@ -25,7 +27,6 @@ from crsim.crs.candidates import (
 )
 from crsim.crs.llm import LLMCRS, LLMCRSState
 from crsim.crs.llm_reply import ReplyMaker
-from crsim.errors import ConfigError
 from crsim.llm.client import LLMHub
 from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
 from crsim.llm.errors import LLMDependencyError, LLMOutputError
@@ -36,8 +37,7 @@ from crsim.model.dialogue import Role, TerminationReason
 from crsim.model.domain import Domain
 from crsim.model.items import ItemCollection
 from crsim.model.user import InformationNeed, SimulatedUser, UserProfile
-from crsim.run.loop import run_dialogue
-from crsim.seeding import derive_seed
+from crsim.runner.loop import run_dialogue
 from crsim.sim.agenda.simulator import AgendaBasedSimulator
 from support import needs_embeddings, needs_local_model
 

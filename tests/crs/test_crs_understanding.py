@@ -1,11 +1,11 @@
-"""Rule-based understanding of user text (crsim.crs.understanding) on the shipped movie domain."""
+"""Rule-based understanding of user text (crsim.language.understanding) on the shipped movie domain."""
 
 from __future__ import annotations
 
 import pytest
 
-from crsim.crs.understanding import Context, Understanding, lexicon_for, understand
-from crsim.data.movies import movie_domain
+from crsim.domains.movielens import movie_domain
+from crsim.language.understanding import Context, Understanding, lexicon_for, understand
 from crsim.model.acts import format_acts
 from crsim.model.domain import Domain
 

@@ -13,15 +13,15 @@ import pytest
 from typer.testing import CliRunner
 
 from crsim.cli import app
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
 from crsim.crs.base import CRSReply, CRSSession
 from crsim.crs.popular import PopularCRS
 from crsim.crs.retrieval import RetrievalCRS
-from crsim.crs.understanding import Context, understand
-from crsim.data.domains import domain_named, read_domain_file
+from crsim.domains import domain_named, read_domain_file
+from crsim.language.crs_text import RuleNLU
+from crsim.language.understanding import Context, understand
 from crsim.model.acts import format_acts
 from crsim.model.domain import Domain
-from crsim.sim.agenda.nlu import RuleNLU
 
 BOOKS = """\
 id,title,author,genre,pages,blurb
@@ -196,14 +196,14 @@ def test_abus_against_popular_and_retrieval_succeeds(domain: str, tmp_path: Path
 # --- no movie words in the generic modules -----------------------------------------------------------
 
 GENERIC_MODULES = [
-    "crs/cues.py",
-    "crs/lexicon.py",
-    "crs/understanding.py",
-    "crs/intents.py",
+    "language/cues.py",
+    "language/lexicon.py",
+    "language/understanding.py",
+    "language/intents.py",
     "crs/nlg.py",
     "crs/popular.py",
     "crs/candidates.py",
-    "sim/agenda/nlu.py",
+    "language/crs_text.py",
     "sim/agenda/nlg.py",
     "sim/agenda/policy.py",
     "sim/agenda/preferences.py",
@@ -234,8 +234,8 @@ def test_generic_modules_hold_no_movie_words_in_their_strings(module: str) -> No
 
 
 def test_the_movie_vocabulary_lives_in_the_movie_domain_files() -> None:
-    from crsim.crs.lexicon import lexicon_for, synonym_table
     from crsim.crs.nlg import sentences_for
+    from crsim.language.lexicon import lexicon_for, synonym_table
 
     movies = domain_named("movies")
     table = synonym_table(movies, "genre")
@@ -261,7 +261,7 @@ def test_cues_are_built_once_per_domain_object(books: Domain) -> None:
     shared, and a domain with other phrasings over the same items gets its own."""
     from dataclasses import replace
 
-    from crsim.crs.cues import domain_cues
+    from crsim.language.cues import domain_cues
 
     assert domain_cues(books) is domain_cues(books)
     phrased = replace(books, phrasings={**books.phrasings, "understanding": {"item_words": ["volume"]}})

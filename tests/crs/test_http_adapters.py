@@ -15,15 +15,15 @@ from fastapi import FastAPI, Request, Response
 from fastapi.responses import RedirectResponse
 
 from crs_doubles import CRSArenaServer
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.errors import ConfigError
 from crsim.crs.base import CRSSession
 from crsim.crs.http import CRSArenaCRS, CRSRedirectError, CRSResponseTooLarge, MovieBotCRS
 from crsim.crs.http.crs_arena import CRSArenaParams
 from crsim.crs.http.moviebot import MovieBotParams
-from crsim.errors import ConfigError
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
-from crsim.run.loop import run_dialogue
+from crsim.runner.loop import run_dialogue
 from faults.harness import ScriptedUser, http_experiment, run_experiment
 from faults.servers import running_server
 

@@ -13,15 +13,15 @@ import pytest
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import PlainTextResponse, StreamingResponse
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.errors import ConfigError
 from crsim.crs.base import CRSSession
 from crsim.crs.http import CRSArenaCRS, CRSInvalidResponse, CRSStatusError, CRSTimeoutError, GenericHTTPCRS
 from crsim.crs.http.crs_arena import CRSArenaParams
 from crsim.crs.http.generic import GenericParams
-from crsim.errors import ConfigError
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
-from crsim.run.loop import run_dialogue
+from crsim.runner.loop import run_dialogue
 from faults.harness import ScriptedUser
 from faults.servers import running_server
 

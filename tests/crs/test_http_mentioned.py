@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.crs.http import GenericHTTPCRS
 from crsim.crs.http.base import CRSInvalidResponse
@@ -18,7 +18,7 @@ from crsim.crs.server import create_app
 from crsim.model.dialogue import Dialogue, Role
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
-from crsim.run.loop import run_dialogue
+from crsim.runner.loop import run_dialogue
 from faults.harness import ScriptedUser
 from faults.servers import running_server
 

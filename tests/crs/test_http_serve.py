@@ -10,7 +10,7 @@ import httpx
 import pytest
 from fastapi import HTTPException
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.crs.http import CRSArenaCRS, GenericHTTPCRS
 from crsim.crs.http.crs_arena import CRSArenaParams
@@ -19,7 +19,7 @@ from crsim.crs.server import Conversations, create_app
 from crsim.model.acts import DialogueAct
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
-from crsim.run.loop import run_dialogue
+from crsim.runner.loop import run_dialogue
 from faults.harness import ScriptedUser
 from faults.servers import running_server
 from support import records_without_timing
@@ -110,9 +110,9 @@ async def test_crs_arena_protocol_over_serve_uses_cookie_sessions(domain: Domain
 
 async def test_round_trip_through_serve_equals_in_process(tmp_path: Path) -> None:
     from crsim.crs.base import crs_registry
-    from crsim.run.batch import run_batch
-    from crsim.run.build import build_domain, build_experiment
-    from crsim.run.config import ExperimentConfig
+    from crsim.runner.batch import run_batch
+    from crsim.runner.build import build_domain, build_experiment
+    from crsim.runner.config import ExperimentConfig
 
     base = {"users": {"size": 6}, "max_turns": 10, "concurrency": 4}
     local = ExperimentConfig.model_validate({**base, "crss": [{"name": "retrieval"}]})

@@ -12,7 +12,8 @@ import pytest
 from fastapi import FastAPI
 
 from crs_doubles import MovieBotV2
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.plugins import Params
 from crsim.crs.base import CRSReply, CRSSession
 from crsim.crs.http import CRSInvalidResponse, MovieBotCRS
 from crsim.crs.http.moviebot import MovieBotParams, intent_parts, sender_id
@@ -20,8 +21,7 @@ from crsim.model.annotations import CRS_INTENT, CRS_SESSION
 from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
-from crsim.registry import Params
-from crsim.run.loop import run_dialogue
+from crsim.runner.loop import run_dialogue
 from crsim.sim.base import UserTurn
 from faults.servers import running_server
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from crsim.components import BuildContext
-from crsim.data.domains import domain_named
+from crsim.core.components import BuildContext
+from crsim.domains import domain_named
 from crsim.eval.learned.catalogue_fit import ReplyFit, reply_fits
 from crsim.eval.learned.crsarena import LearnedCrsarena
 from crsim.eval.learned.crsarena_features import (

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from crsim.errors import ConfigError, DataError
+from crsim.core.errors import ConfigError, DataError
+from crsim.core.plugins import ComponentSpec
 from crsim.eval import (
     GroupSummary,
     Metric,
@@ -37,7 +38,6 @@ from crsim.model import (
     TerminationReason,
     Utterance,
 )
-from crsim.registry import ComponentSpec
 from crsim.report.tables import wide_table
 
 

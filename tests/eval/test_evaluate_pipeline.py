@@ -12,17 +12,17 @@ from typer.testing import CliRunner
 
 from crsim.cli import app
 from crsim.cli.evaluate import parse_metric_specs
-from crsim.components import BuildContext
-from crsim.errors import ConfigError, CrsimError, DataError
+from crsim.core.components import BuildContext
+from crsim.core.errors import ConfigError, CrsimError, DataError
+from crsim.core.plugins import ComponentSpec, Params
 from crsim.eval import read_scores, summarize
-from crsim.eval.evaluate import ScoreRecord
 from crsim.eval.metrics import SuccessRate
 from crsim.eval.metrics.base import NO_ACTS, Evaluator, NotApplicable, Value, metric
-from crsim.eval.pipeline import score_all
+from crsim.eval.run_scoring import EvaluateOptions, JudgeConfig, evaluate_path, load_judge_config
+from crsim.eval.scores import ScoreRecord
+from crsim.eval.scoring import score_all
 from crsim.llm.types import user as user_message
 from crsim.model import Dialogue, Role, Utterance
-from crsim.registry import ComponentSpec, Params
-from crsim.run.evaluation import EvaluateOptions, JudgeConfig, evaluate_path, load_judge_config
 
 runner = CliRunner()
 

@@ -11,21 +11,21 @@ from typing import Any
 
 import pytest
 
-from crsim.components import BuildContext
-from crsim.errors import ConfigError
-from crsim.eval.evaluate import build_metrics
+from crsim.core.components import BuildContext
+from crsim.core.errors import ConfigError
+from crsim.core.plugins import ComponentSpec
 from crsim.eval.judge.evaluator import JudgeEvaluator
 from crsim.eval.judge.judge import NO_CRS_TURN, NO_PREFERENCES, NO_UTTERANCES, Sample, combine
 from crsim.eval.judge.transcript import crs_turns, fit, general_preferences, lines
 from crsim.eval.metrics.base import NotApplicable, Value, metric_registry
-from crsim.eval.pipeline import evaluate_dialogue
+from crsim.eval.scores import build_metrics
+from crsim.eval.scoring import evaluate_dialogue
 from crsim.llm.client import LLMHub
 from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Message, ResolvedGeneration
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.user import SlotPreferences, UserProfile
-from crsim.registry import ComponentSpec
 from llm_servers import closed_port_url
 from support import ScriptedHub
 

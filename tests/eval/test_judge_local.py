@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
 from crsim.eval.judge.evaluator import JudgeEvaluator
 from crsim.llm.client import LLMHub
 from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig

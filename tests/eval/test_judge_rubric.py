@@ -11,7 +11,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
 from crsim.eval.judge.judge import answer_schema
 from crsim.eval.judge.rubric import load_rubric, parse_rubric, shipped_rubrics
 

@@ -12,10 +12,10 @@ import pytest
 from sklearn.linear_model import Ridge
 from typer.testing import CliRunner
 
-import crsim.meta.learned as learned
+import crsim.studies.meta.learned as learned
 from crsim.cli import app
 from crsim.cli.meta_eval import meta_app
-from crsim.errors import DataError
+from crsim.core.errors import DataError
 from crsim.eval.learned.crsarena import (
     CRSARENA_MODEL,
     NO_CRS_UTTERANCE,
@@ -34,12 +34,12 @@ from crsim.eval.learned.crsarena_model import (
     turn_arrays,
 )
 from crsim.eval.metrics.base import NotApplicable, metric_registry
-from crsim.eval.pipeline import score_all
-from crsim.fitting.crsarena_fit import FitSettings, LabelledDialogue, fit_model, turn_labels
-from crsim.meta.gold import GoldSet, load_gold
-from crsim.meta.learned import labelled, protocol_folds
-from crsim.meta.predictions import Predictions
+from crsim.eval.scoring import score_all
 from crsim.model import Dialogue, Role, Utterance
+from crsim.studies.fitting.crsarena_fit import FitSettings, LabelledDialogue, fit_model, turn_labels
+from crsim.studies.meta.gold import GoldSet, load_gold
+from crsim.studies.meta.learned import labelled, protocol_folds
+from crsim.studies.meta.predictions import Predictions
 from support import QUICK_CRSARENA
 
 runner = CliRunner()
@@ -121,7 +121,7 @@ def test_cross_validation_fits_only_on_the_other_conversations(
 
 
 def test_inner_folds_keep_the_turns_of_a_conversation_together(small: list[LabelledDialogue]) -> None:
-    from crsim.fitting.cv import conversation_folds, grouped_folds
+    from crsim.studies.fitting.cv import conversation_folds, grouped_folds
 
     groups = [d.group for d in small for _ in d.features.turns]
     for fold in grouped_folds(groups, conversation_folds(groups, k=3, seed=0)):

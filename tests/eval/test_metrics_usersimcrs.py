@@ -19,15 +19,15 @@ from typing import Any
 import pytest
 
 from crsim.cli.evaluate import parse_metric_specs
-from crsim.data.datasets.base import DatasetReader, convert_dataset
-from crsim.data.datasets.iard import IardReader
-from crsim.data.datasets.moviebot import MovieBotReader
-from crsim.eval.evaluate import build_metrics
+from crsim.core.plugins import ComponentSpec, Params
+from crsim.datasets.base import DatasetReader, convert_dataset
+from crsim.datasets.iard import IardReader
+from crsim.datasets.moviebot import MovieBotReader
 from crsim.eval.metrics import Metric
 from crsim.eval.metrics.structure import LabelSets, recommendation_rounds
+from crsim.eval.run_scoring import EvaluateOptions, evaluate_path
+from crsim.eval.scores import build_metrics
 from crsim.model.dialogue import Dialogue, Role
-from crsim.registry import ComponentSpec, Params
-from crsim.run.evaluation import EvaluateOptions, evaluate_path
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 REFERENCE = FIXTURES / "usersimcrs_reference" / "utility_head.json.gz"

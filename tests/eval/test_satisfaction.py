@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from crsim.errors import DataError
+from crsim.core.errors import DataError
 from crsim.eval.learned.artifact import load_artifact, save_artifact
 from crsim.eval.learned.features import DENSE_FEATURES, analyzer, dense_features, document, utterance_cues
 from crsim.eval.learned.satisfaction import (
@@ -24,7 +24,8 @@ from crsim.eval.learned.satisfaction import (
     cached_artifact,
 )
 from crsim.eval.metrics.base import NotApplicable, metric_registry
-from crsim.fitting.cv import (
+from crsim.model import Dialogue, DialogueAct, Role, Utterance
+from crsim.studies.fitting.cv import (
     Fold,
     conversation_folds,
     grouped_folds,
@@ -32,8 +33,8 @@ from crsim.fitting.cv import (
     out_of_fold,
     select,
 )
-from crsim.fitting.model import DirectRidge, HeadKind, build_pipeline, export_head, predict
-from crsim.fitting.training import (
+from crsim.studies.fitting.model import DirectRidge, HeadKind, build_pipeline, export_head, predict
+from crsim.studies.fitting.training import (
     LabelledSet,
     TrainingConfig,
     _training_data,
@@ -42,8 +43,7 @@ from crsim.fitting.training import (
     shared_folds,
     strength_of,
 )
-from crsim.fitting.validation import binary_report, roc_auc, within_group_auc, within_group_pearson
-from crsim.model import Dialogue, DialogueAct, Role, Utterance
+from crsim.studies.fitting.validation import binary_report, roc_auc, within_group_auc, within_group_pearson
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 VALIDATION = SATISFACTION_ARTIFACT.with_name("satisfaction-v1.validation.json")
@@ -238,9 +238,9 @@ def test_cached_artifact_prefers_thanks_and_acceptance() -> None:
 
 SCORE_WITHOUT_SKLEARN = """
 import sys
-from crsim.eval.evaluate import build_metrics, score_dialogues
+from crsim.eval.scores import build_metrics, score_dialogues
 from crsim.model import Dialogue, Role, Utterance
-from crsim.registry import ComponentSpec
+from crsim.core.plugins import ComponentSpec
 from crsim.eval.metrics.base import metric_registry
 
 metric_registry.names()  # every built-in metric module, as a run's scoring loads them
@@ -248,13 +248,13 @@ metric_registry.names()  # every built-in metric module, as a run's scoring load
 dialogue = Dialogue(id="d", utterances=[Utterance(role=Role.USER, text="Thanks, that is perfect!")])
 (record,) = score_dialogues([dialogue], [metric])
 assert record.value is not None, record
-print(sorted(m for m in sys.modules if m.startswith(("sklearn", "crsim.fitting"))))
+print(sorted(m for m in sys.modules if m.startswith(("sklearn", "crsim.studies.fitting"))))
 """
 
 
 def test_scoring_with_satisfaction_never_imports_sklearn() -> None:
     """Inference is numpy-only: scoring loads every built-in metric and none pulls in scikit-learn
-    (training lives in crsim.fitting). A fresh interpreter, since this test module imports sklearn."""
+    (training lives in crsim.studies.fitting). A fresh interpreter, since this test module imports sklearn."""
     done = subprocess.run(
         [sys.executable, "-c", SCORE_WITHOUT_SKLEARN],
         capture_output=True,

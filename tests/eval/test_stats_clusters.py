@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from crsim.cli import app
-from crsim.eval.evaluate import score_dialogues, summarize
 from crsim.eval.metrics.utility import Turns
+from crsim.eval.scores import score_dialogues, summarize
 from crsim.eval.stats import DIALOGUE_BOOTSTRAP, USER_BOOTSTRAP, aggregate
 from crsim.model.dialogue import Dialogue, Role, Termination, Utterance
 

@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from crsim.cli import app
-from crsim.errors import DataError
-from crsim.eval.summary_file import fingerprint, read_summary_file
-from crsim.report.run_folder import open_run
+from crsim.core.errors import DataError
+from crsim.model.run_folder.summary import fingerprint, read_summary_file
+from crsim.report.titles import open_run
 
 runner = CliRunner()
 

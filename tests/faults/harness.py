@@ -7,7 +7,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.plugins import Params
+from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply
 from crsim.crs.http.generic import GenericHTTPCRS, GenericParams
 from crsim.llm.client import LLMHub
@@ -15,11 +17,9 @@ from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
 from crsim.model.user import SimulatedUser
-from crsim.registry import Params
-from crsim.run.batch import BatchResult, run_batch
-from crsim.run.build import DialogueTask, Experiment
-from crsim.run.config import ExperimentConfig
-from crsim.seeding import derive_seed
+from crsim.runner.batch import BatchResult, run_batch
+from crsim.runner.build import DialogueTask, Experiment
+from crsim.runner.config import ExperimentConfig
 from crsim.sim.base import UserTurn
 
 

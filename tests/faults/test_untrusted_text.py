@@ -22,6 +22,7 @@ import pytest
 import yaml
 from fastapi import FastAPI, Response
 
+from crsim.core.seeding import derive_seed
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.crs.http.base import (
     CRSHTTPError,
@@ -41,10 +42,9 @@ from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
 from crsim.model.items import ItemCollection
 from crsim.model.user import SimulatedUser
-from crsim.run.batch import run_batch
-from crsim.run.build import DialogueTask, Experiment
-from crsim.run.config import ExperimentConfig
-from crsim.seeding import derive_seed
+from crsim.runner.batch import run_batch
+from crsim.runner.build import DialogueTask, Experiment
+from crsim.runner.config import ExperimentConfig
 from faults.fault_server import FaultPlan, is_affected, serve_faults
 from faults.harness import ScriptedUser, http_experiment, run_experiment
 from faults.servers import running_server

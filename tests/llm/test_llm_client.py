@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 from pydantic import BaseModel
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
 from crsim.llm import usage
 from crsim.llm.cache import ResponseCache, cache_stats, clear_cache
 from crsim.llm.client import LLM, LLMHub

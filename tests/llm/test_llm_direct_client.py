@@ -244,7 +244,7 @@ async def test_https_refuses_an_untrusted_certificate(
 
 
 def test_a_base_url_that_is_not_http_is_a_config_error() -> None:
-    from crsim.errors import ConfigError
+    from crsim.core.errors import ConfigError
 
     for provider in ("openai", "ollama"):
         config = ModelConfig(provider=provider, model="m", base_url="ftp://127.0.0.1/v1")

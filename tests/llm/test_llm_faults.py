@@ -1,7 +1,7 @@
 """The fault table of docs/metrics.md ("Who failed"), LLM endpoint rows: each failure a model call can
 meet, served by a real server on 127.0.0.1, called the way a participant calls its model
 (`LLM.generate`, or `generate_json` for an answer in a format), and charged by the run loop's own
-rule (`crsim.run.loop.failure`) to a participant that was awaiting it, here the CRS. An endpoint that
+rule (`crsim.runner.loop.failure`) to a participant that was awaiting it, here the CRS. An endpoint that
 does not speak its protocol is the infrastructure's fault like a 5xx; only a request the endpoint
 rejects for its content (400/413/422) and a model's own unusable answer are the participant's.
 """
@@ -21,7 +21,7 @@ from crsim.llm.config import ModelConfig
 from crsim.llm.providers.base import create_provider
 from crsim.llm.structured import generate_json
 from crsim.llm.types import user
-from crsim.run.loop import failure
+from crsim.runner.loop import failure
 from llm_servers import RawEndpoint, closed_port_url, raw_response, serving_raw
 
 INFRA, PARTICIPANT, OK = "infrastructure_error", "crs_error", "ok"

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
 from crsim.llm.client import LLM, LLMHub
 from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
 from crsim.llm.errors import (

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
 from crsim.llm.client import LLM
 from crsim.llm.config import ModelConfig
 from crsim.llm.errors import (

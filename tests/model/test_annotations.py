@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from crsim.errors import DataError
+from crsim.core.errors import DataError
 from crsim.eval.metrics.user_ratings import UserRatings
-from crsim.eval.pipeline import evaluate_dialogue
+from crsim.eval.scoring import evaluate_dialogue
 from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from crsim.data.movies import movie_items
-from crsim.errors import DataError
+from crsim.core.errors import DataError
+from crsim.domains.movielens import movie_items
 from crsim.model.items import Item, ItemCollection
 
 

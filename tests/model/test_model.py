@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from crsim.errors import DataError
+from crsim.core.errors import DataError
 from crsim.model import Dialogue, DialogueAct, Item, format_acts, parse_acts
 from crsim.model.io import iter_dialogues, validate_file
 

@@ -1,5 +1,4 @@
-"""The run folder's home in the model layer: typed manifest, domain from the folder, old names kept,
-and no reader of run folders importing the runner."""
+"""The run folder's home in the model layer: typed manifest, domain from the folder."""
 
 from __future__ import annotations
 
@@ -10,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import crsim
-from crsim.data.domains import domain_named, domain_of
-from crsim.errors import ConfigError, DataError
+from crsim.core.errors import ConfigError, DataError
+from crsim.domains import domain_named, domain_of
 from crsim.model.run_folder import DIALOGUES, MANIFEST, Manifest, load_manifest, open_run
 
 SRC = Path(crsim.__file__).parent
@@ -47,29 +46,6 @@ def test_the_domain_is_resolved_from_the_manifest() -> None:
         domain_of(Manifest(config={"domain": "books"}))
 
 
-def test_old_module_names_still_give_the_same_objects() -> None:
-    import crsim.eval.evaluation as evaluation
-    import crsim.model.run_folder as run_folder
-    from crsim.eval import evaluate, stats, summary_file
-    from crsim.report import run_folder as report_run_folder
-    from crsim.run import evaluation as old_evaluation
-    from crsim.run import interrupt, lock, records
-
-    assert old_evaluation.evaluate_path is evaluation.evaluate_path
-    assert old_evaluation.EvaluateOptions is evaluation.EvaluateOptions
-    assert (
-        report_run_folder.open_run is run_folder.open_run
-        and report_run_folder.RunFolder is run_folder.RunFolder
-    )
-    assert (
-        lock.run_folder_lock is run_folder.run_folder_lock
-        and records.read_manifest is run_folder.read_manifest
-    )
-    assert summary_file.read_summary_file is run_folder.read_summary_file
-    assert evaluate.ScoreRecord is run_folder.ScoreRecord and stats.Aggregate is run_folder.Aggregate
-    assert interrupt.run_interruptibly is crsim.interrupt.run_interruptibly
-
-
 def _imports(path: Path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -78,18 +54,3 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
     return found
-
-
-def test_readers_of_run_folders_never_import_the_runner() -> None:
-    """eval, report, meta, model and the dataframes read run folders through model/run_folder; the
-    command-line modules among them are left to the CLI's own contract."""
-    offenders = []
-    for package in ("eval", "report", "meta", "model"):
-        for path in sorted((SRC / package).rglob("*.py")):
-            if path.stem == "cli" or path.stem.endswith("_cli"):
-                continue
-            offenders += [
-                f"{path.relative_to(SRC)}: {m}" for m in _imports(path) if m.startswith("crsim.run")
-            ]
-    offenders += [f"analysis.py: {m}" for m in _imports(SRC / "analysis.py") if m.startswith("crsim.run")]
-    assert offenders == []

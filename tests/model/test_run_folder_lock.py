@@ -21,7 +21,8 @@ from typer.testing import CliRunner
 
 from crsim.cli import app
 from crsim.model.io import iter_dialogues
-from crsim.run.lock import LOCK_FILE, LOCK_INFO, RunFolderBusy, run_folder_lock
+from crsim.model.run_folder.files import LOCK_FILE, LOCK_INFO
+from crsim.model.run_folder.lock import RunFolderBusy, run_folder_lock
 from faults.fault_server import FaultPlan, fault_app
 from faults.servers import running_server
 
@@ -31,7 +32,7 @@ runner = CliRunner()
 HOLDER = """
 import sys, time
 from pathlib import Path
-from crsim.run.lock import run_folder_lock
+from crsim.model.run_folder.lock import run_folder_lock
 with run_folder_lock(Path(sys.argv[1]), command="crsim run holder.yaml --out somewhere"):
     print("held", flush=True)
     time.sleep(600)
@@ -265,9 +266,9 @@ def test_concurrent_evaluations_of_one_folder_never_collide(tmp_path: Path) -> N
 
 
 def test_two_batches_as_tasks_of_one_event_loop_are_refused(tmp_path: Path) -> None:
-    from crsim.run.batch import run_batch
-    from crsim.run.build import build_experiment
-    from crsim.run.config import ExperimentConfig
+    from crsim.runner.batch import run_batch
+    from crsim.runner.build import build_experiment
+    from crsim.runner.config import ExperimentConfig
 
     config = ExperimentConfig.model_validate({"users": {"size": 20}, "metrics": [{"name": "turns"}]})
 

@@ -14,11 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from crsim.cli import app
-from crsim.errors import ConfigError, DataError
+from crsim.core.errors import ConfigError, DataError
 from crsim.report.collect import collect_run
 from crsim.report.figures import rank_range
 from crsim.report.html import build_report, script_json
-from crsim.report.run_folder import open_run
+from crsim.report.titles import open_run
 from report_support import PAYLOAD, poison, restamp, small_run
 
 runner = CliRunner()

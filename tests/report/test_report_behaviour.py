@@ -10,12 +10,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from crsim.eval.evaluation import evaluate_path
+from crsim.eval.run_scoring import evaluate_path
 from crsim.report.html import build_report
-from crsim.report.run_folder import open_run
-from crsim.run.batch import run_batch
-from crsim.run.build import build_experiment
-from crsim.run.config import ExperimentConfig
+from crsim.report.titles import open_run
+from crsim.runner.batch import run_batch
+from crsim.runner.build import build_experiment
+from crsim.runner.config import ExperimentConfig
 from report_support import PAYLOADS, poison, small_run
 
 SCRIPTED: dict[str, Any] = {

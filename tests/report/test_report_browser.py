@@ -17,7 +17,7 @@ import pytest
 
 from crsim.report import html as report_html
 from crsim.report.html import build_report, write_report
-from crsim.report.run_folder import open_run
+from crsim.report.titles import open_run
 from report_support import PAYLOAD, poison, small_run
 
 CHROMIUM = Path("/usr/bin/chromium")

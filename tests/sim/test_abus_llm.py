@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.errors import ConfigError
+from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply, CRSSession
-from crsim.crs.cues import prompt_words
 from crsim.crs.popular import PopularCRS
-from crsim.data.movies import movie_domain
-from crsim.errors import ConfigError
+from crsim.domains.movielens import movie_domain
+from crsim.language.cues import prompt_words
 from crsim.llm import LLM, LLMHub, LLMOutputError, LLMSettings, ModelConfig
 from crsim.llm.config import CacheConfig
 from crsim.llm.grammar import acts_grammar
@@ -27,8 +28,7 @@ from crsim.model.acts import DialogueAct, Intent, parse_acts
 from crsim.model.dialogue import Role, TerminationReason
 from crsim.model.domain import Domain
 from crsim.model.user import InformationNeed, SimulatedUser, UserProfile
-from crsim.run.loop import run_dialogue
-from crsim.seeding import derive_seed
+from crsim.runner.loop import run_dialogue
 from crsim.sim.agenda.llm_nlg import LLMNLG, clean_utterance
 from crsim.sim.agenda.llm_nlu import (
     CRS_INTENTS,

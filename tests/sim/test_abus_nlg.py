@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from crsim.errors import DataError
+from crsim.core.errors import DataError
 from crsim.model.acts import DialogueAct, Intent, parse_acts
 from crsim.sim.agenda.nlg import NLGContext, TemplateNLG, load_templates
 

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from crsim.data.movies import movie_domain
+from crsim.domains.movielens import movie_domain
+from crsim.language.crs_text import RuleNLU
 from crsim.model.acts import DialogueAct, Intent
-from crsim.sim.agenda.nlu import RuleNLU
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crsim.data.movies import movie_domain
+from crsim.domains.movielens import movie_domain
 from crsim.model.acts import Intent
 from crsim.model.user import InformationNeed, UserProfile
 from crsim.sim.agenda.agenda import Agenda

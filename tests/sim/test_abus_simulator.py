@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
-from crsim.data.movies import movie_domain
+from crsim.domains.movielens import movie_domain
 from crsim.model.acts import Intent
 from crsim.model.dialogue import TerminationReason
 from crsim.model.user import InformationNeed, SimulatedUser, UserProfile
-from crsim.run.loop import run_dialogue
+from crsim.runner.loop import run_dialogue
 from crsim.sim.agenda.simulator import AgendaBasedSimulator
 from crsim.sim.base import UserSimulator, UserTurn, simulator_registry
 

@@ -7,11 +7,11 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from crsim.cli import app
+from crsim.core.plugins import Params
 from crsim.crs.base import CRSReply
 from crsim.model.dialogue import Role
 from crsim.model.io import iter_dialogues
 from crsim.model.user import SimulatedUser
-from crsim.registry import Params
 from crsim.sim.base import BaseSimulator, UserTurn, simulator
 
 

@@ -16,24 +16,24 @@ import pytest
 from pydantic import ValidationError
 
 from catalogues import awkward_domain
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
 from crsim.crs.base import CRSReply, CRSSession
 from crsim.crs.llm import LLMCRS
 from crsim.crs.nlg import sentences_for
 from crsim.crs.popular import PopularCRS
 from crsim.crs.retrieval import RetrievalCRS
-from crsim.crs.understanding import Context, understand
-from crsim.data.domains import domain_named
-from crsim.data.population import PopulationConfig
-from crsim.data.population_goals import build_goal_population
-from crsim.gcdf1.evaluator import Gcdf1Evaluator
+from crsim.domains import domain_named
+from crsim.language.crs_text import RuleNLU
+from crsim.language.understanding import Context, understand
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.dialogue import Dialogue, Utterance
 from crsim.model.domain import Domain, indefinite, plural
 from crsim.model.user import InformationNeed, SimulatedUser, UserProfile
 from crsim.sim.agenda.nlg import DomainWords, NLGContext, TemplateNLG, load_templates
-from crsim.sim.agenda.nlu import RuleNLU
 from crsim.sim.agenda.simulator import AgendaBasedSimulator
+from crsim.studies.gcdf1.evaluator import Gcdf1Evaluator
+from crsim.users.goals import build_goal_population
+from crsim.users.population import PopulationConfig
 
 
 @pytest.fixture(scope="module")
@@ -196,7 +196,7 @@ async def test_popular_ranks_by_a_declared_field_and_says_so(awkward: Domain) ->
 
 
 def test_a_declared_popularity_field_must_hold_numbers(tmp_path: Path) -> None:
-    from crsim.data.domains.loader import check_domain_file
+    from crsim.domains.loader import check_domain_file
 
     domain = awkward_domain(tmp_path, count=20)
     assert domain.source is not None

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
 from crsim.crs.llm import LLMCRS, LLMCRSState
-from crsim.data.domains import domain_named
+from crsim.domains import domain_named
 from crsim.model.acts import DialogueAct
 from crsim.model.domain import Domain
 from crsim.sim.agenda.nlg import NLGContext

@@ -15,11 +15,11 @@ import pytest
 
 from catalogues import awkward_domain, bookshop_domain
 from crsim.crs.base import CRSReply
-from crsim.data.domains import domain_named
+from crsim.domains import domain_named
+from crsim.language.crs_text import RuleNLU
 from crsim.model.domain import Domain
 from crsim.model.linking import heard_titles
 from crsim.model.text import normalize
-from crsim.sim.agenda.nlu import RuleNLU
 from crsim.sim.prompt.policy import NeedTracker
 
 SENTENCES = (

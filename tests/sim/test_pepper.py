@@ -14,26 +14,26 @@ import pytest
 from typer.testing import CliRunner
 
 from crsim.cli import app
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.errors import DataError
+from crsim.core.plugins import ComponentSpec
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
-from crsim.data.movies import movie_domain
-from crsim.data.population import PopulationConfig
-from crsim.data.population_pepper import pepper_source, split_by_rating
-from crsim.data.reviews import read_reviews
-from crsim.data.users import build_users
-from crsim.errors import DataError
-from crsim.eval.evaluate import build_metrics
+from crsim.domains.movielens import movie_domain
+from crsim.eval.scores import build_metrics
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Message, ResolvedGeneration
 from crsim.model.dialogue import Dialogue, Role, TerminationReason
 from crsim.model.io import iter_dialogues
 from crsim.model.user import SimulatedUser
-from crsim.registry import ComponentSpec
-from crsim.run.loop import run_dialogue
+from crsim.runner.loop import run_dialogue
 from crsim.sim.base import simulator_registry
-from crsim.sim.pepper.accuracy import AccuracyOptions, preference_accuracy, read_choice
 from crsim.sim.pepper.simulator import item_interface
-from crsim.studies.pepper_curves import pepper_curves, plot_curves, split_table
+from crsim.studies.pepper.accuracy import AccuracyOptions, preference_accuracy, read_choice
+from crsim.studies.pepper.curves import pepper_curves, plot_curves, split_table
+from crsim.users.pepper import pepper_source, split_by_rating
+from crsim.users.population import PopulationConfig
+from crsim.users.reviews import read_reviews
+from crsim.users.sources import build_users
 from support import ScriptedHub
 
 runner = CliRunner()
@@ -408,9 +408,9 @@ def test_preference_accuracy_scores_each_representation() -> None:
 def test_three_pepper_dialogues_on_the_local_model(tmp_path: Path) -> None:
     """One user against three CRSs: the general preferences are written once and shared (in flight
     or from the cache), then each dialogue shows, reflects on and answers its own recommendations."""
-    from crsim.run.batch import run_batch
-    from crsim.run.build import build_experiment
-    from crsim.run.config import ExperimentConfig
+    from crsim.runner.batch import run_batch
+    from crsim.runner.build import build_experiment
+    from crsim.runner.config import ExperimentConfig
 
     pepper_args = {
         "items_shown": 1,

@@ -15,23 +15,23 @@ from typing import Any
 
 import pytest
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.errors import ConfigError
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
-from crsim.crs.cues import prompt_nouns
-from crsim.data.domains import read_ratings
-from crsim.data.domains.loader import read_domain_file
-from crsim.data.movies import movie_domain
-from crsim.data.population import PopulationConfig
-from crsim.data.users import build_users
-from crsim.errors import ConfigError
+from crsim.domains import read_ratings
+from crsim.domains.loader import read_domain_file
+from crsim.domains.movielens import movie_domain
+from crsim.language.cues import prompt_nouns
 from crsim.llm.prompts import load_template, render
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Message, ResolvedGeneration
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
-from crsim.run.loop import run_dialogue
+from crsim.runner.loop import run_dialogue
 from crsim.sim.base import simulator_registry
-from crsim.sim.pepper.accuracy import AccuracyOptions, preference_accuracy
+from crsim.studies.pepper.accuracy import AccuracyOptions, preference_accuracy
+from crsim.users.population import PopulationConfig
+from crsim.users.sources import build_users
 from support import ScriptedHub
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "movie_prompts_pepper.json"

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.errors import ConfigError
+from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply, CRSSession
 from crsim.crs.popular import PopularCRS
-from crsim.errors import ConfigError
 from crsim.llm.client import LLMHub
 from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
 from crsim.llm.errors import LLMOutputError
@@ -27,11 +28,10 @@ from crsim.model.dialogue import Role, TerminationReason
 from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
 from crsim.model.user import InformationNeed, SimulatedUser, SlotPreferences, UserProfile
-from crsim.run.batch import run_batch
-from crsim.run.build import build_experiment
-from crsim.run.config import ExperimentConfig
-from crsim.run.loop import run_dialogue
-from crsim.seeding import derive_seed
+from crsim.runner.batch import run_batch
+from crsim.runner.build import build_experiment
+from crsim.runner.config import ExperimentConfig
+from crsim.runner.loop import run_dialogue
 from crsim.sim.base import simulator_registry
 from crsim.sim.prompt.common import Entry, clean_utterance, recent_turns, split_at_stop, within_chars
 from crsim.sim.prompt.dual import DualPromptSimulator

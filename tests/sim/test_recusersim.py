@@ -18,23 +18,23 @@ from typing import Any
 import pytest
 from scipy import stats
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.errors import ConfigError
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.crs.retrieval import RetrievalCRS
-from crsim.errors import ConfigError
 from crsim.eval.metrics.base import metric_registry
 from crsim.eval.metrics.user_ratings import UserRatings
+from crsim.eval.run_scoring import EvaluateOptions, evaluate_path
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Completion, Message, ResolvedGeneration
 from crsim.model.dialogue import Dialogue, Role, TerminationReason
 from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
 from crsim.model.user import InformationNeed, SimulatedUser, SlotPreferences, UserProfile
-from crsim.run.batch import run_batch
-from crsim.run.build import build_experiment
-from crsim.run.config import ExperimentConfig, load_config
-from crsim.run.evaluation import EvaluateOptions, evaluate_path
-from crsim.run.loop import run_dialogue
+from crsim.runner.batch import run_batch
+from crsim.runner.build import build_experiment
+from crsim.runner.config import ExperimentConfig, load_config
+from crsim.runner.loop import run_dialogue
 from crsim.sim.base import simulator_registry
 from crsim.sim.recusersim.actions import UserAction, get_action, register_action
 from crsim.sim.recusersim.memory import Memory
@@ -268,7 +268,7 @@ async def test_an_unreadable_resolution_keeps_the_sampled_profile_with_the_error
 
 
 def _profile_seed(user_id: str) -> int:
-    from crsim.seeding import derive_seed
+    from crsim.core.seeding import derive_seed
 
     return derive_seed(0, "recusersim-profile", user_id)
 

@@ -11,7 +11,7 @@ import random
 from typing import Any
 
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
-from crsim.crs.understanding import understand
+from crsim.language.understanding import understand
 from crsim.llm.types import Message, ResolvedGeneration
 from crsim.model.acts import Intent
 from crsim.model.dialogue import Role, TerminationReason

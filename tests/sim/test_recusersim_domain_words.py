@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from crsim.crs.cues import prompt_nouns
-from crsim.data.domains import domain_named
+from crsim.domains import domain_named
+from crsim.language.cues import prompt_nouns
 from crsim.llm.prompts import load_template, render
 from crsim.sim.recusersim.actions import INQUIRE
 from crsim.sim.recusersim.simulator import PROMPTS

@@ -16,9 +16,9 @@ import pytest
 
 from crsim.model.dialogue import Role, TerminationReason
 from crsim.model.io import iter_dialogues
-from crsim.run.batch import run_batch
-from crsim.run.build import build_experiment
-from crsim.run.config import ExperimentConfig
+from crsim.runner.batch import run_batch
+from crsim.runner.build import build_experiment
+from crsim.runner.config import ExperimentConfig
 
 KINDS = {"rating", "excitation", "action", "response"}
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
 from crsim.crs.base import CRSReply
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Completion, Message, ResolvedGeneration
@@ -397,8 +397,8 @@ def test_near_duplicates() -> None:
 def test_the_policy_question_about_a_request_is_read_as_that_question(name: str) -> None:
     """The question the policy appends is one crsim's own understanding (the built-in CRSs, the
     behaviour report) reads as asking about the slot; "Can you tell me its year?" was not."""
-    from crsim.crs.understanding import understand
-    from crsim.data.domains import domain_named
+    from crsim.domains import domain_named
+    from crsim.language.understanding import understand
     from crsim.sim.prompt.policy import question
 
     domain = domain_named(name)

@@ -10,9 +10,9 @@ from matplotlib.image import imread
 from typer.testing import CliRunner
 
 from crsim.cli.analyze import analyze_app
-from crsim.eval.evaluate import ScoreRecord, write_scores
+from crsim.eval.scores import ScoreRecord, write_scores
 from crsim.model.dialogue import Dialogue, Role, Utterance
-from crsim.run.records import DIALOGUES, LLM_CACHE
+from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE
 from test_analysis_stats import length_population
 
 runner = CliRunner()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
 from crsim.llm.client import LLMHub
 from crsim.llm.config import CacheConfig, LLMSettings, ModelConfig
 from crsim.llm.errors import LLMConnectionError

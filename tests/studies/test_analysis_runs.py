@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from crsim.errors import CrsimError
+from crsim.core.errors import CrsimError
 from crsim.studies.language.diversity import diversity
 from crsim.studies.language.runs import MeasureOptions, Method, measure_runs, thresholds, write_utterances
 from test_analysis_cli import write_run

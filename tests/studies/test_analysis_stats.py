@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from crsim.errors import DataError
-from crsim.eval.evaluate import ScoreRecord, write_scores
+from crsim.core.errors import DataError
+from crsim.eval.scores import ScoreRecord, write_scores
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.user import UserProfile
 from crsim.studies.language.consistency import consistency, consistency_report, correlate, dialogue_values

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from crsim.errors import DataError
+from crsim.core.errors import DataError
 from crsim.model.annotations import DOMAIN
 from crsim.model.domain import Domain
 from crsim.model.run_folder import DIALOGUES

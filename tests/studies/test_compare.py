@@ -15,7 +15,7 @@ from statsmodels.stats.power import TTestPower
 from typer.testing import CliRunner
 
 from crsim.cli import app
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
 from crsim.studies.compare import (
     ComparisonOptions,
     Observation,
@@ -216,7 +216,7 @@ def test_the_command_compares_a_run_readably_at_80_columns(two_crs_run: Path) ->
 
 
 def test_comparisons_dataframe(two_crs_run: Path) -> None:
-    from crsim.analysis import comparisons_df
+    from crsim.report.dataframes import comparisons_df
 
     frame = comparisons_df(two_crs_run)
     assert {"metric", "crs_a", "crs_b", "difference", "ci_low", "p_holm", "min_detectable"} <= set(
@@ -230,7 +230,7 @@ def test_a_dialogue_broken_by_the_simulator_is_dropped_with_its_pair(
     two_crs_run: Path, tmp_path: Path
 ) -> None:
     from crsim.report.compare import compare_folders
-    from crsim.report.run_folder import open_run
+    from crsim.report.titles import open_run
 
     run = tmp_path / "run"
     shutil.copytree(two_crs_run, run)
@@ -257,7 +257,7 @@ def test_runs_are_compared_across_folders_and_a_run_equals_its_copy(
     two_crs_run: Path, tmp_path: Path
 ) -> None:
     from crsim.report.compare import compare_folders
-    from crsim.report.run_folder import open_run
+    from crsim.report.titles import open_run
 
     shutil.copytree(two_crs_run, tmp_path / "copy")
     found = compare_folders(
@@ -281,7 +281,7 @@ def test_a_run_without_scores_is_named(tmp_path: Path) -> None:
 
 
 def test_observations_average_turn_values_per_dialogue_and_skip_dialogues_without_user() -> None:
-    from crsim.eval.evaluate import ScoreRecord
+    from crsim.eval.scores import ScoreRecord
     from crsim.model import Dialogue
     from crsim.studies.compare import observations
 

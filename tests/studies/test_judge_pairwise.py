@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from crsim.cli.judge import judge_app
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Message, ResolvedGeneration
 from crsim.model.dialogue import Dialogue, Role, Utterance

@@ -66,7 +66,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "export": LazyCommand(
         "crsim.cli.export",
         "app",
-        "Dialogues, utterances and scores of a run as Parquet or CSV tables (crsim.analysis).",
+        "Dialogues, utterances and scores of a run as Parquet or CSV tables (crsim.report.dataframes).",
     ),
     "serve": LazyCommand(
         "crsim.cli.serve",
@@ -191,7 +191,7 @@ def _main(
     ] = False,
 ) -> None:
     from crsim.cli._support import state
-    from crsim.redact import protect_process_output
+    from crsim.core.secrets import protect_process_output
 
     state["debug"] = debug
     protect_process_output()  # secrets are masked in everything printed or logged from here on

@@ -12,8 +12,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from crsim.atomic_files import atomic_output
-from crsim.errors import CrsimError
+from crsim.core.atomic_files import atomic_output
+from crsim.core.errors import CrsimError
 
 __all__ = ["atomic_output", "console", "errors", "parse_args", "show_summaries", "state", "user_errors"]
 
@@ -66,7 +66,7 @@ def parse_args(pairs: list[str], as_json: str | None = None, option: str = "--ar
     """`--arg k=v` pairs (values read as YAML scalars) merged over `--args-json`; errors name `option`."""
     import yaml
 
-    from crsim.yaml_files import YamlRefused, load_json, load_yaml
+    from crsim.core.yaml_files import YamlRefused, load_json, load_yaml
 
     args: dict[str, Any] = {}
     if as_json:
@@ -94,7 +94,7 @@ def parse_args(pairs: list[str], as_json: str | None = None, option: str = "--ar
 def stopped_by_signals(outcome: str) -> Iterator[None]:
     """SIGINT/SIGTERM in the block stop the command with one line saying what that left, and exit
     128 + the signal number (as a shell reports a process a signal ended)."""
-    from crsim.interrupt import Interrupted, signals_interrupt
+    from crsim.core.interrupt import Interrupted, signals_interrupt
 
     try:
         with signals_interrupt():

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from crsim.cli._support import user_errors
-from crsim.errors import CrsimError
+from crsim.core.errors import CrsimError
 from crsim.model.run_folder.files import LLM_CACHE, SCORES
 from crsim.studies.language.runs import Measured, MeasureOptions, Method, measure_runs, write_utterances
 from crsim.studies.language.runs import thresholds as make_thresholds
@@ -231,7 +231,7 @@ def behaviour_command(
     with user_errors():
         named = None
         if domain is not None:
-            from crsim.data.domains import domain_named
+            from crsim.domains import domain_named
 
             named = domain_named(domain)
         report = behaviour_report(run, named, scores or [])
@@ -258,7 +258,7 @@ def behaviour_command(
 
 def _measure(runs: list[Path], options: MeasureOptions, as_json: bool) -> Measured:
     """`measure_runs` with its progress on stderr (none with --json) and the phase summary after it."""
-    from crsim.progress import ProgressReport
+    from crsim.runner.progress import ProgressReport
 
     progress = ProgressReport(enabled=not as_json)
     with progress.phase("measuring") as meter:

@@ -17,7 +17,7 @@ from crsim.cli._support import parse_args, user_errors
 from crsim.model.run_folder.files import LLM_CACHE
 
 if TYPE_CHECKING:
-    from crsim.progress import PhaseMeter
+    from crsim.runner.progress import PhaseMeter
 
 annotate_app = typer.Typer(
     add_completion=False,
@@ -78,8 +78,8 @@ def annotate_acts(
     """Add dialogue acts to utterances without them; each records its annotator in `acts_source`.
 
     An utterance whose LLM answer cannot be read gets no acts and `annotations["acts_error"]`."""
-    from crsim.data.augment.jobs import LLMSource, annotate_acts
-    from crsim.progress import ProgressReport
+    from crsim.eval.annotators.jobs import LLMSource, annotate_acts
+    from crsim.runner.progress import ProgressReport
 
     progress = ProgressReport()
     with user_errors(), progress.phase("annotating", _total(file)) as meter:
@@ -121,8 +121,8 @@ def annotate_eval(
     as_json: Annotated[bool, typer.Option("--json", help="Print the scores as JSON.")] = False,
 ) -> None:
     """Re-annotate gold dialogues from scratch; intent and slot-value P/R/F1, micro and per intent."""
-    from crsim.data.augment.jobs import LLMSource, evaluate_acts
-    from crsim.progress import ProgressReport
+    from crsim.eval.annotators.jobs import LLMSource, evaluate_acts
+    from crsim.runner.progress import ProgressReport
 
     progress = ProgressReport(enabled=not as_json)
     with user_errors(), progress.phase("annotating", _total(gold, dataset, limit)) as meter:
@@ -175,8 +175,8 @@ def annotate_need(
 ) -> None:
     """Extract each dialogue's information need (constraints, requests, targets) from its user acts,
     or with `--extractor llm` from the whole dialogue by an LLM."""
-    from crsim.data.augment.jobs import LLMSource, extract_needs
-    from crsim.progress import ProgressReport
+    from crsim.eval.annotators.jobs import LLMSource, extract_needs
+    from crsim.runner.progress import ProgressReport
 
     progress = ProgressReport()
     with user_errors(), progress.phase("extracting", _total(file)) as meter:
@@ -241,8 +241,8 @@ def annotate_need_eval(
     as_json: Annotated[bool, typer.Option("--json", help="Print the scores as JSON.")] = False,
 ) -> None:
     """Extract needs and compare: constraint, request and target P/R/F1 (micro)."""
-    from crsim.data.augment.jobs import LLMSource, evaluate_need_extraction
-    from crsim.progress import ProgressReport
+    from crsim.eval.annotators.jobs import LLMSource, evaluate_need_extraction
+    from crsim.runner.progress import ProgressReport
 
     progress = ProgressReport(enabled=not as_json)
     with user_errors(), progress.phase("extracting", _total(gold, dataset, limit)) as meter:

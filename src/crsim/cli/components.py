@@ -1,4 +1,4 @@
-"""`crsim list` and `crsim describe`: the components crsim knows and their arguments (crsim.catalog)."""
+"""`crsim list` and `crsim describe`: the components crsim knows and their arguments (crsim.cli.catalog)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from rich.markup import escape
 from crsim.cli._support import console, user_errors
 
 if TYPE_CHECKING:
-    from crsim.catalog import ParamInfo
+    from crsim.cli.catalog import ParamInfo
 
 list_app = typer.Typer(add_completion=False)
 describe_app = typer.Typer(add_completion=False)
@@ -30,7 +30,7 @@ def list_components(
     """List the known components: simulators, CRSs, metrics, annotators, datasets, rubrics, domains.
 
     Installed plug-ins appear beside the built-ins; `crsim describe NAME` shows one's arguments."""
-    from crsim.catalog import component_infos
+    from crsim.cli.catalog import component_infos
 
     with user_errors():
         infos = component_infos(kind)
@@ -56,7 +56,7 @@ def describe_component(
     kind: Annotated[str | None, typer.Option(help="Only the component of this kind.")] = None,
 ) -> None:
     """Describe a component: kind, class, what it does, and every argument with type, default and meaning."""
-    from crsim.catalog import describe
+    from crsim.cli.catalog import describe
 
     with user_errors():
         infos = describe(name, kind)

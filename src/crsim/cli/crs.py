@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from crsim.cli._support import console, parse_args, user_errors
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from crsim.crs.base import CRS
@@ -76,7 +76,7 @@ def _targets(
     """(label, adapter) for each server to check."""
     from crsim.crs.http.base import HTTPCRS
     from crsim.crs.http.check import PROTOCOLS, build_http_crs
-    from crsim.data.domains import domain_named
+    from crsim.domains import domain_named
 
     if config is None:
         if url is None:
@@ -85,9 +85,9 @@ def _targets(
             raise ConfigError(f"--protocol: expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
         name = PROTOCOLS[protocol]
         return [(f"{name} {url}", build_http_crs(name, {**args, "base_url": url}, domain_named(domain_name)))]
-    from crsim.registry import ComponentSpec
-    from crsim.run.config import config_from_mapping
-    from crsim.yaml_files import read_yaml_mapping
+    from crsim.core.plugins import ComponentSpec
+    from crsim.core.yaml_files import read_yaml_mapping
+    from crsim.runner.config import config_from_mapping
 
     data = read_yaml_mapping(config, "an experiment config or a CRS entry {name, args}")
     if "crss" in data:

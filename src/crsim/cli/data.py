@@ -17,10 +17,10 @@ from rich.table import Table
 
 from crsim.cli._support import atomic_output, errors, parse_args, user_errors
 from crsim.cli.annotate import annotate_app
-from crsim.errors import CrsimError
+from crsim.core.errors import CrsimError
 
 if TYPE_CHECKING:
-    from crsim.progress import PhaseMeter
+    from crsim.runner.progress import PhaseMeter
 
 data_app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False, help=__doc__
@@ -46,8 +46,8 @@ def convert(
     arg: Annotated[list[str] | None, typer.Option("--arg", help=_ARG_HELP)] = None,
 ) -> None:
     """Convert a published dataset into crsim dialogues (streamed; the output appears only when complete)."""
-    from crsim.data.datasets.base import ConversionReport, build_reader, convert_dataset
-    from crsim.progress import ProgressReport
+    from crsim.datasets.base import ConversionReport, build_reader, convert_dataset
+    from crsim.runner.progress import ProgressReport
 
     started = time.perf_counter()
     report = ConversionReport()
@@ -112,7 +112,7 @@ def stats(
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
 ) -> None:
     """Dialogues, utterances, words and acts per utterance by role, distinct items mentioned."""
-    from crsim.data.stats import file_stats
+    from crsim.datasets.stats import file_stats
 
     with user_errors():
         summary = file_stats(file).summary()
@@ -172,8 +172,8 @@ def download(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the server.")] = 60.0,
 ) -> None:
     """Fetch a dataset's official full release, verified before it is put in place."""
-    from crsim.data.download import CATALOG, download_dataset
-    from crsim.progress import ProgressReport
+    from crsim.datasets.download import CATALOG, download_dataset
+    from crsim.runner.progress import ProgressReport
 
     progress = ProgressReport()
     with user_errors(), progress.phase("bytes") as meter:

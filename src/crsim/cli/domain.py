@@ -18,8 +18,8 @@ def check(
     file: Annotated[str, typer.Argument(help="A domain file (YAML), or the name of a shipped domain.")],
 ) -> None:
     """Check a domain file: every problem with its file, line and field; else its items and slots."""
-    from crsim.data.domains import check_domain_file, domain_file
-    from crsim.data.domains.summary import summarize
+    from crsim.domains import check_domain_file, domain_file
+    from crsim.domains.summary import summarize
 
     with user_errors():
         path = domain_file(file)
@@ -62,7 +62,7 @@ def check(
 @domain_app.command("list")
 def list_domains() -> None:
     """The domains a config can name (`domain: NAME`): shipped ones and those of installed plug-ins."""
-    from crsim.data.domains import domain_file, known_domains
+    from crsim.domains import domain_file, known_domains
 
     for name in known_domains():
         with user_errors():

@@ -17,10 +17,10 @@ from crsim.cli._support import (
     user_errors,
     warn_incomplete,
 )
-from crsim.errors import CrsimError
+from crsim.core.errors import CrsimError
 
 if TYPE_CHECKING:  # the evaluation's modules are imported when the command runs, not for --help
-    from crsim.eval.evaluation import EvaluationResult
+    from crsim.eval.run_scoring import EvaluationResult
 
 app = typer.Typer(add_completion=False)
 
@@ -28,7 +28,7 @@ app = typer.Typer(add_completion=False)
 def parse_metric_specs(values: list[str]) -> list[Any]:
     """`--metrics` values: `name`, `name:arg=value,arg=value` (values read as YAML scalars; `id=` sets
     the label), or several bare names separated by commas."""
-    from crsim.registry import ComponentSpec
+    from crsim.core.plugins import ComponentSpec
 
     specs: list[ComponentSpec] = []
     for value in values:
@@ -118,9 +118,9 @@ def evaluate(
     cached in llm_cache.sqlite of the output folder. Earlier scores are merged: the metrics scored now
     replace their own records, the others stay (--replace drops them).
     """
-    from crsim.eval.evaluation import EvaluateOptions, evaluate_path, load_judge_config
+    from crsim.eval.run_scoring import EvaluateOptions, evaluate_path, load_judge_config
     from crsim.model.run_folder.folder import count_lines, dialogues_file
-    from crsim.progress import ProgressReport, scoring_failed
+    from crsim.runner.progress import ProgressReport, scoring_failed
 
     again = evaluate_command(
         run_dir, metrics, judge, annotator, annotator_arg or [], concurrency, out, replace, as_json

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from crsim.cli._support import console, user_errors
-from crsim.errors import CrsimError
+from crsim.core.errors import CrsimError
 from crsim.model.run_folder.files import EXPORT_DIR
 
 app = typer.Typer(add_completion=False)
@@ -23,8 +23,8 @@ def export(
         Path | None, typer.Option("--output", "-o", help="Output folder (default: RUN_DIR/export).")
     ] = None,
 ) -> None:
-    """Dialogues, utterances and scores of a run as Parquet or CSV tables (crsim.analysis)."""
-    from crsim.analysis import export_run
+    """Dialogues, utterances and scores of a run as Parquet or CSV tables (crsim.report.dataframes)."""
+    from crsim.report.dataframes import export_run
 
     with user_errors():
         if fmt not in ("parquet", "csv"):

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from crsim.cli._support import errors as error_console
 from crsim.cli._support import user_errors
-from crsim.errors import ConfigError, CrsimError
+from crsim.core.errors import ConfigError, CrsimError
 
 gcdf1_app = typer.Typer(
     add_completion=False,
@@ -76,9 +76,9 @@ def score(
     as_json: Annotated[bool, typer.Option("--json", help="Print the corpus means as JSON.")] = False,
 ) -> None:
     """Score dialogues; print corpus means, write per-dialogue scores and the behaviour log."""
-    from crsim.gcdf1.canonical import CanonicalMap
-    from crsim.gcdf1.config import Gcdf1Config, load_config
-    from crsim.gcdf1.corpus import behaviour_path, score_files, write_json
+    from crsim.studies.gcdf1.canonical import CanonicalMap
+    from crsim.studies.gcdf1.config import Gcdf1Config, load_config
+    from crsim.studies.gcdf1.corpus import behaviour_path, score_files, write_json
 
     with user_errors():
         settings = load_config(config) if config else Gcdf1Config()
@@ -117,7 +117,7 @@ def score(
 
 def _log_file(path: Path) -> Path:
     """The behaviour log written beside a per-dialogue scores file, else `path` itself."""
-    from crsim.gcdf1.corpus import behaviour_path
+    from crsim.studies.gcdf1.corpus import behaviour_path
 
     beside = behaviour_path(path)
     return beside if beside.is_file() else path
@@ -138,7 +138,7 @@ def query(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List the dialogues that show a behaviour, with how often; `--list` shows the behaviour names."""
-    from crsim.gcdf1.behaviour import DESCRIPTIONS, Behaviour, BehaviourFile
+    from crsim.studies.gcdf1.behaviour import DESCRIPTIONS, Behaviour, BehaviourFile
 
     with user_errors():
         log = BehaviourFile.read(_log_file(out)) if out is not None else None

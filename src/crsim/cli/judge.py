@@ -110,7 +110,7 @@ def compare(
     import asyncio
 
     from crsim.llm.config import LLMSettings, load_llm_settings
-    from crsim.progress import ProgressReport
+    from crsim.runner.progress import ProgressReport
     from crsim.studies.pairwise import compare_runs
 
     progress = ProgressReport(enabled=not as_json)

@@ -16,24 +16,26 @@ from rich.console import Console
 from rich.markup import escape
 
 from crsim.cli._support import parse_args, user_errors
-from crsim.errors import CrsimError
+from crsim.core.errors import CrsimError
+from crsim.core.plugins import ComponentSpec
 from crsim.model.run_folder.files import LLM_CACHE
-from crsim.registry import ComponentSpec
 
-if TYPE_CHECKING:  # crsim.meta (scipy, scikit-learn) is imported when the command runs, not for --help
+if (
+    TYPE_CHECKING
+):  # crsim.studies.meta (scipy, scikit-learn) is imported when the command runs, not for --help
     from crsim.llm.config import LLMSettings
-    from crsim.meta.gold import GoldSet
-    from crsim.meta.learned import Protocol
-    from crsim.meta.predictions import Predictions
-    from crsim.meta.report import MetaReport
-    from crsim.progress import PhaseMeter, ProgressReport
+    from crsim.runner.progress import PhaseMeter, ProgressReport
+    from crsim.studies.meta.gold import GoldSet
+    from crsim.studies.meta.learned import Protocol
+    from crsim.studies.meta.predictions import Predictions
+    from crsim.studies.meta.report import MetaReport
 
 
 console = Console()
 
 
 def _aspect(value: str, option: str) -> str:
-    from crsim.meta.aspects import ASPECTS, canonical_aspect
+    from crsim.studies.meta.aspects import ASPECTS, canonical_aspect
 
     aspect = canonical_aspect(value)
     if aspect is None:
@@ -103,8 +105,8 @@ def meta_eval(
     Pearson r and Spearman rho per split (ReDial, OpenDialKG) and aspect, pooled over all labelled
     turns or dialogues, with N and the labels that had no prediction; the published baselines beside.
     """
-    from crsim.meta.predictions import write_run_file
-    from crsim.progress import ProgressReport
+    from crsim.runner.progress import ProgressReport
+    from crsim.studies.meta.predictions import write_run_file
 
     progress = ProgressReport(enabled=not as_json)
     with user_errors():
@@ -135,10 +137,10 @@ def _report(
 ) -> MetaReport:
     """The report of one set of predictions: correlations beside the baselines, the ranking when
     `ranked_by` names an aspect; the shipped learned model scored on its own training data says so."""
-    from crsim.meta.baselines import load_baselines
-    from crsim.meta.correlation import meta_evaluate
-    from crsim.meta.ranking import rank_systems
-    from crsim.meta.report import build_report
+    from crsim.studies.meta.baselines import load_baselines
+    from crsim.studies.meta.correlation import meta_evaluate
+    from crsim.studies.meta.ranking import rank_systems
+    from crsim.studies.meta.report import build_report
 
     result = meta_evaluate(gold_set, predictions, label)
     if evaluator == LEARNED:
@@ -163,8 +165,8 @@ def _predictions(
     conversations), their label, the gold set and the LLM calls made by role."""
     from crsim.eval.metrics.base import metric_registry
     from crsim.llm.config import LLMSettings, load_llm_settings
-    from crsim.meta.gold import load_gold
-    from crsim.meta.predictions import read_run_file
+    from crsim.studies.meta.gold import load_gold
+    from crsim.studies.meta.predictions import read_run_file
 
     if run_file is not None:
         return read_run_file(run_file), _run_name(run_file), load_gold(gold, limit_per_split=limit), {}
@@ -189,7 +191,7 @@ def _predictions(
 def _print_report(
     report: MetaReport, calls: dict[str, int], save_run: Path | None, *, as_json: bool, markdown: bool
 ) -> None:
-    from crsim.meta.report import markdown_report, rich_report
+    from crsim.studies.meta.report import markdown_report, rich_report
 
     if as_json:
         typer.echo(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
@@ -215,7 +217,7 @@ def _protocols(
     protocol: str, evaluator: str | None, arg: list[str] | None, config: Path | None, save_run: Path | None
 ) -> list[Protocol]:
     """The protocols asked for; options that a retrained evaluator would ignore are errors."""
-    from crsim.meta.learned import PROTOCOLS
+    from crsim.studies.meta.learned import PROTOCOLS
 
     if evaluator != LEARNED:
         raise CrsimError(
@@ -243,12 +245,12 @@ def _learned_reports(
 ) -> dict[str, tuple[MetaReport, Predictions, list[str]]]:
     """Out-of-fold predictions of every protocol, correlated like any evaluator's (one progress phase
     per protocol, its folds the items)."""
-    from crsim.meta.baselines import load_baselines
-    from crsim.meta.correlation import meta_evaluate
-    from crsim.meta.gold import load_gold
-    from crsim.meta.learned import PROTOCOL_TITLES, cross_validate
-    from crsim.meta.ranking import rank_systems
-    from crsim.meta.report import build_report
+    from crsim.studies.meta.baselines import load_baselines
+    from crsim.studies.meta.correlation import meta_evaluate
+    from crsim.studies.meta.gold import load_gold
+    from crsim.studies.meta.learned import PROTOCOL_TITLES, cross_validate
+    from crsim.studies.meta.ranking import rank_systems
+    from crsim.studies.meta.report import build_report
 
     gold_set = load_gold(gold, link_items=True, limit_per_split=limit)
     out: dict[str, tuple[MetaReport, Predictions, list[str]]] = {}
@@ -278,8 +280,8 @@ def _print_learned(
     markdown: bool,
     save_run: Path | None,
 ) -> None:
-    from crsim.meta.predictions import write_run_file
-    from crsim.meta.report import markdown_report, rich_report
+    from crsim.studies.meta.predictions import write_run_file
+    from crsim.studies.meta.report import markdown_report, rich_report
 
     for _, predictions, order in reports.values():
         if save_run is not None:
@@ -307,8 +309,8 @@ def _evaluate(
     progress: ProgressReport,
 ) -> tuple[Predictions, str, dict[str, int]]:
     """Run a registered evaluator over the gold conversations; LLM answers cached in the work folder."""
-    from crsim.meta.evaluator import run_evaluator
-    from crsim.progress import scoring_failed
+    from crsim.runner.progress import scoring_failed
+    from crsim.studies.meta.evaluator import run_evaluator
 
     folder = work_dir or Path.cwd()
     folder.mkdir(parents=True, exist_ok=True)

@@ -38,7 +38,7 @@ def curves_command(
 ) -> None:
     """PC_t@K and Recall@(t,K) per turn for K in 5, 10, 20, 50 per CRS × simulator, a PC_t plot and
     Recall plot (PNG), and PC on the selected and residual targets with the gap Δ = PC_res − PC_sel."""
-    from crsim.studies.pepper_curves import curves_of_run
+    from crsim.studies.pepper.curves import curves_of_run
 
     with user_errors():
         computed = curves_of_run(run, k, split_k, out)
@@ -98,9 +98,9 @@ def pref_accuracy_command(
     """Preference representation accuracy (PEPPER Table 2): for pairs of a user's targets with
     different ratings, which one the LLM picks given general preferences, raw feedback or binary
     likes/dislikes; accuracy against the true ratings."""
-    from crsim.progress import ProgressReport
-    from crsim.run.config import load_config
-    from crsim.run.pepper_accuracy import preference_accuracy_study
+    from crsim.runner.config import load_config
+    from crsim.runner.progress import ProgressReport
+    from crsim.studies.pepper.accuracy_run import preference_accuracy_study
 
     progress = ProgressReport(enabled=not as_json)
     with user_errors():

@@ -30,10 +30,10 @@ def report(
     A run without scores.jsonl/summary.json is evaluated first with its manifest's metrics (as
     `crsim evaluate RUN_DIR` does), and the results are written into the run folder.
     """
-    from crsim.eval.evaluation import evaluate_path
+    from crsim.eval.run_scoring import evaluate_path
     from crsim.model.run_folder.folder import count_lines, open_run
-    from crsim.progress import ProgressReport, scoring_failed
     from crsim.report.html import build_report, write_report
+    from crsim.runner.progress import ProgressReport, scoring_failed
 
     progress = ProgressReport()
 

@@ -12,8 +12,8 @@ import typer
 from rich.markup import escape
 
 from crsim.cli._support import console, errors, show_summaries, stopped_by_signals, user_errors
-from crsim.errors import ConfigError, CrsimError
-from crsim.run.config import field_description
+from crsim.core.errors import ConfigError, CrsimError
+from crsim.runner.config import field_description
 
 app = typer.Typer(add_completion=False)
 
@@ -73,9 +73,9 @@ def run(
     simulator pairing failed (its dialogues ended in errors or timeouts; see --failed-pairing-share);
     130/143 stopped by Ctrl-C/SIGTERM: every dialogue written is kept, and the command that resumes
     the run is printed."""
-    from crsim.run.build import build_experiment
-    from crsim.run.config import load_config
-    from crsim.run.retry import retry_reasons
+    from crsim.runner.build import build_experiment
+    from crsim.runner.config import load_config
+    from crsim.runner.retry import retry_reasons
 
     overrides = {
         "out": out,
@@ -109,10 +109,10 @@ def run(
         except ConfigError as exc:  # names a field; say in which file
             raise ConfigError(f"{config or 'config'}: {exc}") from None
         if preflight:
-            from crsim.interrupt import run_interruptibly
+            from crsim.core.interrupt import run_interruptibly
             from crsim.model.run_folder.lock import ensure_free
-            from crsim.run.preflight import needed
-            from crsim.run.preflight import preflight as check_servers
+            from crsim.runner.preflight import needed
+            from crsim.runner.preflight import preflight as check_servers
 
             ensure_free(run_dir)  # a busy folder is refused before the servers are tried
             if needed(experiment, run_dir, resume, retry):
@@ -133,7 +133,7 @@ def _closing(
     """The table, what was held, the errored dialogues a retry could hold again (`command`: the
     resume command, '' when this was a retry), and exit code 3 when a pairing failed."""
     from crsim.model.run_folder.folder import completeness
-    from crsim.run.outcome import EXIT_FAILED_PAIRINGS, closing_line, failed_pairings
+    from crsim.runner.outcome import EXIT_FAILED_PAIRINGS, closing_line, failed_pairings
 
     failed = failed_pairings(summaries, cfg.failed_pairing_share)
     show_summaries(summaries, as_json, frozenset(p.label for p in failed), completeness(run_dir).complete)
@@ -168,12 +168,12 @@ def _hold_and_score(
 ) -> tuple[Any, list[Any]]:
     """Hold the run's dialogues and score them, under the run folder's lock (taken once); a stop
     signal ends the command with what was kept and how to resume."""
-    from crsim.eval.evaluation import evaluate_path
-    from crsim.interrupt import Interrupted, run_interruptibly, signals_interrupt
+    from crsim.core.interrupt import Interrupted, run_interruptibly, signals_interrupt
+    from crsim.eval.run_scoring import evaluate_path
     from crsim.model.run_folder.lock import run_folder_lock
-    from crsim.progress import ProgressReport, dialogue_failed, scoring_failed
-    from crsim.run.batch import kept_dialogues, run_batch
-    from crsim.run.retry import errored_records
+    from crsim.runner.batch import kept_dialogues, run_batch
+    from crsim.runner.progress import ProgressReport, dialogue_failed, scoring_failed
+    from crsim.runner.retry import errored_records
 
     report = ProgressReport(enabled=not quiet)
     try:
@@ -214,7 +214,7 @@ def _resume_command(config: Path | None, overrides: dict[str, Any], run_dir: Pat
 
 def _say_stopped(stop: Any, run_dir: Path, planned: int, command: str) -> None:
     """What a signal left behind: the dialogues kept in the run folder, and how to go on."""
-    from crsim.run.batch import kept_dialogues
+    from crsim.runner.batch import kept_dialogues
 
     kept = kept_dialogues(run_dir)
     state = "all held, the scoring did not finish" if kept >= planned else "the rest not held"

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from crsim.cli._support import user_errors
-from crsim.errors import CrsimError
+from crsim.core.errors import CrsimError
 
 app = typer.Typer(add_completion=False)
 
@@ -21,7 +21,7 @@ def schema(
 ) -> None:
     """Print the JSON Schema of a record type of the unified format."""
     from crsim.model import Dialogue, Item, SimulatedUser
-    from crsim.run.config import ExperimentConfig
+    from crsim.runner.config import ExperimentConfig
 
     kinds: dict[str, Any] = {
         "dialogue": Dialogue,

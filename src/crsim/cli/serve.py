@@ -52,7 +52,7 @@ def serve(
     The CRS works on the items of `--domain` (default: movies)."""
     from crsim.crs.server import ServeLimits
     from crsim.crs.server import serve as serve_crs
-    from crsim.data.domains import domain_named
+    from crsim.domains import domain_named
 
     def listening(url: str) -> None:
         console.print(

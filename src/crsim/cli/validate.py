@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from crsim.cli._support import console, errors, user_errors
-from crsim.errors import CrsimError
+from crsim.core.errors import CrsimError
 
 app = typer.Typer(add_completion=False)
 

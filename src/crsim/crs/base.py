@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
-from crsim.components import Buildable
+from crsim.core.components import Buildable
+from crsim.core.plugins import Params, Registry
 from crsim.model.acts import DialogueAct
-from crsim.registry import Params, Registry
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class CRSSession:
 class CRS(Buildable, Protocol):
     """A conversational recommender. One object serves many dialogues, each with its own session.
 
-    Built once per run as `Class(params, ctx)` (`crsim.components`); `needs_llm` / `llm_roles(params)`
+    Built once per run as `Class(params, ctx)` (`crsim.core.components`); `needs_llm` / `llm_roles(params)`
     declare the language models it calls through `ctx.llms`.
     """
 

@@ -36,13 +36,13 @@ import numpy.typing as npt
 from pydantic import AfterValidator
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
-from crsim.crs.cues import domain_cues
-from crsim.crs.lexicon import lexicon_for, synonym_table
+from crsim.core.plugins import Registry
+from crsim.language.cues import domain_cues
+from crsim.language.lexicon import lexicon_for, synonym_table
 from crsim.llm.errors import missing_dependency
 from crsim.model.domain import Domain, SlotKind
 from crsim.model.items import Item, ItemCollection
 from crsim.model.text import STOPWORDS, normalize
-from crsim.registry import Registry
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

@@ -51,21 +51,21 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.plugins import Params as RegistryParams
+from crsim.core.seeding import derive_seed
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession, crs
 from crsim.crs.candidates import RetrieverName, candidate_retriever
-from crsim.crs.cues import prompt_nouns
 from crsim.crs.llm_checks import ends_unfinished, year_conflicts
 from crsim.crs.llm_reply import ReplyMaker, Settled
-from crsim.crs.phrasings import item_details
+from crsim.language.cues import prompt_nouns
+from crsim.language.phrasings import item_details
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, Message, assistant, system, user
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.items import Item
-from crsim.registry import Params as RegistryParams
-from crsim.seeding import derive_seed
 
 _PROMPTS = "crsim.crs.prompts"
 

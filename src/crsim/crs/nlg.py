@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from crsim.crs.phrasings import phrasing
-from crsim.errors import DataError
+from crsim.core.errors import DataError
+from crsim.language.phrasings import phrasing
 from crsim.model.domain import Domain, SlotKind, indefinite, per_domain
 from crsim.model.domain import article as domain_article
 

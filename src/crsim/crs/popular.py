@@ -18,13 +18,13 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import Field
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.plugins import Params as RegistryParams
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession, crs
 from crsim.crs.nlg import sentences_for
-from crsim.crs.understanding import Context, Period, Understanding, lexicon_for, understand
+from crsim.language.understanding import Context, Period, Understanding, lexicon_for, understand
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain, SlotKind, per_domain
-from crsim.registry import Params as RegistryParams
 
 Scores = npt.NDArray[np.float64]
 _EMPTY = np.zeros(0, dtype=np.intp)
@@ -70,7 +70,7 @@ class ItemIndex:
 
     def positions(self, slot: str, value: str) -> npt.NDArray[np.intp]:
         """The items holding `value`; for a numeric slot the items whose number equals it or lies
-        within its bound (">=4", "<20": `crsim.crs.cues.BOUND_SIGNS`)."""
+        within its bound (">=4", "<20": `crsim.language.cues.BOUND_SIGNS`)."""
         numbers = self.numbers.get(slot)
         if numbers is not None:
             match = _BOUNDED.fullmatch(value.strip())

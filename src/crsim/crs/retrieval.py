@@ -17,16 +17,16 @@ import numpy as np
 from pydantic import Field
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.errors import ConfigError
+from crsim.core.plugins import Params as RegistryParams
 from crsim.crs.base import crs
-from crsim.crs.lexicon import lexicon_for
-from crsim.crs.phrasings import phrasing
 from crsim.crs.popular import DialogueState, PopularCRS, Scores, _act
-from crsim.errors import ConfigError
+from crsim.language.lexicon import lexicon_for
+from crsim.language.phrasings import phrasing
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain
 from crsim.model.items import Item, ItemCollection
-from crsim.registry import Params as RegistryParams
 
 
 class TextIndex:

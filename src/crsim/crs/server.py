@@ -28,13 +28,13 @@ from fastapi import FastAPI, HTTPException, Request, Response
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
 
+from crsim.core.errors import CrsimError
+from crsim.core.seeding import derive_seed
 from crsim.crs.asgi import AccessLog, BodyLimit
 from crsim.crs.base import CRS, CRSReply, CRSSession
-from crsim.errors import CrsimError
 from crsim.model.acts import DialogueAct
 from crsim.model.domain import Domain
 from crsim.model.text import JSONTextError, loads_clean
-from crsim.seeding import derive_seed
 
 ARENA_COOKIE = "crsim_session"
 #: Response header saying how many lone surrogates in the request's strings were replaced (absent: 0).
@@ -394,9 +394,9 @@ def serve(
     """
     import uvicorn
 
-    from crsim.components import BuildContext, build
+    from crsim.core.components import BuildContext, build
+    from crsim.core.plugins import ComponentSpec
     from crsim.crs.base import crs_registry
-    from crsim.registry import ComponentSpec
 
     spec = ComponentSpec(name=crs_name, args=args)
     crs_registry.params(crs_name, args, where="serve")  # bad arguments fail before the port is taken

@@ -1,6 +1,7 @@
 """Evaluation: per-dialogue metrics, population statistics and the scoring layer."""
 
-from crsim.eval.evaluate import (
+from crsim.eval.metrics.base import Metric, NotApplicable, PerTurnMetric
+from crsim.eval.scores import (
     GroupSummary,
     ScoreRecord,
     TurnCurve,
@@ -14,7 +15,6 @@ from crsim.eval.evaluate import (
     write_scores,
     write_summary,
 )
-from crsim.eval.metrics.base import Metric, NotApplicable, PerTurnMetric
 from crsim.eval.stats import Aggregate, aggregate
 
 __all__ = [

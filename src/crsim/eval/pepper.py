@@ -1,5 +1,5 @@
 """PEPPER's bias metrics: PC on the selected and residual target subsets (`pc_subset`) and their
-gap (`pc_gap`). The per-turn curves, Table 3 and the plot are a study: `crsim.studies.pepper_curves`.
+gap (`pc_gap`). The per-turn curves, Table 3 and the plot are a study: `crsim.studies.pepper.curves`.
 
 The selected/residual split is read from the record: `Dialogue.metadata["target_split"]` (the
 target-biased simulator writes the split it used) or else `user_profile.persona["target_split"]`

@@ -6,7 +6,7 @@ run's `LLMHub` and call `await llm.generate(messages, GenerationConfig(...))`.
 
 from typing import TYPE_CHECKING
 
-from crsim.lazy import exports
+from crsim.core.lazy import exports
 
 if TYPE_CHECKING:
     from crsim.llm.client import LLM, LLMHub

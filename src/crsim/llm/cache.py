@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
 from crsim.llm.config import CacheMode
 from crsim.llm.types import Completion, Message, ResolvedGeneration
 

@@ -64,7 +64,7 @@ class ModelConfig(BaseModel):
     @field_validator("provider")
     @classmethod
     def _known_provider(cls, value: str) -> str:
-        from crsim.registry import registry_of
+        from crsim.core.plugins import registry_of
 
         providers = registry_of("llm_provider")
         if value not in providers:
@@ -160,8 +160,8 @@ class LLMSettings(BaseModel):
 def load_llm_settings(path: str | Path) -> LLMSettings:
     """The `llm:` section of a YAML/JSON file (an experiment config will do); errors name file and field."""
     path = Path(path)
-    from crsim.errors import ConfigError
-    from crsim.yaml_files import read_yaml_mapping, validate_located
+    from crsim.core.errors import ConfigError
+    from crsim.core.yaml_files import read_yaml_mapping, validate_located
 
     loaded = read_yaml_mapping(path, "a YAML file with an `llm:` section")
     if not isinstance(loaded.get("llm"), dict):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from crsim.errors import ConfigError, CrsimError
-from crsim.redact import redact
+from crsim.core.errors import ConfigError, CrsimError
+from crsim.core.secrets import redact
 
 
 class LLMError(CrsimError):

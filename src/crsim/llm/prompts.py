@@ -13,7 +13,7 @@ from typing import Any
 import jinja2
 from pydantic import AfterValidator
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
 
 
 @cache

@@ -4,7 +4,7 @@
 # hide the submodule `crsim.model.annotations` from `from crsim.model import annotations`.
 from typing import TYPE_CHECKING
 
-from crsim.lazy import exports
+from crsim.core.lazy import exports
 
 if TYPE_CHECKING:
     from crsim.model.acts import DialogueAct, Intent, format_acts, parse_acts

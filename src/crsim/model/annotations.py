@@ -29,7 +29,7 @@ from pydantic import (
     ValidationError,
 )
 
-from crsim.errors import DataError
+from crsim.core.errors import DataError
 from crsim.model.dialogue import Dialogue
 
 T = TypeVar("T")
@@ -232,7 +232,7 @@ AMBIGUOUS_LINKS: Key[dict[str, list[str]]] = _declare(
     dict[str, Annotated[list[str], Field(min_length=2)]],
     "{item id: [item id, ...] (at least 2)}",
     writers=("crs/http/base.py", "run/loop.py"),
-    readers=("eval/evaluate.py",),
+    readers=("eval/scores.py",),
     description="Titles linked in the CRS utterance's text that name several catalogue items equally "
     "(same title, nothing in the text telling them apart): linked id -> all of them, the linked one first.",
 )
@@ -355,7 +355,7 @@ DATASET_LABELS: Key[dict[str, Any]] = _declare(
     DatasetLabels,
     "{intents: [str], top_level: [str], accepted_recommendation: bool, dialogue_acts: [...], ...}",
     writers=("data/datasets/iard.py", "data/datasets/inspired.py", "data/datasets/dialoguekit.py"),
-    readers=("eval/metrics/structure.py", "data/population_iard.py", "data/augment/need_eval.py"),
+    readers=("eval/metrics/structure.py", "users/iard.py", "data/augment/need_eval.py"),
     description="A converted dataset's own labels of the utterance (intent labels, accepted recommendation).",
 )
 
@@ -368,7 +368,7 @@ SEED: Key[int] = _declare(
     int,
     "int",
     writers=("run/batch.py",),
-    readers=("analysis.py",),
+    readers=("report/dataframes.py",),
     description="The dialogue's seed (derived from the run seed and the dialogue's identity).",
 )
 DOMAIN: Key[str] = _declare(
@@ -386,7 +386,7 @@ TRIAL: Key[int] = _declare(
     NonNegativeInt,
     "int >= 0",
     writers=("run/batch.py",),
-    readers=("analysis.py",),
+    readers=("report/dataframes.py",),
     description="Repetition index of the dialogue (0 first); written only when a run repeats dialogues.",
 )
 TARGET_SPLIT: Key[TargetSplit] = _declare(
@@ -479,7 +479,7 @@ SOURCE_USER_ID: Key[str] = _declare(
     P,
     str,
     "str",
-    writers=("data/population_pepper.py",),
+    writers=("users/pepper.py",),
     readers=("cli/pepper.py",),
     description="The rating table's user the PEPPER user was made from.",
 )
@@ -488,7 +488,7 @@ RATING_SCALE: Key[tuple[float, float]] = _declare(
     P,
     tuple[float, float],
     "[low, high]",
-    writers=("data/population_pepper.py",),
+    writers=("users/pepper.py",),
     readers=("sim/pepper/profile.py",),
     description="Lowest and highest rating of the source's rating scale.",
 )
@@ -497,7 +497,7 @@ PERSONA_TARGET_SPLIT: Key[TargetSplit] = _declare(
     P,
     TargetSplit,
     "{selected: [id], residual: [id]}",
-    writers=("data/population_pepper.py",),
+    writers=("users/pepper.py",),
     readers=("sim/pepper/biased.py", "eval/pepper.py"),
     description="The population's selected/residual split of the user's targets.",
 )
@@ -506,7 +506,7 @@ GOAL_MATCHES: Key[NonNegativeInt] = _declare(
     P,
     NonNegativeInt,
     "int",
-    writers=("data/population_goals.py",),
+    writers=("users/goals.py",),
     readers=("record readers (docs/domains.md)",),
     description="How many catalogue items satisfy every constraint of a goal user's need; the targets "
     "are all of them or, beyond users.max_goal_targets, a sample.",
@@ -516,7 +516,7 @@ REVIEWS: Key[dict[str, str]] = _declare(
     P,
     dict[str, str],
     "{item id: review text}",
-    writers=("data/population_pepper.py",),
+    writers=("users/pepper.py",),
     readers=("sim/pepper/profile.py",),
     description="The user's own reviews of seen items (a reviews table source).",
 )
@@ -525,8 +525,8 @@ TAGS: Key[dict[str, list[str]]] = _declare(
     P,
     dict[str, list[str]],
     "{item id: [tag]}",
-    writers=("data/population_pepper.py",),
-    readers=("sim/pepper/profile.py", "data/population_pepper.py"),
+    writers=("users/pepper.py",),
+    readers=("sim/pepper/profile.py", "users/pepper.py"),
     description="The user's own MovieLens tags of seen items.",
 )
 GENERAL_PREFERENCES: Key[str | list[str] | Any] = _declare(

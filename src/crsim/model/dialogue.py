@@ -14,10 +14,10 @@ from pydantic import (
     model_serializer,
 )
 
+from crsim.core.secrets import redact
 from crsim.model.acts import DialogueAct
 from crsim.model.text import clean_text
 from crsim.model.user import InformationNeed, UserProfile
-from crsim.redact import redact
 
 #: 1.1: llm_calls per utterance, llm_usage per dialogue; 1.2: mentioned_items per utterance
 FORMAT_VERSION = "1.2"
@@ -53,7 +53,7 @@ class Fault(StrEnum):
 class ErrorInfo(BaseModel):
     """An exception kept in a record: which participant raised it, its type and message.
 
-    The message is redacted (`crsim.redact`) when the record is made: error texts quote headers and
+    The message is redacted (`crsim.core.secrets`) when the record is made: error texts quote headers and
     server answers, which may hold a key.
     """
 

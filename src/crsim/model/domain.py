@@ -2,7 +2,7 @@
 
 A domain is data (docs/domains.md): a YAML domain file names the items, the slots (each mapped to an
 item attribute, with its kind, the words that name it and synonyms of its values), optionally a
-ratings file, RecUserSim profile dictionaries and phrasing overrides. `crsim.data.domains` reads the
+ratings file, RecUserSim profile dictionaries and phrasing overrides. `crsim.domains` reads the
 file into a `Domain`; components read the domain, never a domain name.
 """
 
@@ -53,7 +53,7 @@ class Slot:
     #: Numeric slots: the unit said after a number ("pounds"), if the domain declares one.
     unit: str | None = None
     #: Numeric slots: the domain's own words that bound a number, by bound (`at_least`, `at_most`,
-    #: `above`, `below`), beside the generic ones (`crsim.crs.cues.COMPARISONS`).
+    #: `above`, `below`), beside the generic ones (`crsim.language.cues.COMPARISONS`).
     comparisons: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property

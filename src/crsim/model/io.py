@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from crsim.errors import DataError
+from crsim.core.errors import DataError
 from crsim.model.dialogue import Dialogue
 from crsim.model.items import Item
 

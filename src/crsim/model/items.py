@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from crsim.errors import DataError
+from crsim.core.errors import DataError
 from crsim.model.text import JSONTextError, clean_value, loads_clean, may_hold_surrogates
 
 if TYPE_CHECKING:

@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from crsim.eval.evaluate import GroupSummary, build_metrics
+from crsim.core.plugins import ComponentSpec
 from crsim.eval.metrics.base import PerTurnMetric
+from crsim.eval.scores import GroupSummary, build_metrics
 from crsim.model.acts import format_acts
 from crsim.model.dialogue import Dialogue
 from crsim.model.run_folder.folder import RunFolder, count_lines
-from crsim.registry import ComponentSpec
 
 Group = tuple[str, str]  # (crs_id, simulator_id)
 

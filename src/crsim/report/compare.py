@@ -1,5 +1,5 @@
 """Paired comparisons of run folders (`crsim compare`, the report's Comparisons section,
-`crsim.analysis.comparisons_df`): reading the folders and presenting `crsim.studies.compare` results.
+`crsim.report.dataframes.comparisons_df`): reading the folders and presenting `crsim.studies.compare` results.
 
 Text is laid out for an 80-column terminal; names recorded by CRSs and runs are cut to fit and
 stripped of control characters.
@@ -11,7 +11,7 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from crsim.errors import DataError
+from crsim.core.errors import DataError
 from crsim.model.run_folder.folder import RunFolder
 from crsim.studies.compare import (
     Comparison,

@@ -14,7 +14,7 @@ from typing import Any
 
 from matplotlib.colors import to_hex, to_rgb
 
-from crsim.errors import CrsimError
+from crsim.core.errors import CrsimError
 from crsim.eval.metrics.base import Metric
 
 #: One hue per CRS (tab10); after ten CRSs the hues repeat.
@@ -98,8 +98,8 @@ def declared_binary(config: Mapping[str, Any]) -> dict[str, bool]:
 
     Evaluators (judges and the like) and metrics that cannot be built here (a plug-in that is no
     longer installed) declare nothing; their values decide."""
-    from crsim.eval.evaluate import build_metrics
-    from crsim.registry import ComponentSpec
+    from crsim.core.plugins import ComponentSpec
+    from crsim.eval.scores import build_metrics
 
     found: dict[str, bool] = {}
     for raw in config.get("metrics", []) or []:

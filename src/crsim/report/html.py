@@ -18,15 +18,15 @@ from typing import Any
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
+from crsim.core.secrets import redact
+from crsim.core.version import installed_version
 from crsim.eval.stats import USER_BOOTSTRAP
 from crsim.model.run_folder.files import part_path
 from crsim.model.run_folder.folder import RunFolder
-from crsim.redact import redact
 from crsim.report.collect import RunView, collect_run
 from crsim.report.compare import html_comparisons, run_comparisons
 from crsim.report.figures import Palette
-from crsim.report.run_folder import item_titles
 from crsim.report.sections import (
     ReportContext,
     behaviour_sections,
@@ -37,7 +37,7 @@ from crsim.report.sections import (
     rank_table,
 )
 from crsim.report.tables import USER_NOTE
-from crsim.version import installed_version
+from crsim.report.titles import item_titles
 
 #: Dialogues per run kept for the browser unless told otherwise (the plots and tables use all).
 DEFAULT_MAX_DIALOGUES = 2000

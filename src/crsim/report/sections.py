@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from crsim.eval.evaluate import GroupSummary
+from crsim.eval.scores import GroupSummary
 from crsim.eval.stats import USER_BOOTSTRAP, Aggregate
 from crsim.model.dialogue import Role
 from crsim.report import plots

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 
-from crsim.eval.evaluate import GroupSummary
+from crsim.eval.scores import GroupSummary
 from crsim.eval.stats import USER_BOOTSTRAP, Aggregate
 
 #: Marks an interval from the cluster bootstrap over users (users hold several dialogues).
@@ -87,7 +87,7 @@ def pairing(summary: GroupSummary) -> str:
     return f"{summary.crs_id} × {summary.simulator_id}"
 
 
-#: Follows the name of a pairing the run did not test (`crsim.run.outcome.failed_pairings`).
+#: Follows the name of a pairing the run did not test (`crsim.runner.outcome.failed_pairings`).
 FAILED_MARK = "FAILED"
 
 

@@ -6,13 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
-from crsim.components import Buildable, BuildContext
+from crsim.core.components import Buildable, BuildContext
+from crsim.core.plugins import Params, Registry
 from crsim.crs.base import CRSReply
 from crsim.llm.client import LLMHub
 from crsim.model.acts import DialogueAct
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
-from crsim.registry import Params, Registry
 
 
 @dataclass
@@ -42,7 +42,7 @@ class UserSimulator(Buildable, Protocol):
     """A simulated user. Build a new one per dialogue: its state belongs to that dialogue.
 
     Built as `Class(params, ctx)` with the dialogue's context (`ctx.seed` is the dialogue's seed;
-    `crsim.components`); `needs_llm` / `llm_roles(params)` declare the models it calls via `ctx.llms`.
+    `crsim.core.components`); `needs_llm` / `llm_roles(params)` declare the models it calls via `ctx.llms`.
     """
 
     async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:

@@ -4,5 +4,5 @@
 prompt), `language` (the language analyses: diversity, formality, richness, consistency),
 `pepper_curves` (PEPPER's per-turn curves and plot; the `pc_subset` / `pc_gap` metrics stay in
 `crsim.eval.pepper`) and `compare` (paired comparisons of two runs' scores). Meta-evaluation, which
-compares evaluators against human gold labels, is its own package `crsim.meta` on the same floor.
+compares evaluators against human gold labels, is its own package `crsim.studies.meta` on the same floor.
 """

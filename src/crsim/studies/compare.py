@@ -42,8 +42,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from crsim.errors import ConfigError
-from crsim.eval.evaluate import ScoreRecord, score_from_line
+from crsim.core.errors import ConfigError
+from crsim.eval.scores import ScoreRecord, score_from_line
 from crsim.eval.stats import aggregate
 from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue

@@ -36,7 +36,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 from scipy.stats import binomtest
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
+from crsim.core.seeding import derive_seed
+from crsim.core.yaml_files import describe_yaml_error, load_yaml
 from crsim.eval.judge.transcript import fit, lines
 from crsim.llm.client import LLM, LLMHub
 from crsim.llm.config import LLMSettings
@@ -47,8 +49,6 @@ from crsim.llm.types import GenerationConfig, Message, system, user
 from crsim.model.dialogue import Dialogue
 from crsim.model.io import iter_dialogues
 from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE
-from crsim.seeding import derive_seed
-from crsim.yaml_files import describe_yaml_error, load_yaml
 
 CRITERIA = "crsim.studies.criteria"
 DEFAULT_CRITERIA = "recusersim6"
@@ -512,7 +512,7 @@ async def compare_dialogues(
 
 
 class PairProgress(Protocol):
-    """What `compare_dialogues` tells a progress display (crsim.progress.PhaseMeter is one)."""
+    """What `compare_dialogues` tells a progress display (crsim.runner.progress.PhaseMeter is one)."""
 
     def set_total(self, total: int) -> None: ...
 

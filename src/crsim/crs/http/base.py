@@ -24,15 +24,15 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import Field, field_validator
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.errors import ConfigError
+from crsim.core.plugins import Params
+from crsim.core.secrets import secret_from_env
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession, ReplyOption
-from crsim.errors import ConfigError
 from crsim.model.acts import DialogueAct
 from crsim.model.annotations import AMBIGUOUS_LINKS, HTTP, RECOMMENDED_ITEMS_SOURCE, REPLACED_CODE_POINTS
 from crsim.model.linking import Mention, ambiguous_links
 from crsim.model.text import JSONTextError, loads_clean
-from crsim.redact import secret_from_env
-from crsim.registry import Params
 
 _MAX_SAME_HOST_REDIRECTS = 3
 

@@ -19,10 +19,10 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from crsim.components import BuildContext, build
+from crsim.core.components import BuildContext, build
+from crsim.core.plugins import ComponentSpec
 from crsim.crs.base import CRS, CRSReply, CRSSession, crs_registry
 from crsim.model.domain import Domain
-from crsim.registry import ComponentSpec
 
 T = TypeVar("T")
 

@@ -18,8 +18,9 @@ from typing import Annotated, ClassVar
 
 from pydantic import AfterValidator, Field, model_validator
 
-from crsim.components import BuildContext
-from crsim.errors import ConfigError, DataError
+from crsim.core.components import BuildContext
+from crsim.core.errors import ConfigError, DataError
+from crsim.core.plugins import Params as BaseParams
 from crsim.eval.judge.judge import DEFAULT_PROMPT, PROMPTS, RubricJudge
 from crsim.eval.judge.rubric import load_rubric
 from crsim.eval.metrics.base import Evaluator, Value, metric
@@ -29,7 +30,6 @@ from crsim.llm.prompts import template_check
 from crsim.model.dialogue import Dialogue
 from crsim.model.items import ItemCollection
 from crsim.model.run_folder.manifest import load_manifest
-from crsim.registry import Params as BaseParams
 
 
 def _rubric_check(ref: str) -> str:
@@ -48,7 +48,7 @@ def _catalogue(ctx: BuildContext | None) -> ItemCollection | None:
         return ctx.domain.items
     if ctx.run_folder is None or not Path(ctx.run_folder).is_dir():
         return None
-    from crsim.data.domains import domain_of
+    from crsim.domains import domain_of
 
     try:
         return domain_of(load_manifest(Path(ctx.run_folder))).items

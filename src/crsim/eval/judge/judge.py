@@ -29,7 +29,8 @@ from typing import Any, Literal, cast
 import jinja2
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
+from crsim.core.seeding import derive_seed
 from crsim.eval.judge.rubric import Aspect, Rubric
 from crsim.eval.judge.transcript import (
     CRSTurn,
@@ -49,7 +50,6 @@ from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, Message, system, user
 from crsim.model.dialogue import Dialogue, Role
 from crsim.model.items import ItemCollection
-from crsim.seeding import derive_seed
 
 #: Package holding the judges' templates; a `prompt` argument may also be a path to a file.
 PROMPTS = "crsim.eval.judge.prompts"

@@ -56,9 +56,9 @@ from pydantic import (
     model_validator,
 )
 
-from crsim.errors import ConfigError
-from crsim.registry import Registry
-from crsim.yaml_files import describe_yaml_error, load_yaml
+from crsim.core.errors import ConfigError
+from crsim.core.plugins import Registry
+from crsim.core.yaml_files import describe_yaml_error, load_yaml
 
 #: Package holding the shipped rubric files (`<name>.yaml`).
 RUBRICS = "crsim.eval.judge.rubrics"

@@ -8,7 +8,7 @@ also records what it was trained on and how well it validated.
 
 Prediction repeats scikit-learn's transform exactly (`TfidfVectorizer` with a callable
 analyser, `StandardScaler`, then the linear model), so a saved head gives the fitted pipeline's
-numbers; `crsim.fitting.model` exports pipelines into this form.
+numbers; `crsim.studies.fitting.model` exports pipelines into this form.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from crsim.errors import DataError
+from crsim.core.errors import DataError
 from crsim.eval.learned.features import DENSE_FEATURES, FEATURE_VERSION, DialogueDocument, TextSide
 
 #: The artifact layout version; loading any other version is an error.

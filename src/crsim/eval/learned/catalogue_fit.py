@@ -2,7 +2,7 @@
 
 A rater who asked for fantasy and got two animated films judges the reply by its items, not its
 wording. These features make that judgement without labels and without knowing which CRS spoke:
-the user's utterances are parsed by crsim's rule-based understanding (`crsim.crs.understanding`)
+the user's utterances are parsed by crsim's rule-based understanding (`crsim.language.understanding`)
 into liked and disliked slot values (genres, keywords, people) and items the user has seen or
 rejected; each CRS reply's recommended items (linked to the catalogue) are then checked against
 what the user had said *before* that reply.
@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crsim.crs.understanding import understand
-from crsim.data.movies import movie_domain
+from crsim.domains.movielens import movie_domain
+from crsim.language.understanding import understand
 from crsim.model.dialogue import Dialogue, Role
 from crsim.model.domain import Domain
 

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.plugins import Params as BaseParams
 from crsim.eval.learned.crsarena_features import dialogue_features
 from crsim.eval.learned.crsarena_model import (
     DIALOGUE_ASPECTS,
@@ -34,7 +35,6 @@ from crsim.eval.learned.crsarena_model import (
 )
 from crsim.eval.metrics.base import Evaluator, NotApplicable, Value, metric
 from crsim.model.dialogue import Dialogue
-from crsim.registry import Params as BaseParams
 
 #: The shipped model.
 CRSARENA_MODEL = Path(__file__).parent / "models" / "crsarena-v2.json"

@@ -24,7 +24,6 @@ from itertools import pairwise
 
 from rapidfuzz import fuzz
 
-from crsim.crs import cues
 from crsim.eval.learned.catalogue_fit import ReplyFit, reply_fits
 from crsim.eval.learned.features import (
     DENSE_FEATURES,
@@ -35,6 +34,7 @@ from crsim.eval.learned.features import (
     sentiment,
     utterance_cues,
 )
+from crsim.language import cues
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.domain import Domain
 from crsim.model.text import normalize

@@ -8,7 +8,7 @@ structure (length, recommendations, repeated items and replies, questions, utter
 and the user's cues (acceptance, rejection, thanks, complaints, sentiment), over the whole
 dialogue and over its last user turns, where the user's final mood shows.
 
-Cues reuse the cue patterns of crsim's rule-based understanding (`crsim.crs.cues`) on the
+Cues reuse the cue patterns of crsim's rule-based understanding (`crsim.language.cues`) on the
 normalised text, plus a small sentiment and complaint lexicon of our own. A user utterance that
 carries dialogue acts (simulated or annotated dialogues) also counts its `accept`/`reject`/`seen`
 acts as cues, so annotated dialogues are read at least as well as raw text.
@@ -25,7 +25,7 @@ from typing import Literal
 
 from rapidfuzz import fuzz
 
-from crsim.crs import cues
+from crsim.language import cues
 from crsim.model.acts import Intent
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.text import normalize

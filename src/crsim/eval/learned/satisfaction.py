@@ -21,12 +21,12 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.plugins import Params as BaseParams
 from crsim.eval.learned.artifact import Artifact, Head, load_artifact
 from crsim.eval.learned.features import document
 from crsim.eval.metrics.base import Metric, NotApplicable, metric
 from crsim.model.dialogue import Dialogue, Role
-from crsim.registry import Params as BaseParams
 
 #: The shipped artifact.
 SATISFACTION_ARTIFACT = Path(__file__).parent / "models" / "satisfaction-v1.json"

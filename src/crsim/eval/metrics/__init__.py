@@ -1,4 +1,4 @@
-"""Built-in metrics; importing this package registers them with `crsim.registry.metric`."""
+"""Built-in metrics; importing this package registers them with `crsim.core.plugins.metric`."""
 
 from crsim.eval.metrics import coverage, recommendation, utility
 from crsim.eval.metrics.base import CutoffParams, Metric, NotApplicable, PerTurnMetric

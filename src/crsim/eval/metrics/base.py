@@ -13,10 +13,10 @@ from typing import ClassVar, TypeVar
 
 from pydantic import Field
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.plugins import Params as BaseParams
+from crsim.core.plugins import Registry
 from crsim.model.dialogue import Dialogue
-from crsim.registry import Params as BaseParams
-from crsim.registry import Registry
 
 #: Reasons a dialogue cannot be scored; summaries count missing values per reason.
 NO_ACTS = "user utterance without dialogue acts (annotate the dialogue first)"
@@ -46,7 +46,7 @@ class NotApplicable(Exception):
 class Metric(ABC):
     """A per-dialogue metric. Subclasses register with `@metric(name)` and nest a `Params` model.
 
-    Built as `Class(params, ctx)` like every component (`crsim.components`); both may be left out
+    Built as `Class(params, ctx)` like every component (`crsim.core.components`); both may be left out
     when calling it directly (default arguments, empty context). A metric calls no language model.
     """
 

@@ -13,10 +13,10 @@ from collections.abc import Callable
 
 from pydantic import Field
 
+from crsim.core.plugins import Params as BaseParams
 from crsim.eval.metrics.base import FEWER_THAN_TWO_LISTS, CutoffParams, NotApplicable, PerTurnMetric, metric
 from crsim.eval.metrics.structure import RecommendationTrace, extend, targets
 from crsim.model.dialogue import Dialogue
-from crsim.registry import Params as BaseParams
 
 
 def recall(ranked: tuple[str, ...], wanted: frozenset[str], k: int) -> float:

@@ -16,10 +16,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from crsim.core.plugins import Params as BaseParams
 from crsim.eval.metrics.base import Evaluator, NotApplicable, Value, metric
 from crsim.model.annotations import RATINGS, annotation
 from crsim.model.dialogue import Dialogue, Role
-from crsim.registry import Params as BaseParams
 
 #: The annotation this evaluator reads (declared in model/annotations.py).
 ANNOTATION = RATINGS.name

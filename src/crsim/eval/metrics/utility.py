@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from crsim.core.plugins import Params as BaseParams
 from crsim.eval.metrics.base import Metric, metric
 from crsim.eval.metrics.structure import (
     LABEL_PRESETS,
@@ -20,7 +21,6 @@ from crsim.eval.metrics.structure import (
     require_user_acts,
 )
 from crsim.model.dialogue import Dialogue, Fault
-from crsim.registry import Params as BaseParams
 
 
 class RoundParams(BaseParams):
@@ -72,7 +72,7 @@ class SuccessRate(Metric):
     A dialogue the CRS broke (a CRS error, or a timeout while the CRS was awaited) is 0 whatever
     was accepted before: the CRS failed the user, as an agent error fails the task in tau2-bench.
     (Dialogues the simulator or the infrastructure broke are not scored at all; see
-    `crsim.eval.evaluate`.)
+    `crsim.eval.scores`.)
     """
 
     class Params(RoundParams):

@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
+from crsim.core.plugins import Registry
 from crsim.llm.config import ModelConfig
 from crsim.llm.types import Completion, Message, ResolvedGeneration
-from crsim.registry import Registry
 
 
 class Provider(Protocol):

@@ -29,7 +29,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
 from crsim.llm.config import ModelConfig
 from crsim.llm.errors import (
     LLMAuthError,

@@ -19,7 +19,8 @@ import json
 import re
 from typing import Any
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
+from crsim.core.secrets import secret_from_env
 from crsim.llm.config import ModelConfig
 from crsim.llm.errors import (
     LLMAuthError,
@@ -34,7 +35,6 @@ from crsim.llm.errors import (
 from crsim.llm.providers import direct_client
 from crsim.llm.providers.base import MAX_REDIRECTS, check_options
 from crsim.llm.types import Completion, Message, ResolvedGeneration, Usage
-from crsim.redact import secret_from_env
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
 

@@ -3,7 +3,7 @@
 Chat completions are posted with crsim's HTTP transport (`direct_client`, on aiohttp); `client: sdk`
 sends the same requests through the official SDK instead (`openai_sdk`), with the same answers and
 errors. The API key is read only from an environment variable (`api_key_env`, default
-OPENAI_API_KEY), stripped and checked when the provider is built (`crsim.redact.secret_from_env`: a
+OPENAI_API_KEY), stripped and checked when the provider is built (`crsim.core.secrets.secret_from_env`: a
 value a header cannot carry is a config error). Without `base_url` the endpoint is OpenAI itself and
 a missing key fails each call with `LLMAuthError`, so a run records the error per dialogue instead of
 stopping; with a `base_url` (local servers mostly want no key) a placeholder is sent. Redirects are

@@ -14,7 +14,8 @@ import json
 import re
 from typing import Any
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
+from crsim.core.secrets import secret_from_env
 from crsim.llm.config import ModelConfig
 from crsim.llm.errors import (
     LLMAuthError,
@@ -26,7 +27,6 @@ from crsim.llm.errors import (
     LLMServerError,
 )
 from crsim.llm.types import Completion, Message, ResolvedGeneration, Usage
-from crsim.redact import secret_from_env
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 OPENAI_BASE_URL = "https://api.openai.com/v1"

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
 from crsim.llm.config import ModelConfig
 from crsim.llm.types import Completion, Message, ResolvedGeneration, Usage
 

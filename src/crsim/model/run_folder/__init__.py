@@ -18,7 +18,7 @@ holds, so that no layer has to import another's internals to find a file.
 
 from typing import TYPE_CHECKING
 
-from crsim.lazy import exports
+from crsim.core.lazy import exports
 
 if TYPE_CHECKING:
     from crsim.model.run_folder.dialogues import DialogueWriter, canonical_order, repair_tail, writable

@@ -11,11 +11,11 @@ import json
 import os
 from pathlib import Path
 
+from crsim.core.secrets import redact_json_text
 from crsim.model.dialogue import Dialogue, ErrorInfo, Termination, TerminationReason
 from crsim.model.io import iter_dialogues
 from crsim.model.run_folder.files import tmp_path
 from crsim.model.text import clean_text
-from crsim.redact import redact_json_text
 
 __all__ = ["DialogueWriter", "canonical_order", "iter_dialogues", "repair_tail", "unwritable", "writable"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crsim.atomic_files import PART_SUFFIX
+from crsim.core.atomic_files import PART_SUFFIX
 
 #: The run's config, components and versions; written first, so it marks a folder as a run folder.
 MANIFEST = "manifest.json"

@@ -8,7 +8,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from crsim.errors import DataError
+from crsim.core.errors import DataError
 from crsim.model.dialogue import Dialogue
 from crsim.model.io import iter_dialogues
 from crsim.model.run_folder.files import DIALOGUES, EXPORT_DIR, LLM_CACHE, MANIFEST, REPORT, SCORES, SUMMARY
@@ -41,7 +41,7 @@ class RunFolder:
 
     @property
     def domain(self) -> str:
-        """The name of the run's item domain (resolve it with `crsim.data.domains.domain_of`)."""
+        """The name of the run's item domain (resolve it with `crsim.domains.domain_of`)."""
         return self.typed_manifest.domain
 
     @property

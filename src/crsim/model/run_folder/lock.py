@@ -34,7 +34,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from crsim.errors import CrsimError
+from crsim.core.errors import CrsimError
 from crsim.model.run_folder.files import LOCK_FILE, LOCK_INFO, MANIFEST
 
 __all__ = [

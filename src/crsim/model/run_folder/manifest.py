@@ -18,10 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from crsim.errors import DataError
+from crsim.core.errors import DataError
+from crsim.core.secrets import register_config_secrets
 from crsim.model.dialogue import FORMAT_VERSION
 from crsim.model.run_folder.files import MANIFEST, tmp_path
-from crsim.redact import register_config_secrets
 
 RUN_FORMAT_VERSION = "1"
 #: The domain of a run whose config does not name one (the only domain crsim ships).

@@ -1,7 +1,7 @@
 """`scores.jsonl` and the record types of an evaluation: score records, aggregates, group summaries.
 
 These are the records `crsim evaluate` writes and reports, dataframes and comparisons read; they live
-in the model layer so that readers need not import the evaluation code. `crsim.eval.evaluate` and
+in the model layer so that readers need not import the evaluation code. `crsim.eval.scores` and
 `crsim.eval.stats` re-export them under their old names.
 """
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from crsim.errors import DataError
+from crsim.core.errors import DataError
+from crsim.core.secrets import redact_json_lines
 from crsim.model.run_folder.files import part_path
-from crsim.redact import redact_json_lines
 
 #: The percentile bootstrap of the mean, resampling the values (dialogues) with replacement.
 DIALOGUE_BOOTSTRAP = "percentile bootstrap over dialogues"

@@ -22,10 +22,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from crsim.errors import DataError
+from crsim.core.errors import DataError
+from crsim.core.secrets import redact_json_text
 from crsim.model.run_folder.files import part_path
 from crsim.model.run_folder.scores import GroupSummary
-from crsim.redact import redact_json_text
 
 SUMMARY_FORMAT_VERSION: Literal[2] = 2
 _CHUNK = 1 << 20

@@ -15,13 +15,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from crsim.core.seeding import derive_seed
 from crsim.llm.client import LLM
 from crsim.llm.prompts import render
 from crsim.llm.structured import generate_structured
 from crsim.llm.types import GenerationConfig, Message, user
 from crsim.model.acts import DialogueAct, Intent, format_acts
 from crsim.model.text import fold
-from crsim.seeding import derive_seed
 from crsim.sim.agenda.llm_nlu import EXAMPLE_FILES, load_examples, prompt_template
 from crsim.sim.agenda.nlg import NLGContext, NLGResult
 
@@ -56,7 +56,7 @@ class LLMNLG:
         words: Mapping[str, str] | None = None,
     ) -> None:
         self.llm, self.seed, self.style = llm, seed, style
-        #: The domain's words the prompt names items with (`crsim.crs.cues.prompt_words`).
+        #: The domain's words the prompt names items with (`crsim.language.cues.prompt_words`).
         self.words = dict(words or {"item": "item", "items": "items", "consume": "try", "seen": "tried"})
         self.template = prompt_template(prompt)
         self.examples = load_examples(example_file).examples[:examples]

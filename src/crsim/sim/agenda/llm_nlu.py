@@ -29,9 +29,11 @@ from typing import Any, Literal
 import jinja2
 from pydantic import BaseModel, ConfigDict, Field
 
-from crsim.crs.cues import prompt_words
-from crsim.data.datasets.intents import IARD_CRS_INTENTS, IARD_USER_INTENTS, map_slot
-from crsim.errors import ConfigError, DataError
+from crsim.core.errors import ConfigError, DataError
+from crsim.core.seeding import derive_seed
+from crsim.datasets.intents import IARD_CRS_INTENTS, IARD_USER_INTENTS, map_slot
+from crsim.language.crs_text import MAX_VALUE_CHARS, NLUResult, RuleNLU, vocabulary_for
+from crsim.language.cues import prompt_words
 from crsim.llm.client import LLM
 from crsim.llm.grammar import acts_grammar
 from crsim.llm.prompts import load_template, render
@@ -41,8 +43,6 @@ from crsim.model.acts import DialogueAct, Intent, SlotValue, format_acts, parse_
 from crsim.model.domain import Domain
 from crsim.model.linking import heard_titles
 from crsim.model.text import fold, normalize, split_title_year, unarticle
-from crsim.seeding import derive_seed
-from crsim.sim.agenda.nlu import MAX_VALUE_CHARS, NLUResult, RuleNLU, vocabulary_for
 
 #: The CRS-side intents the interaction model acts on: what the model may answer with.
 CRS_INTENTS: tuple[str, ...] = (
@@ -114,7 +114,7 @@ class ExampleSet(BaseModel):
 
 
 def iard_intent(label: str, text: str, role: Side) -> str:
-    """The crsim intent of an IARD label: the tables of `crsim.data.datasets.intents`, except that
+    """The crsim intent of an IARD label: the tables of `crsim.datasets.intents`, except that
     an `OTH` utterance opening with a greeting word is a `greeting` (IARD has no greeting label)."""
     table = IARD_CRS_INTENTS if role == "crs" else IARD_USER_INTENTS
     if label not in table:

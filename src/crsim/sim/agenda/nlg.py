@@ -19,10 +19,10 @@ from typing import Any, Protocol
 
 import yaml
 
-from crsim.errors import DataError
+from crsim.core.errors import DataError
+from crsim.core.yaml_files import describe_yaml_error, load_yaml
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain, Slot, SlotKind, indefinite
-from crsim.yaml_files import describe_yaml_error, load_yaml
 
 _PLACEHOLDERS = frozenset(
     {"value", "a_value", "amount", "Amount", "ref", "Ref", "noun", "a_noun", "nouns", "label"}

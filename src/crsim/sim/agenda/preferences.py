@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from crsim.language.crs_text import vocabulary_for
 from crsim.model.domain import Domain
 from crsim.model.items import Item
 from crsim.model.user import InformationNeed, UserProfile
-from crsim.sim.agenda.nlu import vocabulary_for
 
 #: Prediction for a user without ratings (middle of the 0.5-5 scale, slightly positive).
 DEFAULT_MEAN = 3.5

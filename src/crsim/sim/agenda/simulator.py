@@ -15,15 +15,16 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.errors import ConfigError
+from crsim.core.plugins import Params as BaseParams
+from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply
-from crsim.crs.cues import prompt_words
-from crsim.errors import ConfigError
+from crsim.language.crs_text import NLU, NLUResult, RuleNLU
+from crsim.language.cues import prompt_words
 from crsim.llm.client import LLMHub
 from crsim.model.acts import format_acts
 from crsim.model.user import SimulatedUser
-from crsim.registry import Params as BaseParams
-from crsim.seeding import derive_seed
 from crsim.sim.agenda.llm_nlg import LLMNLG
 from crsim.sim.agenda.llm_nlu import LLMNLU
 from crsim.sim.agenda.nlg import (
@@ -34,7 +35,6 @@ from crsim.sim.agenda.nlg import (
     domain_template_set,
     load_templates,
 )
-from crsim.sim.agenda.nlu import NLU, NLUResult, RuleNLU
 from crsim.sim.agenda.policy import InteractionModel, PolicyTurn
 from crsim.sim.agenda.preferences import PreferenceModel
 from crsim.sim.base import UserTurn, simulator

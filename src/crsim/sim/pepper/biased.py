@@ -24,9 +24,9 @@ from typing import Any
 
 from pydantic import Field
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.errors import DataError
 from crsim.crs.base import CRSReply
-from crsim.errors import DataError
 from crsim.llm.prompts import load_template, render
 from crsim.model import annotations as keys
 from crsim.model.user import SimulatedUser

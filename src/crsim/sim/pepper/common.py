@@ -8,7 +8,9 @@ from typing import Annotated, Any, ClassVar
 import jinja2
 from pydantic import Field
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.plugins import Params as BaseParams
+from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render, template_check
@@ -16,8 +18,6 @@ from crsim.llm.types import GenerationConfig, Message, assistant, system, user
 from crsim.model import annotations as keys
 from crsim.model.dialogue import Role
 from crsim.model.user import SimulatedUser
-from crsim.registry import Params as BaseParams
-from crsim.seeding import derive_seed
 from crsim.sim.base import DialogueNotes, UserTurn
 from crsim.sim.pepper.profile import PROMPTS, GeneralPreferences, domain_words, general_preferences
 from crsim.sim.prompt import checks

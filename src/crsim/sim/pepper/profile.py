@@ -17,8 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crsim.crs.cues import prompt_nouns, prompt_words
-from crsim.crs.phrasings import item_details
+from crsim.core.seeding import derive_seed
+from crsim.language.cues import prompt_nouns, prompt_words
+from crsim.language.phrasings import item_details
 from crsim.llm.client import LLM
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
@@ -29,7 +30,6 @@ from crsim.model import annotations as keys
 from crsim.model.domain import Domain
 from crsim.model.items import Item
 from crsim.model.user import SimulatedUser
-from crsim.seeding import derive_seed
 
 PROMPTS = "crsim.sim.pepper.prompts"
 

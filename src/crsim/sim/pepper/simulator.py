@@ -24,7 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply
 from crsim.llm.prompts import load_template, render
 from crsim.llm.structured import generate_json
@@ -33,7 +34,6 @@ from crsim.model import annotations as keys
 from crsim.model.dialogue import Role
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
-from crsim.seeding import derive_seed
 from crsim.sim.base import UserTurn, simulator
 from crsim.sim.pepper.common import ChatUser, PepperParams, TemplateName
 from crsim.sim.pepper.profile import PROMPTS, Feedback, ItemView, item_view, seen_feedback

@@ -37,11 +37,13 @@ from typing import Annotated, Any, ClassVar, Literal
 import jinja2
 from pydantic import Field, ValidationInfo, field_validator
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.errors import ConfigError, CrsimError, DataError
+from crsim.core.plugins import Params as BaseParams
+from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply
-from crsim.crs.cues import REJECT, prompt_words
 from crsim.crs.llm_checks import complete_sentences
-from crsim.errors import ConfigError, CrsimError, DataError
+from crsim.language.cues import REJECT, prompt_words
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render, template_check
 from crsim.llm.types import GenerationConfig, Message
@@ -54,8 +56,6 @@ from crsim.model.domain import Domain, SlotKind, indefinite
 from crsim.model.io import iter_dialogues
 from crsim.model.text import normalize
 from crsim.model.user import SimulatedUser
-from crsim.registry import Params as BaseParams
-from crsim.seeding import derive_seed
 from crsim.sim.base import UserTurn
 from crsim.sim.prompt import checks
 from crsim.sim.prompt.policy import NeedTracker, question

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template
 from crsim.llm.structured import generate_json

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 
 from crsim.crs.base import CRSReply
-from crsim.crs.cues import REJECT, bare_question, domain_cues
 from crsim.crs.llm_checks import sentences
+from crsim.language.cues import REJECT, bare_question, domain_cues
 from crsim.model.domain import Domain
 from crsim.model.linking import heard_titles
 from crsim.model.mentions import split_linked
@@ -74,7 +74,7 @@ class NeedTracker:
     def asks_about(self, text: str, slot: str) -> bool:
         """A question about the slot as the rule-based understanding reads one (so the behaviour report
         counts it asked too): the domain's inquiry cues, or a bare question naming the slot ("Its
-        director?", `crsim.crs.cues.bare_question`)."""
+        director?", `crsim.language.cues.bare_question`)."""
         pattern = self._inquiries.get(slot)
         for sentence in _SENTENCE.split(text.strip()):
             norm = normalize(sentence)

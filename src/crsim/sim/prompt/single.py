@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from crsim.components import BuildContext
-from crsim.crs.cues import REJECT
+from crsim.core.components import BuildContext
+from crsim.language.cues import REJECT
 from crsim.model.text import normalize
 from crsim.sim.base import UserTurn, simulator
 from crsim.sim.prompt import checks

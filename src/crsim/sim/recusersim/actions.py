@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from crsim.errors import ConfigError
-from crsim.registry import Registry
+from crsim.core.errors import ConfigError
+from crsim.core.plugins import Registry
 
 
 @dataclass(frozen=True)

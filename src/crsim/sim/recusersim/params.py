@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, field_validator
 
-from crsim.errors import ConfigError
-from crsim.registry import Params as BaseParams
+from crsim.core.errors import ConfigError
+from crsim.core.plugins import Params as BaseParams
 from crsim.sim.recusersim.actions import DEFAULT_ACTIONS, get_actions
 from crsim.sim.recusersim.profile import load_dictionary
 from crsim.sim.recusersim.refine import DEFAULT_TOOLS, get_tool

@@ -23,9 +23,9 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
+from crsim.core.yaml_files import read_yaml_mapping, validate_located
 from crsim.sim.recusersim.actions import action_names
-from crsim.yaml_files import read_yaml_mapping, validate_located
 
 PROFILES = "crsim.sim.recusersim.profiles"
 PARTS = ("basic", "environment", "preferences")

@@ -22,9 +22,9 @@ from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
+from crsim.core.plugins import Registry
 from crsim.llm.structured import Structured
-from crsim.registry import Registry
 from crsim.sim.recusersim.profile import Traits
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*", re.UNICODE)

@@ -35,10 +35,12 @@ from typing import Any, ClassVar, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from crsim.components import BuildContext
+from crsim.core.components import BuildContext
+from crsim.core.plugins import Params as BaseParams
+from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply
-from crsim.crs.cues import prompt_nouns
-from crsim.crs.phrasings import item_details
+from crsim.language.cues import prompt_nouns
+from crsim.language.phrasings import item_details
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
 from crsim.llm.structured import Structured, generate_json
@@ -51,8 +53,6 @@ from crsim.model.domain import Domain, indefinite
 from crsim.model.items import Item
 from crsim.model.linking import heard_titles
 from crsim.model.user import SimulatedUser
-from crsim.registry import Params as BaseParams
-from crsim.seeding import derive_seed
 from crsim.sim.base import DialogueNotes, UserTurn, simulator
 from crsim.sim.prompt.common import (
     CRS_LABEL,

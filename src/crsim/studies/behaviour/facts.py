@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from crsim.crs.understanding import Understanding, understand
-from crsim.data.augment.rules import user_context
+from crsim.eval.annotators.rules import user_context
+from crsim.language.understanding import Understanding, understand
 from crsim.model.acts import Intent
 from crsim.model.dialogue import Dialogue, Fault, Role, TerminationReason, Utterance
 from crsim.model.domain import Domain

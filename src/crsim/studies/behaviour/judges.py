@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
 from crsim.eval.judge.rubric import NAME, load_rubric, shipped_rubrics
 from crsim.model.acts import Intent
 from crsim.model.dialogue import Dialogue, Utterance

@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from crsim.data.domains import domain_named, domain_of
-from crsim.errors import DataError
+from crsim.core.errors import DataError
+from crsim.domains import domain_named, domain_of
 from crsim.model.annotations import DOMAIN
 from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain

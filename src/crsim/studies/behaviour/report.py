@@ -167,7 +167,7 @@ def behaviour_frame(report: BehaviourReport) -> pd.DataFrame:
 
 def write_report(report: BehaviourReport, path: Path) -> None:
     """Write the report: the tidy table as CSV for a `.csv` path, else the whole report as JSON."""
-    from crsim.atomic_files import atomic_output
+    from crsim.core.atomic_files import atomic_output
 
     with atomic_output(path) as handle:
         if path.suffix.lower() == ".csv":

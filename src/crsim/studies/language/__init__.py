@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from crsim.lazy import exports
+from crsim.core.lazy import exports
 
 if TYPE_CHECKING:
     from crsim.studies.language.consistency import (

@@ -19,8 +19,8 @@ import numpy as np
 from pydantic import BaseModel, Field
 from scipy import stats
 
-from crsim.errors import DataError
-from crsim.eval.evaluate import ScoreRecord, dialogue_value, read_scores
+from crsim.core.errors import DataError
+from crsim.eval.scores import ScoreRecord, dialogue_value, read_scores
 from crsim.model.run_folder.files import SCORES
 
 GroupKey = tuple[str | None, str | None]

@@ -13,13 +13,13 @@ import jinja2
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rapidfuzz import fuzz
 
-from crsim.errors import ConfigError
+from crsim.core.errors import ConfigError
+from crsim.core.seeding import derive_seed
 from crsim.llm.client import LLM, LLMHub
 from crsim.llm.errors import LLMError
 from crsim.llm.prompts import load_template, render, template_check
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, Message, system, user
-from crsim.seeding import derive_seed
 from crsim.studies.language.measures import Reading
 
 PROMPTS = "crsim.studies.language.prompts"

@@ -7,7 +7,7 @@ A key point is one piece of information the recommender could act on. Two source
    places and platforms ("at home", "on Netflix"), constraints (runtime, age rating, language)
    and quality wishes ("critically acclaimed"). Each distinct match is one key point, and its
    words are blanked out before step 2, so "with my kids" counts as company, not as a genre too.
-2. crsim's rule-based understanding of user text (`crsim.crs.understanding.understand`, the
+2. crsim's rule-based understanding of user text (`crsim.language.understanding.understand`, the
    parser the built-in CRSs use) with the domain's lexicon: genres, people, release periods,
    topics, mentioned items, inquiries, and feedback on the item under discussion. A phrase that
    names several genres at once ("romcom", "kids") counts once.
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from crsim.crs.understanding import Context, Understanding, lexicon_for, understand
+from crsim.language.understanding import Context, Understanding, lexicon_for, understand
 from crsim.model.domain import Domain
 from crsim.model.text import tokenize
 from crsim.studies.language.measures import Reading

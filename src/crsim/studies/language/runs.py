@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import ValidationError
 
-from crsim.atomic_files import atomic_output
-from crsim.errors import ConfigError, CrsimError
+from crsim.core.atomic_files import atomic_output
+from crsim.core.errors import ConfigError, CrsimError
 from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE
 from crsim.studies.language.measures import DialogueMeasures, Thresholds
 
@@ -73,7 +73,7 @@ class MeasureOptions:
 
 
 class MeasureProgress(Protocol):
-    """What `measure_runs` tells a progress display (crsim.progress.PhaseMeter is one): the dialogues
+    """What `measure_runs` tells a progress display (crsim.runner.progress.PhaseMeter is one): the dialogues
     to measure, then each one measured and whether a value of it could not be read."""
 
     def set_total(self, total: int) -> None: ...
@@ -171,7 +171,7 @@ async def _measure_all(
             measured += await _measure_llm(path, name, options, on_measured)
             continue
         if rules is None:
-            from crsim.data.augment.base import annotation_domain
+            from crsim.eval.annotators.base import annotation_domain
 
             rules = RuleMeasurer(annotation_domain(options.items))
         measured += await measure_dialogues(

@@ -1,0 +1,293 @@
+"""Evaluate a run folder (or a dialogue file): metrics, judges and act annotation, put together.
+
+This is where the pieces meet: the run's manifest gives the metrics, the domain, the seed and the
+LLM settings; a judge config adds LLM judges and may replace the LLM settings; an act annotator
+(rule-based by default) fills in the acts that LLM simulators and human datasets lack, so that
+Success, SRRR and RDL can be computed, and every score of an annotated dialogue names the annotator.
+Outputs: `scores.jsonl` (one line per dialogue and metric/aspect, plus one per turn for turn-level
+aspects; earlier records of metrics not scored again are kept unless told to replace) and then
+`summary.json` (per CRS × simulator, from the merged scores, naming the dialogues and scores it was
+built from: `crsim.model.run_folder.summary`), each written atomically; LLM answers are cached in the run's
+`llm_cache.sqlite` so a second evaluation makes no calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from crsim.core.collector import long_lived_objects_frozen
+from crsim.core.components import BuildContext, build
+from crsim.core.errors import ConfigError
+from crsim.core.interrupt import run_interruptibly
+from crsim.core.plugins import ComponentSpec
+from crsim.core.yaml_files import read_yaml_mapping, validate_located
+from crsim.eval.scores import (
+    GroupSummary,
+    ScoreRecord,
+    SummaryBuilder,
+    build_metrics,
+    default_metrics,
+    kept_scores,
+    order_metrics,
+    read_scores,
+    scores_writer,
+    write_summary,
+)
+from crsim.eval.scoring import AnnotationCounts, DialogueAnnotator, OnScored, score_all
+from crsim.llm.client import LLMHub
+from crsim.llm.config import LLMSettings
+from crsim.model.dialogue import Dialogue
+from crsim.model.io import iter_dialogues
+from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, MANIFEST, SCORES, SUMMARY
+from crsim.model.run_folder.folder import Completeness, completeness
+from crsim.model.run_folder.lock import HeldLock, run_folder_lock
+from crsim.model.run_folder.manifest import Manifest, load_manifest
+from crsim.model.run_folder.summary import evaluation_sources
+
+__all__ = [
+    "BATCH",
+    "NO_ANNOTATOR",
+    "EvaluateOptions",
+    "EvaluationResult",
+    "JudgeConfig",
+    "evaluate_path",
+    "load_judge_config",
+    "output_folder",
+]
+
+#: Annotator names that mean "do not annotate".
+NO_ANNOTATOR = ("none", "off")
+
+
+def _default_judges() -> list[ComponentSpec]:
+    return [ComponentSpec(name="judge", args={"rubric": "quality5"})]
+
+
+class JudgeConfig(BaseModel):
+    """`crsim evaluate --judge FILE`: which judges to add and which models they use."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    llm: LLMSettings = Field(default_factory=LLMSettings, description="Models by role; judges use `judge`.")
+    judges: list[ComponentSpec] = Field(
+        default_factory=_default_judges,
+        description="Evaluators to add, e.g. {name: judge, args: {rubric: …}}.",
+    )
+
+
+def load_judge_config(path: str | Path) -> JudgeConfig:
+    """Read a judge config (YAML or JSON); errors name the file and the field."""
+    path = Path(path)
+    loaded = read_yaml_mapping(path, "a judge config with `llm:` and `judges:`")
+    return validate_located(JudgeConfig, loaded, str(path))
+
+
+class EvaluateOptions(BaseModel):
+    """What to compute; fields left None come from the run's manifest."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metrics: list[ComponentSpec] | None = Field(None, description="Metrics; None = the manifest's.")
+    judge: JudgeConfig | None = Field(None, description="Judges to add and their LLM settings.")
+    annotator: str = Field(
+        "rules", description="Act annotator for act-less dialogues; 'none' = do not annotate."
+    )
+    annotator_args: dict[str, Any] = Field(default_factory=dict)
+    concurrency: int = Field(8, ge=1, description="Dialogues scored at the same time (LLM judges wait).")
+    score_unevaluable: bool = Field(
+        False,
+        description="Also score dialogues the simulator or the infrastructure broke, and count them in "
+        "the metrics (default: left out, counted beside them as n_dialogues - n_evaluable).",
+    )
+    replace: bool = Field(
+        False,
+        description=f"Replace {SCORES} and {SUMMARY}; by default the records of metrics not scored "
+        "again are kept and the summary is rebuilt from the merged scores.",
+    )
+
+
+@dataclass
+class EvaluationResult:
+    summaries: list[GroupSummary]
+    annotation: AnnotationCounts
+    out_dir: Path
+    llm_calls: int = 0
+    llm_roles: dict[str, int] = field(default_factory=dict)
+    kept: list[str] = field(default_factory=list)  # labels whose earlier scores were merged in
+    #: Planned and held dialogues of the run scored (`complete` False: fewer held than planned).
+    completeness: Completeness | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.completeness is None or self.completeness.complete
+
+    @property
+    def records(self) -> list[ScoreRecord]:
+        """The score records, read back from `scores.jsonl` (not kept in memory while scoring)."""
+        return read_scores(self.out_dir / SCORES)
+
+
+#: Dialogues read, scored and written at a time: memory stays flat however large the run.
+BATCH = 500
+
+
+def _batches(dialogues: Iterator[Dialogue], size: int) -> Iterator[list[Dialogue]]:
+    while batch := list(islice(dialogues, size)):
+        yield batch
+
+
+def evaluate_path(
+    path: str | Path,
+    options: EvaluateOptions | None = None,
+    *,
+    out: str | Path | None = None,
+    on_scored: OnScored | None = None,
+    held: HeldLock | None = None,
+) -> EvaluationResult:
+    """Score a run folder (manifest + dialogues.jsonl) or a dialogue JSONL file; write the results.
+
+    Results go into the run folder, or for a file into `out` (default: `<file stem>-eval/` beside it),
+    whose lock (`crsim.model.run_folder.lock`) is held while scoring and writing (a caller that holds
+    it already passes its `HeldLock` as `held`). SIGINT/SIGTERM stop
+    the scoring (`crsim.core.interrupt.Interrupted`) and leave the previous results as they were.
+    `on_scored(dialogue, records)` hears of each dialogue as it is scored (progress displays).
+    """
+    path, out = Path(path), None if out is None else Path(out)
+    with run_folder_lock(output_folder(path, out), held=held):
+        return _evaluate_path(path, options, out=out, on_scored=on_scored)
+
+
+def output_folder(path: Path, out: Path | None = None) -> Path:
+    """Where `evaluate_path` writes: `out`, else the run folder itself, else `<file stem>-eval/`."""
+    if out is not None:
+        return out
+    if path.is_dir():
+        return path
+    if path.is_file():
+        return path.with_name(f"{path.name.split('.')[0]}-eval")
+    raise ConfigError(f"{path}: no such run folder or dialogue file")
+
+
+def _evaluate_path(
+    path: Path,
+    options: EvaluateOptions | None = None,
+    *,
+    out: Path | None = None,
+    on_scored: OnScored | None = None,
+) -> EvaluationResult:
+    """`evaluate_path` under the lock.
+
+    Results go into the run folder, or for a file into `out` (default: `<file stem>-eval/` beside it).
+    Dialogues stream through in batches: each batch is scored (LLM evaluators concurrently within it),
+    its records appended to a temporary scores file and folded into the summaries, so memory does not
+    grow with the run; the scores file replaces the old one only when every dialogue is scored.
+    Unless `options.replace`, an earlier scores file is merged (`kept_scores`): the records of metrics
+    not scored again stay, appended after the new ones, and the summary covers both.
+    """
+    path = Path(path)
+    options = options or EvaluateOptions()
+    manifest, dialogues_path, out_dir = _locations(path, None if out is None else Path(out))
+    config = manifest.config
+    specs = options.metrics if options.metrics is not None else _manifest_metrics(config, path)
+    settings = options.judge.llm if options.judge else _manifest_llm(config, path)
+    if options.judge:
+        specs = [*specs, *options.judge.judges]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    hub = LLMHub(settings, cache_path=out_dir / LLM_CACHE)
+    ctx = BuildContext(llms=hub, seed=manifest.seed, run_folder=path if path.is_dir() else None)
+    metrics = build_metrics(specs, ctx)
+    annotator = _annotator(options, manifest, ctx)
+    counts = AnnotationCounts()
+    builder = SummaryBuilder(seed=manifest.seed)
+    kept_labels: dict[str, None] = {}
+    earlier_labels: dict[str, None] = {}
+
+    async def go() -> None:
+        try:
+            with scores_writer(out_dir / SCORES) as write:
+                rescored: set[str] = set()
+                scored_ids: set[str] = set()
+                for batch in _batches(iter_dialogues(dialogues_path), BATCH):
+                    records = await score_all(
+                        batch,
+                        metrics,
+                        annotator=annotator,
+                        concurrency=options.concurrency,
+                        counts=counts,
+                        score_unevaluable=options.score_unevaluable,
+                        on_scored=on_scored,
+                    )
+                    write(records)
+                    builder.add(records, batch)
+                    rescored.update(r.metric for r in records)
+                    scored_ids.update(d.id for d in batch)
+                if not options.replace:  # merge: earlier scores of other metrics stay
+                    earlier = kept_scores(
+                        out_dir / SCORES, rescored=rescored, dialogue_ids=scored_ids, labels=earlier_labels
+                    )
+                    for kept in earlier:
+                        write(kept)
+                        # Their dialogues were added above: no dialogues here (not None), so the
+                        # counts, terminations and users stay those the dialogues gave.
+                        builder.add(kept, ())
+                        kept_labels.update(dict.fromkeys(r.metric for r in kept))
+                    await asyncio.sleep(0)  # a cancellation point when no evaluator awaits anything
+        finally:
+            await hub.aclose()
+
+    with long_lived_objects_frozen():
+        run_interruptibly(go())
+    summaries = builder.summaries()
+    order_metrics(summaries, earlier_labels)
+    sources = evaluation_sources(dialogues_path, out_dir / SCORES)
+    write_summary(summaries, out_dir / SUMMARY, built_from=sources)
+    calls = {name: llm.calls for name, llm in hub.roles.items()}
+    return EvaluationResult(
+        summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels), completeness(path)
+    )
+
+
+def _locations(path: Path, out: Path | None) -> tuple[Manifest, Path, Path]:
+    """(manifest, dialogues file, output folder) of a run folder (its manifest and dialogues; output
+    into it unless `out`) or of a dialogue file (no manifest; output `<file stem>-eval/` beside it)."""
+    if path.is_dir():
+        return load_manifest(path), path / DIALOGUES, out or path
+    if path.is_file():
+        return Manifest(), path, out or path.with_name(f"{path.name.split('.')[0]}-eval")
+    raise ConfigError(f"{path}: no such run folder or dialogue file")
+
+
+def _manifest_metrics(config: dict[str, Any], path: Path) -> list[ComponentSpec]:
+    if "metrics" not in config:
+        return default_metrics()
+    try:
+        return [ComponentSpec.model_validate(m) for m in config["metrics"]]
+    except ValidationError as exc:
+        raise ConfigError(f"{path / MANIFEST}: field 'config.metrics': {exc.errors()[0]['msg']}") from None
+
+
+def _manifest_llm(config: dict[str, Any], path: Path) -> LLMSettings:
+    return validate_located(LLMSettings, config.get("llm", {}), str(path / MANIFEST), ("config", "llm"))
+
+
+def _annotator(options: EvaluateOptions, manifest: Manifest, ctx: BuildContext) -> DialogueAnnotator | None:
+    """The act annotator named by the options, over the run's domain (None for 'none')."""
+    if options.annotator in NO_ANNOTATOR:
+        return None
+    from crsim.domains import domain_of
+    from crsim.eval.annotators.base import ActAnnotator, annotator_registry
+
+    spec = ComponentSpec(name=options.annotator, args=options.annotator_args)
+    annotator_registry.params(spec.name, spec.args, where="annotator")  # bad arguments before the domain
+    domain = domain_of(manifest)  # the run's domain, from its folder (default: movies for a file)
+    instance = build(annotator_registry, spec, replace(ctx, domain=domain), "annotator")
+    if not isinstance(instance, ActAnnotator):
+        raise ConfigError(f"annotator {options.annotator!r} is not an act annotator")
+    return instance

@@ -1,0 +1,1 @@
+"""PEPPER's studies: per-turn preference-coverage curves and preference accuracy (Table 2)."""
