@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from crsim.components import Buildable
 from crsim.model.acts import DialogueAct
+from crsim.model.dialogue import ReplyOption
 from crsim.registry import Params, Registry
 
 
@@ -20,7 +21,8 @@ class CRSReply:
     recommendation). `items_listed` says the CRS listed every item its text names in those two
     fields, so crsim does not link titles in the text; without it, a reply with no ids is linked
     and the titles found are split into recommended and mentioned by the dialogue context
-    (`crsim.model.mentions`).
+    (`crsim.model.mentions`). `options` are the buttons or quick replies the CRS offers with the
+    reply, in its order (empty when it offers none; `crsim.model.dialogue.ReplyOption`).
     """
 
     text: str
@@ -30,15 +32,23 @@ class CRSReply:
     annotations: dict[str, Any] = field(default_factory=dict)
     mentioned_items: list[str] = field(default_factory=list)
     items_listed: bool = False
+    options: list[ReplyOption] = field(default_factory=list)
 
 
 @dataclass
 class CRSSession:
-    """Per-dialogue state of a CRS. The CRS object itself holds only read-only resources."""
+    """Per-dialogue state of a CRS. The CRS object itself holds only read-only resources.
+
+    `chosen_option` is the option of the CRS's last reply that the user picked for the message now
+    being answered (set by the loop before each `respond`, None when the user wrote its own words):
+    `respond` gets the option's label as the text, and a CRS whose protocol takes a choice sends the
+    option's `payload` instead (`generic_http` sends both).
+    """
 
     id: str
     seed: int
     state: Any = None
+    chosen_option: ReplyOption | None = None
     rng: random.Random = field(init=False)
 
     def __post_init__(self) -> None:

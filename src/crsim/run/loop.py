@@ -98,8 +98,11 @@ async def run_dialogue(
             for turn in range(1, max_turns + 1):
                 utterances.append(_guard("user", _user_utterance, user_turn, calls.drain()))
                 if user_turn.end:
-                    termination = Termination(reason=TerminationReason.USER_ENDED)
+                    termination = Termination(
+                        reason=TerminationReason.USER_ENDED, detail=user_turn.end_reason
+                    )
                     break
+                session.chosen_option = user_turn.option
                 reply = await _call("crs", crs.respond(session, user_turn.text), budget)
                 named = await _call("crs", named_items.split(reply, utterances), budget)
                 utterances.append(_guard("crs", _crs_utterance, reply, named, calls.drain()))
@@ -253,6 +256,7 @@ def _user_utterance(turn: UserTurn, calls: list[LLMCall]) -> Utterance:
         shown_items=list(turn.shown_items),
         annotations=dict(turn.annotations),
         llm_calls=calls,
+        chosen_option=turn.option,
     )
 
 
@@ -321,4 +325,5 @@ def _crs_utterance(
         mentioned_items=mentioned,
         annotations=annotations,
         llm_calls=calls,
+        options=list(reply.options),
     )
