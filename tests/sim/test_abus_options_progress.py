@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.sim.test_abus_simulator import HEAT, intents, make_sim, make_user, started
 
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.model.acts import Intent
@@ -14,6 +13,7 @@ from crsim.model.dialogue import ReplyOption, TerminationReason
 from crsim.run.loop import run_dialogue
 from crsim.sim.options import option_for_act, option_score
 from crsim.sim.progress import Setback, setback
+from sim.test_abus_simulator import HEAT, intents, make_sim, make_user, started
 
 ALIENS = "1200"
 

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from crsim.components import Buildable
 from crsim.model.acts import DialogueAct
-from crsim.model.dialogue import ReplyOption
+from crsim.model.dialogue import ReplyOption as ReplyOption  # the options of a CRSReply
 from crsim.registry import Params, Registry
 
 

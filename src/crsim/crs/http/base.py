@@ -25,7 +25,7 @@ import httpx
 from pydantic import Field, field_validator
 
 from crsim.components import BuildContext
-from crsim.crs.base import BaseCRS, CRSReply, CRSSession
+from crsim.crs.base import BaseCRS, CRSReply, CRSSession, ReplyOption
 from crsim.errors import ConfigError
 from crsim.model.acts import DialogueAct
 from crsim.model.annotations import HTTP, RECOMMENDED_ITEMS_SOURCE, REPLACED_CODE_POINTS
@@ -450,11 +450,13 @@ class HTTPCRS(BaseCRS):
         end: bool = False,
         acts: list[DialogueAct] | None = None,
         extra: dict[str, Any] | None = None,
+        options: list[ReplyOption] | None = None,
     ) -> CRSReply:
         """A reply from server fields: text checked, titles linked when no items were given.
 
         `mentioned` (not None, even empty) means the server listed every item its text names, in
         `items` (recommended) and `mentioned`: nothing is linked and the reply is `items_listed`.
+        `options` are the buttons the server offered with the reply.
         """
         if not isinstance(text, str):
             raise CRSInvalidResponse(f"reply text must be a string, got {type(text).__name__}")
@@ -471,6 +473,7 @@ class HTTPCRS(BaseCRS):
                 annotations,
                 mentioned_items=list(mentioned),
                 items_listed=True,
+                options=list(options or []),
             )
         if not recommended and self.params.link_titles and text:
             # linking a long reply takes seconds of CPU: off the event loop, other dialogues go on
@@ -478,7 +481,7 @@ class HTTPCRS(BaseCRS):
             recommended = list(dict.fromkeys(m.item_id for m in mentions))
             if recommended:
                 RECOMMENDED_ITEMS_SOURCE.put(annotations, "linked")
-        return CRSReply(text, recommended, list(acts or []), end, annotations)
+        return CRSReply(text, recommended, list(acts or []), end, annotations, options=list(options or []))
 
     async def close(self, session: CRSSession) -> None:
         client = getattr(session.state, "client", None)
