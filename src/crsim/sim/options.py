@@ -7,7 +7,7 @@ after `crsim.model.text.normalize` (case, accents and punctuation ignored); an e
 a phrasing contained in the label as whole words 95, anything else its rapidfuzz `fuzz.ratio`; a
 label and a phrasing of which only one negates score 0 ("I haven't seen it" is not "seen it"). An
 option counts from `MIN_SCORE`. The best score wins, the CRS's order breaks ties. The table holds general
-phrasings, not one system's strings; docs/simulators.md lists it.
+phrasings, not one system's strings; docs/buttons-and-progress.md lists it.
 """
 
 from __future__ import annotations

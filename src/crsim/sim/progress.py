@@ -5,7 +5,7 @@ A reply reports a *setback* when its text says, in general words, that the CRS f
 movies like that") or cannot go on (`cannot_help`: "Sorry I can't help you with that", "I believe
 I am stuck", "I did not understand"). The phrasings are the table `SETBACK_PATTERNS` below: words
 of any domain, not one system's strings. A reply with a setback never counts as progress; the
-simulators decide what else counts (docs/simulators.md, "Progress").
+simulators decide what else counts (docs/buttons-and-progress.md).
 """
 
 from __future__ import annotations
