@@ -199,3 +199,20 @@ async def test_a_wish_outside_the_need_is_given_up_before_the_need_and_ties_are_
     # the genre answered from taste (not in the need) goes before the need's decade
     _, turn = await _relaxing(make_user({"decade": "1980s"}))
     assert list(turn.annotations["relaxed"]) == ["genre"]
+
+
+class _StuckAndBrokenOnClose(_StuckCRS):
+    async def close(self, session: CRSSession) -> None:
+        raise RuntimeError("cannot free the session")
+
+
+async def test_a_failing_close_keeps_why_the_user_ended() -> None:
+    dialogue = await run_dialogue(
+        make_sim(),
+        _StuckAndBrokenOnClose("I believe I am stuck."),
+        make_user(),
+        dialogue_id="d",
+        session=CRSSession("d", 0),
+    )
+    assert dialogue.termination is not None and dialogue.termination.detail == "no_progress"
+    assert dialogue.termination.error is not None and "on close" in dialogue.termination.error.message

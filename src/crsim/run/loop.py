@@ -186,7 +186,7 @@ async def _close(
     except Exception as exc:  # noqa: BLE001 - a failing close must not lose the dialogue
         if termination.error is None:
             error = ErrorInfo(source="crs", type=type(exc).__name__, message=f"on close: {exc}")
-            return Termination(reason=termination.reason, error=error)
+            return termination.model_copy(update={"error": error})
     return termination
 
 
