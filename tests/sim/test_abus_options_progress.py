@@ -123,6 +123,7 @@ async def test_the_loop_records_options_and_hands_the_choice_to_the_crs() -> Non
             Setback.NO_RESULTS,
         ),
         ("There are no hotels that match.", Setback.NO_RESULTS),
+        ("Sorry, I don't have any other comedy films.", Setback.NO_RESULTS),
         ("No results for that, sorry.", Setback.NO_RESULTS),
         ("You might like Heat (1995). Have you seen it?", None),
         ("I don't have details about Heat (1995), but it's one of the most watched movies around.", None),
@@ -216,3 +217,21 @@ async def test_a_failing_close_keeps_why_the_user_ended() -> None:
     )
     assert dialogue.termination is not None and dialogue.termination.detail == "no_progress"
     assert dialogue.termination.error is not None and "on close" in dialogue.termination.error.message
+
+
+async def test_a_relaxed_wish_presses_the_button_that_drops_it() -> None:
+    """MovieBot's buttons after "no results": one per constraint to drop, and /restart (moviebot/nlg/
+    nlg.py, `_user_options_remove_preference_CIN`, iai-group/MovieBot at commit 0022d77a; the
+    formatter keeps such long texts as their own titles)."""
+    dropping = [ReplyOption(label='Won\'t prefer a "comedy" film.', payload='Won\'t prefer a "comedy" film.')]
+    options = [*dropping, ReplyOption(label="Restart", payload="/restart")]
+    sim = await started(make_user({"genre": "comedy"}), patience=5)
+    await sim.respond(CRSReply("What genre are you in the mood for?"))
+    turn = await sim.respond(CRSReply("Sorry, I couldn't find any comedy films.", options=options))
+    assert [str(a) for a in turn.acts] == ["disclose(genre)", "request_recommendation()"]
+    assert turn.option == dropping[0] and turn.text == dropping[0].label
+    # no button drops it: the user says so in its own words
+    sim = await started(make_user({"genre": "comedy"}), patience=5)
+    await sim.respond(CRSReply("What genre are you in the mood for?"))
+    turn = await sim.respond(CRSReply("Sorry, no results.", options=options[1:]))
+    assert turn.option is None and turn.text != "Restart"

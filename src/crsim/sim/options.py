@@ -69,6 +69,8 @@ OPTION_PHRASINGS: dict[str, tuple[str, ...]] = {
         "more info",
         "tell me more",
         "tell me more about it",
+        "tell me something about it",
+        "tell me about it",
         "more details",
         "details",
         "what is it about",
@@ -127,6 +129,25 @@ def option_for_turn(acts: Sequence[DialogueAct], options: Sequence[ReplyOption])
         return None
     (intent,) = intents
     return option_for_act(intent, options)
+
+
+#: Words of a button that gives up a wish: `Don't want a "comedy" movie.`, `Won't prefer a "comedy"
+#: film.`, "Any decade", `Remove "Tom Hanks" from the list of actors.`
+_DROPPING = re.compile(
+    r"\b(?:dont|do not|wont|will not|shouldnt|should not|no need|no more|without|remove|drop|forget"
+    r"|not|any)\b"
+)
+
+
+def option_dropping(values: Sequence[str], options: Sequence[ReplyOption]) -> ReplyOption | None:
+    """The first offered option that gives up one of `values` (a constraint the user relaxes): its
+    label names the value as whole words, and a word of dropping it. None when no label does."""
+    wanted = [normalize(v) for v in values if normalize(v)]
+    for option in options:
+        said = normalize(option.label)
+        if _DROPPING.search(said) and any(re.search(rf"\b{re.escape(w)}\b", said) for w in wanted):
+            return option
+    return None
 
 
 def chosen_label(text: str, options: Sequence[ReplyOption]) -> ReplyOption | None:

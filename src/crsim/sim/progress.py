@@ -38,6 +38,8 @@ SETBACK_PATTERNS: dict[Setback, tuple[str, ...]] = {
         r"(?:nothing|no \w+ (?:that|which|like|matching|with|for))\b",
         r"\bnothing (?:matches|matched|was found|found|fits|that matches|like that)\b",
         r"\bzero results?\b",
+        r"\b(?:dont|do not) have any (?:other |more )?(?:\w+ ){0,3}?"
+        r"(?:films?|movies?|items?|results?|matches|options|that match|like that)\b",
     ),
     Setback.CANNOT_HELP: (
         rf"\b{_NOT} help\b",

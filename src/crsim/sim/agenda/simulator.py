@@ -25,6 +25,7 @@ from crsim.crs.cues import prompt_words
 from crsim.errors import ConfigError
 from crsim.llm.client import LLMHub
 from crsim.model.acts import format_acts
+from crsim.model.dialogue import ReplyOption
 from crsim.model.user import SimulatedUser
 from crsim.registry import Params as BaseParams
 from crsim.seeding import derive_seed
@@ -42,7 +43,7 @@ from crsim.sim.agenda.nlu import NLU, NLUResult, RuleNLU
 from crsim.sim.agenda.policy import InteractionModel, PolicyTurn
 from crsim.sim.agenda.preferences import PreferenceModel
 from crsim.sim.base import UserTurn, simulator
-from crsim.sim.options import option_for_turn
+from crsim.sim.options import option_dropping, option_for_turn
 from crsim.sim.progress import setback
 
 
@@ -228,7 +229,7 @@ class AgendaBasedSimulator:
             "agenda": model.agenda.as_strings(),
             **decision.annotations,
         }
-        option = option_for_turn(decision.acts, reply.options) if reply is not None else None
+        option = _option(decision, reply.options) if reply is not None else None
         if option is not None:
             text = option.label
         else:
@@ -245,3 +246,13 @@ class AgendaBasedSimulator:
             option=option,
             end_reason=outcome if isinstance(outcome, str) else None,
         )
+
+
+def _option(decision: PolicyTurn, options: list[ReplyOption]) -> ReplyOption | None:
+    """The offered option that says the turn: after relaxing a constraint, one that gives it up;
+    otherwise one that says the turn's act (`crsim.sim.options`)."""
+    relaxed = decision.annotations.get("relaxed")
+    if isinstance(relaxed, dict):
+        values = [v for vs in relaxed.values() for v in vs if isinstance(v, str)]
+        return option_dropping(values, options)
+    return option_for_turn(decision.acts, options)
