@@ -1,14 +1,14 @@
 """What crsim costs on top of the LLM: `llm_single` dialogues against a slow OpenAI-compatible server.
 
-    python bench/llm_overhead.py [--delay 0.2] [--seconds 8] [--levels 1,4,16,64] [--httpx] [--sdk]
+    python bench/llm_overhead.py [--delay 0.2] [--seconds 8] [--levels 1,4,16,64] [--sdk]
         [--one-client] [--repeat N] [--profile]
 
 A separate process serves `/v1/chat/completions`, answering every request after a fixed `delay` and
 admitting at most C requests at a time, so the ideal call rate is C / delay. For each C, crsim runs
 `llm_single` users against the `popular` CRS with the user role's `max_concurrency` set to C, through
 the real `openai` provider, client, cache (read-write, in a temporary run folder) and batch layer:
-its default path (`client: direct`, aiohttp through `direct_client`), with `--httpx` also its httpx path
-(`client: httpx`, the default before) and with `--sdk` its path through the official SDK (`client: sdk`),
+its default path (`client: direct`, aiohttp through `direct_client`) and with `--sdk` its path
+through the official SDK (`client: sdk`),
 in the same run against the same server; `--repeat N` alternates the arms N times (medians reported).
 
 Reported per C: calls per second as a share of the ideal; the same share for the in-run baseline, a
@@ -144,12 +144,12 @@ async def baseline(base_url: str, level: int, seconds: float, shared: bool = Fal
 async def baseline_direct(base_url: str, level: int, seconds: float) -> dict[str, float]:
     """C workers posting the same request in a loop through crsim's direct client (`direct_client`,
     aiohttp, the default path's), each with its own: the upper bound for crsim on that path, which
-    sends with a lighter client than httpx (the httpx baseline is the bound for the httpx and SDK paths)."""
+    sends with a lighter client than httpx (the httpx baseline is the bound for the SDK path)."""
     from crsim.llm.providers.direct_client import Client
 
     payload = {"model": "bench", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 8}
     headers = {"Authorization": "Bearer no-key", "Accept": "application/json", "User-Agent": "bench"}
-    clients = [Client(base_url, headers, tls=None, max_redirects=3, cap=1 << 23) for _ in range(level)]
+    clients = [Client(base_url, headers, max_redirects=3, cap=1 << 23) for _ in range(level)]
     done = 0
     cpu, started = time.process_time(), time.perf_counter()
     end = started + seconds
@@ -236,7 +236,7 @@ def run_crsim(
 
 def one_client(base_url: str, level: int, dialogues: int) -> dict[str, float]:
     """crsim as before issue 21: every call of the provider through one SDK client (one pool)."""
-    from crsim.llm.providers import openai as provider
+    from crsim.llm.providers import openai_sdk as provider
 
     kept = provider.CALLS_PER_CLIENT
     provider.CALLS_PER_CLIENT = 1_000_000
@@ -258,7 +258,6 @@ def main() -> None:
         "--one-client", action="store_true", help="also run crsim with one SDK client, as before issue 21"
     )
     parser.add_argument("--sdk", action="store_true", help="also run crsim through the SDK (`client: sdk`)")
-    parser.add_argument("--httpx", action="store_true", help="also run crsim's httpx path (`client: httpx`)")
     parser.add_argument("--repeat", type=int, default=1, help="alternate the arms this many times")
     args = parser.parse_args()
     if args.serve:
@@ -291,7 +290,7 @@ def median(values: list[float]) -> float:
 
 def arms(args: argparse.Namespace) -> list[str]:
     """crsim's ways of sending measured in this run: the default path first."""
-    return ["direct"] + (["httpx"] if args.httpx else []) + (["sdk"] if args.sdk else [])
+    return ["direct"] + (["sdk"] if args.sdk else [])
 
 
 def measure(level: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -359,8 +358,8 @@ def summarize(
     for arm, timed in runs.items():
         if arm.startswith("baseline"):
             continue
-        # each path against the bare loop on its own client: direct against direct_client, httpx and
-        # sdk against httpx
+        # each path against the bare loop on its own client: direct against direct_client, sdk against
+        # httpx
         bound_rate, bound_cpu = (direct_rate, direct_cpu) if arm == "direct" else (bare_rate, bare_cpu)
         rate = median([r["calls_per_s"] for r in timed])
         cpu = median([r["cpu_ms_per_call"] for r in timed])
@@ -394,7 +393,7 @@ def show(row: dict[str, Any]) -> None:
         f"runs {bound['runs_share_of_ideal']})",
         flush=True,
     )
-    for arm in ("direct", "httpx", "sdk"):
+    for arm in ("direct", "sdk"):
         if arm in row:
             a = row[arm]
             print(

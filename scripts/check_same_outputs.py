@@ -7,6 +7,8 @@ for each revision (a git revision of this repository, or a source tree) it runs,
    on its run folder;
 2. a small LLM experiment on the `scripted` provider (no model, no network: fixed replies), then
    `crsim evaluate --judge` with a scripted LLM judge and `crsim report`;
+3. a restaurants run (goal users from the catalogue, both built-in CRSs), then `crsim evaluate` and
+   `crsim report`;
 
 and compares every file the two revisions wrote. Files must be equal byte for byte after removing
 only wall-clock facts: a dialogue's `timing`, LLM latencies (`latency_s`, the cache's `latency`), the
@@ -72,6 +74,15 @@ llm:
       - "Thanks, I will watch it. /stop"
 """
 
+RESTAURANTS_CONFIG = """\
+name: restaurants-check
+seed: 3
+domain: restaurants
+users:
+  size: 20
+max_turns: 12
+"""
+
 JUDGE_CONFIG = """\
 llm:
   default: {provider: scripted, model: judge, replies: ['4', '3', '5']}
@@ -132,6 +143,7 @@ def produce(tree: Path, work: Path) -> None:
     work.mkdir(parents=True)
     (work / "llm.yaml").write_text(LLM_CONFIG, encoding="utf-8")
     (work / "judge.yaml").write_text(JUDGE_CONFIG, encoding="utf-8")
+    (work / "restaurants.yaml").write_text(RESTAURANTS_CONFIG, encoding="utf-8")
     crsim(tree, work, "run", "--out", "quick")
     crsim(tree, work, "evaluate", "quick")
     crsim(tree, work, "report", "quick")
@@ -139,6 +151,9 @@ def produce(tree: Path, work: Path) -> None:
     crsim(tree, work, "run", "llm.yaml", "--out", "llm")
     crsim(tree, work, "evaluate", "llm", "--judge", "judge.yaml")
     crsim(tree, work, "report", "llm")
+    crsim(tree, work, "run", "restaurants.yaml", "--out", "restaurants")
+    crsim(tree, work, "evaluate", "restaurants")
+    crsim(tree, work, "report", "restaurants")
 
 
 TIMING_KEYS = frozenset({"timing", "latency_s", "latency", "created_at"})

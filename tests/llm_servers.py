@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shutil
 import socket
+import ssl
+import subprocess
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
@@ -308,3 +312,94 @@ def redirecting_app(path: str, target: str) -> FastAPI:
         return Response(status_code=307, headers={"location": target})
 
     return app
+
+
+@dataclass
+class RawEndpoint:
+    """A server that answers every request with the same planned bytes (`answer`), after `hold_s`
+    seconds, then closes the connection; `answer=None` closes it without a word. For faults an app
+    framework would not produce: truncated bodies, corrupt encodings, wrong statuses and types."""
+
+    answer: bytes | None
+    hold_s: float = 0.0
+    requests: int = 0
+    url: str = ""
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+            length = next(
+                (
+                    int(line.split(":")[1])
+                    for line in head.split("\r\n")
+                    if line.lower().startswith("content-length")
+                ),
+                0,
+            )
+            await reader.readexactly(length)
+            self.requests += 1
+            await asyncio.sleep(self.hold_s)
+            if self.answer is not None:
+                writer.write(self.answer)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+def raw_response(
+    body: bytes, *, status: str = "200 OK", content_type: str = "application/json", headers: str = ""
+) -> bytes:
+    """An HTTP/1.1 answer with `body`, its Content-Length (unless `headers` sets one), `Connection: close`."""
+    length = "" if "content-length" in headers.lower() else f"Content-Length: {len(body)}\r\n"
+    head = f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n{length}Connection: close\r\n{headers}\r\n"
+    return head.encode() + body
+
+
+@asynccontextmanager
+async def serving_raw(endpoint: RawEndpoint, tls: ssl.SSLContext | None = None) -> AsyncIterator[RawEndpoint]:
+    """Serve `endpoint` on 127.0.0.1 in the running event loop (over TLS with `tls`); its `url` is
+    the server's root."""
+    listener = await asyncio.start_server(endpoint.handle, "127.0.0.1", 0, ssl=tls)
+    scheme = "https" if tls is not None else "http"
+    endpoint.url = f"{scheme}://127.0.0.1:{listener.sockets[0].getsockname()[1]}"
+    try:
+        yield endpoint
+    finally:
+        listener.close()
+
+
+def self_signed_certificate(folder: Path) -> Path | None:
+    """A self-signed certificate for 127.0.0.1 made with openssl in `folder` (its key beside it as
+    key.pem), or None when openssl is not installed."""
+    if shutil.which("openssl") is None:
+        return None
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            *(
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "1",
+                "-subj",
+                "/CN=127.0.0.1",
+            ),
+            *("-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert
+
+
+def server_tls(certificate: Path) -> ssl.SSLContext:
+    """A server's TLS context for `self_signed_certificate`'s certificate and key."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certificate, certificate.parent / "key.pem")
+    return context

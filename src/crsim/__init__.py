@@ -27,15 +27,9 @@ class CallableRunPackage(ModuleType):
 
 
 def _version() -> str:
-    """The installed version, looked up on first use: `importlib.metadata` and the search for the
-    installed distribution cost every command ~0.05 s at start-up that only `--version`, manifests
-    and reports need (bench/startup.py)."""
-    from importlib.metadata import PackageNotFoundError, version
+    from crsim.version import installed_version
 
-    try:
-        found = version("crsim")
-    except PackageNotFoundError:  # running from a source tree without installation
-        found = "0.0.0"
+    found = installed_version()
     globals()["__version__"] = found
     return found
 

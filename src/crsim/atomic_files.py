@@ -13,6 +13,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+#: The suffix of a file being written; a crash leaves `.<name>.part`, never a half-written `<name>`.
+PART_SUFFIX = ".part"
+
 
 @contextmanager
 def atomic_output(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
@@ -20,10 +23,6 @@ def atomic_output(path: Path, mode: str = "w") -> Iterator[IO[Any]]:
 
     A failure (or an interrupt) part-way leaves no partial file at `path` and removes the temp file.
     """
-    # Imported here: the command line imports this module to show any command's help, and the run-folder
-    # package (the data model, pydantic) costs ~0.1 s there that no help needs (bench/startup.py).
-    from crsim.model.run_folder.files import PART_SUFFIX
-
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=PART_SUFFIX, dir=path.parent)
     try:

@@ -354,9 +354,9 @@ def test_no_builtin_catalogue_entry_is_left_undeclared() -> None:
         if isinstance(v, type) and issubclass(v, candidates.CandidateRetriever) and not inspect.isabstract(v)
     }
     assert defined_retrievers == set(_declared_catalogue("retriever").values())
-    # openai_http, openai_direct: the `openai` provider's httpx and direct paths; direct_client: the
-    # direct path's HTTP client
-    not_providers = ("__init__", "base", "openai_http", "openai_direct", "direct_client")
+    # openai_protocol, openai_sdk: the `openai` provider's wire protocol and SDK path; direct_client:
+    # the providers' HTTP client
+    not_providers = ("__init__", "base", "openai_protocol", "openai_sdk", "direct_client")
     providers = {
         p.stem for p in (ROOT / "src/crsim/llm/providers").glob("*.py") if p.stem not in not_providers
     }

@@ -413,7 +413,7 @@ async def test_local_model_reply_recommends_only_collection_items(domain: Domain
     llms = hub(ModelConfig(provider="local", max_tokens=64))
     # a short prompt keeps this to seconds; a short message lets the answer fit in 64 tokens even
     # when the model spreads the JSON over lines (measured: 100 characters sometimes did not)
-    params = LLMCRS.Params(candidates=3, max_recommendations=2, plot_chars=0, max_message_chars=60)
+    params = LLMCRS.Params(candidates=3, max_recommendations=2, description_chars=0, max_message_chars=60)
     crs = LLMCRS(params, BuildContext(domain, llms))
     try:
         reply = await crs.respond(CRSSession("d1", 5), "I want a funny animated movie about toys.")

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 from fastapi import FastAPI, Request, Response
-from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi.responses import RedirectResponse
 
+from crs_doubles import CRSArenaServer
 from crsim.components import BuildContext
 from crsim.crs.base import CRSSession
 from crsim.crs.http import CRSArenaCRS, CRSRedirectError, CRSResponseTooLarge, MovieBotCRS
@@ -27,32 +28,21 @@ from faults.harness import ScriptedUser, http_experiment, run_experiment
 from faults.servers import running_server
 
 
+def _heat_model(context: list[str], state: list[float]) -> tuple[str, list[float]]:
+    """A CRS Arena model that counts its turns in the options state the server keeps per cookie."""
+    turn = len(context) // 2 + 1
+    return f"Turn {turn}: have you seen Heat (1995)?", [state[0] + 1, *state[1:]]
+
+
 def arena_app(seen: list[dict[str, Any]]) -> FastAPI:
-    """CRS Arena: state in a cookie session; the context must match what the server itself said."""
-    app, histories = FastAPI(), dict[str, list[str]]()
-
-    @app.get("/")
-    async def health() -> str:
-        return "CRS Arena server is running"
-
-    @app.post("/")
-    async def chat(request: Request) -> Response:
-        body = await request.json()
-        cookie = request.cookies.get("session") or f"c{len(histories)}"
-        history = histories.setdefault(cookie, [])
-        seen.append({"cookie": cookie, **body})
-        if body["context"] != history:
-            return JSONResponse({"error": "context does not match the session"}, status_code=400)
-        reply = f"Turn {len(history) // 2 + 1}: have you seen Heat (1995)?"
-        history.extend([body["message"], reply])
-        response = JSONResponse({"response": reply})
-        response.set_cookie("session", cookie)
-        return response
-
-    return app
+    """CRS Arena's Flask server (tests/crs_doubles.py) around `_heat_model`; `seen` gets every body."""
+    server = CRSArenaServer(_heat_model)
+    server.seen = seen
+    return server.app
 
 
-def moviebot_app(seen: list[tuple[str, str]]) -> FastAPI:
+def messenger_app(seen: list[tuple[str, str]]) -> FastAPI:
+    """An older MovieBot-style server: the Messenger envelope, `/start` and `/exit` commands."""
     app = FastAPI()
 
     @app.post("/")
@@ -93,23 +83,35 @@ async def test_crs_arena_cookie_sessions_context_and_single_sends(domain: Domain
             f"Turn {n}: have you seen Heat (1995)?" for n in (1, 2, 3, 4)
         ]
         assert [domain.items[i].title for i in dialogue.utterances[1].recommended_items] == ["Heat"]
-    assert (
-        len(seen) == 8 and len({s["cookie"] for s in seen}) == 2
-    )  # each message once, one cookie per dialogue
+    assert len(seen) == 8  # each message once
+    for body in seen:  # the cookie session carried each dialogue's own state, turn by turn
+        assert (body["state"] or [0.0])[0] == len(body["context"]) // 2
+    assert sorted(len(b["context"]) for b in seen) == [0, 0, 2, 2, 4, 4, 6, 6]
     assert Counter(s["message"] for s in seen)["I would like to watch a science fiction movie."] == 2
 
 
-async def test_moviebot_start_stop_intent_and_exit(domain: Domain) -> None:
+async def test_moviebot_options_for_older_servers(domain: Domain) -> None:
+    """The Messenger envelope, a `/start` greeting and an `/exit` on close, as configured options
+    (MovieBot v2 itself: tests/crs/test_moviebot_adapter.py)."""
     seen: list[tuple[str, str]] = []
-    with running_server(moviebot_app(seen)) as url:
-        dialogue = await _talk(
-            MovieBotCRS(MovieBotParams(base_url=url), BuildContext(domain)), "mb-1", max_turns=10
-        )
-    assert dialogue.utterances[0].text == "Hi there. I am IAI MovieBot."
-    assert dialogue.termination.reason == "crs_ended"
-    assert dialogue.utterances[-1].annotations["intent"] == "END"
-    assert seen[0][1] == "/start" and seen[-1] == ("mb-1", "/exit")
-    assert {s for s, _ in seen} == {"mb-1"}
+    params = MovieBotParams(
+        base_url="http://127.0.0.1:1",
+        request_format="messenger",
+        start_message="/start",
+        exit_message="/exit",
+        stop_intents=["end"],
+    )
+    with running_server(messenger_app(seen)) as url:
+        crs = MovieBotCRS(params.model_copy(update={"base_url": url}), BuildContext(domain))
+        ended = await _talk(crs, "mb-1", max_turns=10)
+        limited = await _talk(crs, "mb-2", max_turns=1)
+    assert ended.utterances[0].text == "Hi there. I am IAI MovieBot."
+    assert ended.termination.reason == "crs_ended"
+    assert ended.utterances[-1].annotations["intent"] == "END"
+    assert limited.termination.reason == "max_turns" and limited.termination.error is None
+    first = [t for s, t in seen if s.startswith("mb-1-")]
+    assert first[0] == "/start" and "/exit" not in first  # MovieBot ended it: nothing more is sent
+    assert [t for s, t in seen if s.startswith("mb-2-")][-1] == "/exit"
 
 
 async def test_redirects_only_within_the_same_host(domain: Domain) -> None:

@@ -125,3 +125,21 @@ async def test_mentioned_items_of_the_wrong_type_are_an_invalid_response(domain:
         with pytest.raises(CRSInvalidResponse, match="'mentioned_items' must be a list of item id strings"):
             await remote.respond(session, "hello")
         await remote.close(session)
+
+
+async def test_a_title_an_external_server_writes_for_several_items_is_recorded_as_ambiguous(
+    domain: Domain,
+) -> None:
+    books = [i.id for i in domain.items if i.title == "The Jungle Book"]
+    mother = next(i.id for i in domain.items if i.title == "Mother" and i.year == 2009)
+    replies = [{"text": "Try The Jungle Book, or Mother."}, {"text": "Bye.", "end": True}]
+    with running_server(_external(replies)) as url:
+        remote = GenericHTTPCRS(GenericParams(base_url=url), BuildContext(domain))
+        dialogue = await run_dialogue(
+            ScriptedUser(), remote, SimulatedUser(id="u"), dialogue_id="d", session=CRSSession("d", 1)
+        )
+    linked = dialogue.by(Role.CRS)[0]
+    assert linked.annotations["recommended_items_source"] == "linked"
+    (book,) = linked.annotations["ambiguous_links"]
+    assert linked.recommended_items == [book, mother]  # "Mother" as written, not "Mother!"
+    assert sorted(linked.annotations["ambiguous_links"][book]) == sorted(books)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from crsim.errors import ConfigError, DataError
 from crsim.eval import (
@@ -36,6 +38,7 @@ from crsim.model import (
     Utterance,
 )
 from crsim.registry import ComponentSpec
+from crsim.report.tables import wide_table
 
 
 def user(*intents: str) -> Utterance:
@@ -254,3 +257,24 @@ def test_table_cells_say_when_there_are_too_few_values_for_an_interval() -> None
 
     assert format_aggregate(aggregate([0.5])) == "0.500 (n=1, no CI)"
     assert format_aggregate(aggregate([1.0, 1.0, 1.0, 1.0, None])) == "1.000 [1.000, 1.000] (1 missing)"
+
+
+def test_ambiguous_links_are_counted_per_crs_and_shown_beside_the_metrics() -> None:
+    vague = Utterance(
+        role=Role.CRS,
+        text='Try "Hamlet" or "Heat".',
+        recommended_items=["h1", "heat"],
+        annotations={"ambiguous_links": {"h1": ["h1", "h0"], "heat": ["heat", "heat2"]}},
+    )
+    dialogues = [
+        make("1", user("disclose"), vague, user("accept")),
+        make("2", *ACCEPTED),
+        make("3", user("disclose"), vague, user("reject"), crs_id="retrieval"),
+        make("4", *REJECTED, crs_id="retrieval"),
+    ]
+    summaries = summarize(score_dialogues(dialogues, [SuccessRate()]), dialogues)
+    assert [(s.crs_id, s.ambiguous_links) for s in summaries] == [("popular", 2), ("retrieval", 2)]
+    assert summarize(score_dialogues(dialogues, [SuccessRate()]))[0].ambiguous_links is None
+    console = Console(width=200, record=True)
+    console.print(wide_table(summaries))
+    assert re.search(r"ambiguous links\s+│\s+2\s+│\s+2", console.export_text())

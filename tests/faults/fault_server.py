@@ -46,6 +46,13 @@ FAULTS: dict[str, str | None] = {
     "huge_int": "CRSInvalidResponse",
     "drip_headers": "CRSTimeoutError",
     "cross_host_redirect": "CRSRedirectError",
+    # the rest of docs/metrics.md's fault table ("Who failed"): statuses, encodings, shapes
+    "http_404": "CRSStatusError",
+    "http_422": "CRSStatusError",
+    "corrupt_gzip": "CRSInvalidResponse",
+    "html_page": "CRSInvalidResponse",
+    "wrong_type": "CRSInvalidResponse",
+    "missing_text": "CRSInvalidResponse",
 }
 
 #: Marks a response whose head the drip proxy sends one byte at a time.
@@ -138,7 +145,7 @@ def fault_app(plan: FaultPlan, log: ServerLog | None = None) -> FastAPI:
 
 async def _inject(plan: FaultPlan, attempt: int, reply: dict[str, Any], request: Request) -> Response | None:
     kind = plan.kind
-    hostile = _hostile(plan, reply, request)
+    hostile = _hostile(plan, reply, request) or _table_row(kind, reply)
     if hostile is not None:
         return hostile
     if kind == "http_500" or (kind == "flaky_500" and attempt == 1):
@@ -176,6 +183,22 @@ def _hostile(plan: FaultPlan, reply: dict[str, Any], request: Request) -> Respon
     if kind == "cross_host_redirect":  # same port, another host name: not the origin crsim talks to
         port = request.url.port
         return Response(status_code=307, headers={"location": f"http://localhost:{port}{request.url.path}"})
+    return None
+
+
+def _table_row(kind: str | None, reply: dict[str, Any]) -> Response | None:
+    """The other rows of docs/metrics.md's fault table: 4xx statuses, a corrupt encoding, shapes."""
+    if kind in ("http_404", "http_422"):
+        return Response('{"detail": "planned"}', status_code=int(kind[-3:]), media_type="application/json")
+    if kind == "corrupt_gzip":
+        gzip_header = {"content-encoding": "gzip"}
+        return Response(b"\x1f\x8bnot gzip", media_type="application/json", headers=gzip_header)
+    if kind == "html_page":
+        return Response("<html><body>Welcome</body></html>", media_type="text/html")
+    if kind == "wrong_type":
+        return _json({**reply, "text": 42})
+    if kind == "missing_text":
+        return _json({"end": False})
     return None
 
 

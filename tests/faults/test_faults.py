@@ -51,6 +51,7 @@ async def test_fault_ends_only_the_affected_dialogues(kind: str, domain: Domain,
             assert d.num_turns == plan.end_at
         elif expected_error is not None:
             assert d.termination.fault is Fault.CRS, (d.id, d.termination)
+            assert d.termination.reason == "crs_error"
             assert d.termination.error is not None and d.termination.error.source == "crs"
             assert d.termination.error.type == expected_error
             assert d.num_turns == plan.at_turn  # ended at the first faulty turn, nothing after it
@@ -92,3 +93,18 @@ async def test_a_retried_500_is_recorded_and_a_lost_reply_is_not_resent_when_uns
     assert retried and all(u.annotations["http"]["message_possibly_resent"] for u in retried)
     assert all(u.annotations["http"]["retries"][0]["reason"].endswith("HTTP 500") for u in retried)
     assert error_kinds(refused) == {"CRSStatusError": sum(is_affected(d.id, 5) for d in refused)}
+
+
+@pytest.mark.parametrize("where", ["refused", "dns"])
+async def test_a_crs_server_that_cannot_be_reached_is_a_crs_error(
+    where: str, domain: Domain, tmp_path: Path
+) -> None:
+    """A CRS that is down is the system under test failing: `crs_error` (preflight, before a run,
+    says so once; within a run each dialogue records it)."""
+    from llm_servers import closed_port_url
+
+    url = closed_port_url() if where == "refused" else "http://crs.invalid:8000"
+    settings = {**SETTINGS, "retry_backoff_s": 0.0}
+    _, dialogues = await run_experiment(http_experiment(domain, url, dialogues=3, **settings), tmp_path)
+    assert [d.termination.reason for d in dialogues if d.termination] == ["crs_error"] * 3
+    assert error_kinds(dialogues) == {"CRSConnectionError": 3}

@@ -1,16 +1,15 @@
-"""The `openai` provider's direct path on the wire (crsim.llm.providers.direct_client): kept connections,
-chunked and compressed bodies, servers that close connections, redirects, a cut answer, the proxy
-fallback. A raw asyncio server on 127.0.0.1 answers with planned bytes, so each case is exact."""
+"""The LLM providers' HTTP client on the wire (crsim.llm.providers.direct_client), through the `openai`
+provider: kept connections, chunked and compressed bodies, servers that close connections,
+redirects, a cut answer, a proxy named by the environment. A raw asyncio server on 127.0.0.1
+answers with planned bytes, so each case is exact."""
 
 from __future__ import annotations
 
 import asyncio
 import gzip
 import json
-import shutil
 import ssl
-import subprocess
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,9 +20,9 @@ from crsim.llm.client import LLM
 from crsim.llm.config import ModelConfig
 from crsim.llm.errors import LLMConnectionError, LLMRedirectRefused
 from crsim.llm.providers.base import create_provider
-from crsim.llm.providers.openai_direct import OpenAIDirectProvider
-from crsim.llm.providers.openai_http import OpenAIHTTPProvider
+from crsim.llm.providers.openai import OpenAIProvider
 from crsim.llm.types import user
+from llm_servers import self_signed_certificate, server_tls
 
 ANSWER = {"choices": [{"message": {"role": "assistant", "content": "Heat (1995)."}, "finish_reason": "stop"}]}
 BODY = json.dumps(ANSWER).encode()
@@ -98,7 +97,7 @@ def direct_llm(base_url: str, **settings: object) -> LLM:
         }
     )
     provider = create_provider(config)
-    assert isinstance(provider, OpenAIDirectProvider)
+    assert isinstance(provider, OpenAIProvider)
     return LLM("user", config, provider)
 
 
@@ -116,6 +115,24 @@ async def test_calls_one_after_another_share_one_connection() -> None:
     assert [line for line, _ in server.requests] == ["POST /v1/chat/completions HTTP/1.1"] * 3
     sent = json.loads(server.requests[0][1])
     assert sent["model"] == "m" and sent["messages"] == [{"role": "user", "content": "film 0?"}]
+
+
+async def test_providers_of_one_endpoint_share_one_client() -> None:
+    """Five models (five providers) at one endpoint, called one after another: one connection, kept;
+    closing four providers leaves the fifth's client open, closing the last closes it."""
+    async with serving(RawServer([response()] * 6)) as server:
+        llms = [direct_llm(server.url, model=f"m{i}") for i in range(5)]
+        try:
+            for llm in llms:
+                assert (await llm.generate([user("film?")])).text == "Heat (1995)."
+            for llm in llms[1:]:
+                await llm.provider.aclose()
+            assert (await llms[0].generate([user("again?")])).text == "Heat (1995)."
+            client = llms[0].provider._client  # type: ignore[attr-defined]
+        finally:
+            await llms[0].provider.aclose()
+    assert server.connections == 1 and len(server.requests) == 6
+    assert client is not None and client._session is None
 
 
 @pytest.mark.parametrize(
@@ -183,56 +200,28 @@ async def test_redirects_off_the_origin_or_in_a_loop_are_refused(location: str, 
     assert len(server.requests) == (1 if message == "another host" else 4)
 
 
-@pytest.mark.parametrize("variable", ["HTTPS_PROXY", "http_proxy", "ALL_PROXY"])
-def test_a_proxy_variable_sends_through_httpx(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
-    """httpx honours the proxy variables and the direct client does not: with one set, the default
-    path is httpx, so a run behind a proxy still reaches its server."""
-    config = ModelConfig(provider="openai", model="m", base_url="http://127.0.0.1:9/v1")
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy"])
+async def test_a_proxy_variable_is_honoured(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
+    """With a proxy variable set, the request goes to the proxy (a raw server standing in for one
+    here), in the absolute form a forward proxy expects; the endpoint's host is never resolved."""
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "localhost")  # names hosts to reach directly, no proxy
-    assert isinstance(create_provider(config), OpenAIDirectProvider)
-    monkeypatch.setenv(variable, "http://proxy.invalid:3128")
-    provider: Callable[[ModelConfig], object] = create_provider
-    made = provider(config)
-    assert isinstance(made, OpenAIHTTPProvider) and not isinstance(made, OpenAIDirectProvider)
+    async with serving(RawServer([response()])) as proxy:
+        monkeypatch.setenv(variable, proxy.url.removesuffix("/v1"))
+        assert await ask(direct_llm("http://llm.invalid:8000/v1"), 1) == ["Heat (1995)."]
+    assert [line for line, _ in proxy.requests] == [
+        "POST http://llm.invalid:8000/v1/chat/completions HTTP/1.1"
+    ]
 
 
 @pytest.fixture
 def certificate(tmp_path: Path) -> Path:
-    """A self-signed certificate for 127.0.0.1 (its key beside it as key.pem), made with openssl."""
-    if shutil.which("openssl") is None:
+    """A self-signed certificate for 127.0.0.1 (its key beside it as key.pem)."""
+    made = self_signed_certificate(tmp_path)
+    if made is None:
         pytest.skip("openssl is needed to make a test certificate")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return cert
-
-
-def server_tls(certificate: Path) -> ssl.SSLContext:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(certificate, certificate.parent / "key.pem")
-    return context
+    return made
 
 
 async def test_https_with_a_trusted_certificate(certificate: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -254,17 +243,10 @@ async def test_https_refuses_an_untrusted_certificate(
     assert server.requests == []
 
 
-async def test_a_base_url_that_is_not_http_is_a_connection_error_as_on_the_httpx_path() -> None:
-    for client in ("direct", "httpx"):
-        config = ModelConfig.model_validate(
-            {
-                "provider": "openai",
-                "model": "m",
-                "base_url": "ftp://127.0.0.1/v1",
-                "client": client,
-                "max_retries": 0,
-            }
-        )
-        llm = LLM("user", config, create_provider(config))
-        with pytest.raises(LLMConnectionError, match="cannot reach"):
-            await ask(llm, 1)
+def test_a_base_url_that_is_not_http_is_a_config_error() -> None:
+    from crsim.errors import ConfigError
+
+    for provider in ("openai", "ollama"):
+        config = ModelConfig(provider=provider, model="m", base_url="ftp://127.0.0.1/v1")
+        with pytest.raises(ConfigError, match="not an http:// or https:// URL"):
+            create_provider(config)

@@ -30,7 +30,7 @@ from crsim.llm.errors import (
 from crsim.llm.providers.base import create_provider
 from crsim.llm.providers.ollama import OllamaProvider, create
 from crsim.llm.structured import generate_json
-from crsim.llm.types import GenerationConfig, ResolvedGeneration, Usage, system, user
+from crsim.llm.types import GenerationConfig, Usage, system, user
 from llm_servers import DEFAULT_TEXT, OllamaLikeServer, Reply, closed_port_url
 
 MODEL = "smollm2:135m"
@@ -191,16 +191,12 @@ async def test_grammar_is_refused_before_sending(ollama: OllamaLikeServer) -> No
     assert ollama.requests == []
 
 
-async def test_slow_answer_times_out_in_the_provider(ollama: OllamaLikeServer) -> None:
-    """The provider's own HTTP timeout (not only the client's) becomes LLMTimeout."""
+async def test_slow_answer_times_out(ollama: OllamaLikeServer) -> None:
+    """The client's deadline ends a call the server holds (the provider keeps no timer of its own)."""
     ollama.plan.append(Reply(delay=10.0))
-    provider = create(ModelConfig(provider="ollama", model=MODEL, base_url=ollama.base_url, timeout=1.0))
-    generation = ResolvedGeneration(temperature=0.0, max_tokens=8)
-    try:
+    async with ollama_llm(ollama.base_url, timeout=1.0, max_retries=0) as llm:
         with pytest.raises(LLMTimeout, match=r"no answer within 1 s"):
-            await provider.complete(MESSAGES, generation)
-    finally:
-        await provider.aclose()
+            await llm.generate(MESSAGES)
 
 
 async def test_broken_answer_is_an_error_not_an_empty_text(ollama: OllamaLikeServer) -> None:

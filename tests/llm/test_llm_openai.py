@@ -5,7 +5,7 @@ short completion, a JSON-schema-constrained answer and a GBNF-constrained one ov
 as vLLM or a hosted API would be called. Failure part: a programmable OpenAI-like server
 (tests/llm_servers.py) answers 429, 5xx, 401, 404, slowly or not at all, and the tests check which
 crsim error comes out and how often the client retried. Every test that goes through `openai_llm`
-runs on both ways of sending (`client`: httpx directly, and the official SDK).
+runs on both ways of sending (`client`: crsim's own HTTP client, and the official SDK).
 """
 
 from __future__ import annotations
@@ -38,8 +38,7 @@ from crsim.llm.errors import (
 )
 from crsim.llm.providers.base import create_provider
 from crsim.llm.providers.openai import OpenAIProvider, create, strict_compatible
-from crsim.llm.providers.openai_direct import OpenAIDirectProvider
-from crsim.llm.providers.openai_http import OpenAIHTTPProvider
+from crsim.llm.providers.openai_sdk import CALLS_PER_CLIENT, OpenAISDKProvider
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, ResolvedGeneration, Usage, system, user
 from llm_servers import DEFAULT_TEXT, OpenAILikeServer, Reply, closed_port_url
@@ -104,10 +103,10 @@ def fake(running_fake: OpenAILikeServer, monkeypatch: pytest.MonkeyPatch) -> Ope
 
 
 #: The provider's way of sending in the running test (`sent_by` sets it for each parametrized run).
-CLIENT: Literal["direct", "httpx", "sdk"] = "direct"
+CLIENT: Literal["direct", "sdk"] = "direct"
 
 
-@pytest.fixture(autouse=True, params=["direct", "httpx", "sdk"])
+@pytest.fixture(autouse=True, params=["direct", "sdk"])
 def sent_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setattr(sys.modules[__name__], "CLIENT", request.param)
     return str(request.param)
@@ -342,8 +341,11 @@ def test_create_checks_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "openai", None)  # as if the package were not installed
     with pytest.raises(LLMDependencyError, match=r"pip install 'crsim\[llm\]'"):
         create(ModelConfig(provider="openai", model=MODEL, client="sdk"))
-    assert isinstance(create(ModelConfig(provider="openai", model=MODEL)), OpenAIDirectProvider)  # no SDK
-    assert isinstance(create(ModelConfig(provider="openai", model=MODEL, client="httpx")), OpenAIHTTPProvider)
+    assert isinstance(create(ModelConfig(provider="openai", model=MODEL)), OpenAIProvider)  # no SDK
+    with pytest.raises(ValueError, match="client 'httpx' is not available; use 'direct'"):
+        ModelConfig(provider="openai", model=MODEL, client="httpx")
+    with pytest.raises(ConfigError, match=r"'ftp://127\.0\.0\.1/v1' is not an http:// or https:// URL"):
+        create(ModelConfig(provider="openai", model=MODEL, base_url="ftp://127.0.0.1/v1"))
 
 
 def test_strict_mode_only_for_closed_schemas() -> None:
@@ -359,18 +361,16 @@ def test_strict_mode_only_for_closed_schemas() -> None:
 
 
 async def test_concurrent_calls_are_spread_over_clients_of_a_few_calls_each(fake: OpenAILikeServer) -> None:
-    """12 calls at once open 12 / CALLS_PER_CLIENT clients (each its own connection pool, all on
-    one TLS context); later calls reuse them, and closing the provider closes every one."""
-    from crsim.llm.providers.openai import CALLS_PER_CLIENT
-
+    """12 calls at once open 12 / CALLS_PER_CLIENT clients (each its own connection pool); later
+    calls reuse them, and closing the provider closes every one."""
     if CLIENT == "direct":
-        pytest.skip("the direct path keeps one pool of connections (tests/llm/test_llm_openai_http.py)")
+        pytest.skip("crsim's own client keeps one pool of connections")
     generation = ResolvedGeneration(temperature=0.0, max_tokens=16)
     config = ModelConfig(
         provider="openai", model=MODEL, base_url=fake.base_url + "/v1", max_concurrency=12, client=CLIENT
     )
     provider = create(config)
-    assert isinstance(provider, OpenAIProvider)
+    assert isinstance(provider, OpenAISDKProvider)
     fake.plan.extend(Reply(delay=0.3) for _ in range(12))
     busiest = 0
 
@@ -391,9 +391,7 @@ async def test_concurrent_calls_are_spread_over_clients_of_a_few_calls_each(fake
         for _ in range(3):
             await provider.complete(MESSAGES, generation)
         assert provider._clients == clients  # one at a time: the first client serves them all
-        httpx_clients = [c._client if CLIENT == "sdk" else c for c in clients]
-        tls = {id(c._transport._pool._ssl_context) for c in httpx_clients}
-        assert len(tls) == 1
+        httpx_clients = [c._client for c in clients]
     finally:
         await provider.aclose()
     assert provider._clients == [] and all(c.is_closed for c in httpx_clients)
@@ -423,4 +421,7 @@ async def test_closing_the_provider_while_a_call_is_in_flight_ends_that_call_cle
         pass
     else:
         assert completion.text == DEFAULT_TEXT
-    assert provider._clients == [] and provider._in_flight == []
+    if isinstance(provider, OpenAISDKProvider):
+        assert provider._clients == [] and provider._in_flight == []
+    else:
+        assert isinstance(provider, OpenAIProvider) and provider._client is None

@@ -15,7 +15,7 @@ from crsim.llm import usage
 from crsim.llm.cache import ResponseCache
 from crsim.llm.client import LLM
 from crsim.llm.config import ModelConfig
-from crsim.llm.errors import LLMError
+from crsim.llm.errors import LLMError, LLMProtocolError
 from crsim.llm.providers.base import create_provider
 from crsim.llm.structured import parse_model
 from crsim.llm.types import system, user
@@ -91,7 +91,7 @@ async def test_unreadable_json_is_an_llm_error(provider: tuple[str, _Planned], b
     async with client(name, planned.base_url) as llm:
         with pytest.raises(LLMError) as caught:
             await llm.generate(MESSAGES)
-    assert type(caught.value) is LLMError  # not RecursionError / ValueError escaping the provider
+    assert type(caught.value) is LLMProtocolError  # the endpoint's fault; not RecursionError / ValueError
     assert len(str(caught.value)) < 1_000
 
 

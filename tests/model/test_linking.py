@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from crsim.model.domain import Domain
 from crsim.model.items import Item, ItemCollection
-from crsim.model.linking import ItemLinker
+from crsim.model.linking import ItemLinker, ambiguous_links
 from crsim.model.text import normalize, split_title_year, unarticle
 
 REDIAL = Path(__file__).parents[1] / "fixtures" / "redial"
@@ -266,3 +267,87 @@ def test_the_cue_nearest_the_title_wins() -> None:
     assert [m.item_id for m in linked] == ["heat", "original"]
     linked = _two_sabrinas().link("A 1954 classic, Heat (1995) and Sabrina from the 1990s.")
     assert [m.item_id for m in linked] == ["heat", "remake"]
+
+
+# --- the surface of a title before popularity; ambiguous links ---------------------------------
+
+#: Titles of the shipped movie catalogue that share a linking key but are written differently,
+#: the less popular one first (popularity alone picked the wrong item for it).
+SURFACE_PAIRS = [
+    (("Mother", 2009, 1), ("Mother!", 2017, 2)),
+    (("Them", 2006, 1), ("Them!", 1954, 5)),
+    (("Kicking & Screaming", 2005, 1), ("Kicking and Screaming", 1995, 9)),
+    (("Pride and Prejudice", 1940, 1), ("Pride & Prejudice", 2005, 40)),
+]
+
+
+def _surface_items() -> ItemCollection:
+    items = [
+        Item(id=f"{title}|{year}", title=title, year=year, extra={"num_ratings": ratings})
+        for pair in SURFACE_PAIRS
+        for title, year, ratings in pair
+    ]
+    items.append(
+        Item(id="Old Boy|2003", title="Old Boy", year=2003, extra={"num_ratings": 39, "aliases": ["Oldboy"]})
+    )
+    items.append(Item(id="Oldboy|2013", title="Oldboy", year=2013, extra={"num_ratings": 2}))
+    return ItemCollection(items, name="surface")
+
+
+@pytest.mark.parametrize("title", [t for pair in SURFACE_PAIRS for t, _, _ in pair] + ["Old Boy", "Oldboy"])
+def test_the_title_written_exactly_wins_over_a_more_popular_one(title: str) -> None:
+    items = _surface_items()
+    expected = next(i.id for i in items if i.title == title)
+    (mention,) = items.linker.link(f"You might like {title} tonight.")
+    assert (mention.item_id, mention.ambiguous) == (expected, False)
+    assert items.linker.match_title(title) is not None
+    assert items.linker.match_title(title).item_id == expected  # type: ignore[union-attr]
+
+
+def test_punctuation_after_a_title_is_read_as_part_of_it_only_when_a_title_has_it() -> None:
+    linker = _surface_items().linker
+    assert [m.item_id for m in linker.link("Have you seen Them? It is scary.")] == ["Them|2006"]
+    assert [m.item_id for m in linker.link("Have you seen Them! It is scary.")] == ["Them!|1954"]
+    assert [m.item_id for m in linker.link('I recommend "Mother". Dark.')] == ["Mother|2009"]
+
+
+def test_the_pairs_of_the_shipped_catalogue_link_to_the_title_written(domain: Domain) -> None:
+    for pair in [*SURFACE_PAIRS, (("Old Boy", 2003, 0), ("Oldboy", 2013, 0))]:
+        for title, year, _ in pair:
+            (mention,) = domain.items.linker.link(f"You might like {title} tonight.")
+            assert domain.items[mention.item_id].title == title
+            assert domain.items[mention.item_id].year == year
+
+
+def test_identical_titles_without_a_year_are_linked_as_ambiguous() -> None:
+    popularity = [3, 11, 7]
+    items = ItemCollection(
+        [
+            Item(id=f"h{n}", title="Hamlet", year=1948 + 42 * n, extra={"num_ratings": r})
+            for n, r in enumerate(popularity)
+        ]
+        + [Item(id="x", title="Heat", year=1995)],
+        name="same",
+    )
+    (mention,) = items.linker.link("You might like Hamlet tonight.")
+    assert mention.item_id == "h1"  # the most popular among equals
+    assert mention.ambiguous and mention.candidates == ("h1", "h0", "h2")
+    assert ambiguous_links(items.linker.link('"Hamlet" or "Heat"?')) == {"h1": ["h1", "h0", "h2"]}
+    (dated,) = items.linker.link("You might like Hamlet (1990) tonight.")
+    assert (dated.item_id, dated.ambiguous) == ("h1", False)
+    (cued,) = items.linker.link("The 1948 Hamlet is the one.")
+    assert (cued.item_id, cued.ambiguous) == ("h0", False)
+    assert items.linker.match_title("Hamlet").candidates == ("h1", "h0", "h2")  # type: ignore[union-attr]
+
+
+def test_identical_titles_of_the_shipped_catalogue_are_marked_ambiguous(domain: Domain) -> None:
+    groups: dict[str, set[str]] = {}
+    for item in domain.items:
+        key = " ".join(unarticle(split_title_year(item.title)[0]).lower().split())
+        groups.setdefault(key, set()).add(item.id)
+    same = {key: ids for key, ids in groups.items() if len(ids) > 1}
+    assert len(same) > 90
+    for ids in same.values():
+        title = unarticle(split_title_year(domain.items[next(iter(ids))].title)[0])
+        (mention, *_) = domain.items.linker.link(f"You might like {title} tonight.")
+        assert set(mention.candidates) == ids, title

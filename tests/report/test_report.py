@@ -269,3 +269,27 @@ def test_many_metrics_make_one_compact_figure_not_a_wall_of_box_plots(two_sims: 
     assert 'id="plot-summary"' in html and 'id="plot-distributions"' not in html
     assert "11 metrics at a glance" in html  # SRRR, RDL, Turns, Recall, PC and the six added
     assert 'id="plot-proportions"' in html and "95% Wilson score interval" in html
+
+
+def test_ambiguous_links_are_counted_per_pairing(two_sims: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(two_sims, run)
+    lines = (run / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    crs_turn = next(u for u in first["utterances"] if u["role"] == "crs")
+    crs_turn["annotations"]["ambiguous_links"] = {"a": ["a", "b"], "c": ["c", "d", "e"]}
+    lines[0] = json.dumps(first)
+    (run / "dialogues.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert runner.invoke(app, ["evaluate", str(run), "--replace"]).exit_code == 0
+    groups = json.loads((run / "summary.json").read_text(encoding="utf-8"))["groups"]
+    counts = {(g["crs_id"], g["simulator_id"]): g["ambiguous_links"] for g in groups}
+    assert counts[(first["crs_id"], first["simulator_id"])] == 2
+    assert sorted(counts.values()) == [0, 0, 0, 2]
+    out = tmp_path / "report.html"
+    assert runner.invoke(app, ["report", str(run), "-o", str(out)]).exit_code == 0
+    html = out.read_text(encoding="utf-8")
+    assert ">ambiguous links</th>" in html
+    table = html[
+        html.index(">ambiguous links</th>") : html.index("</table>", html.index(">ambiguous links</th>"))
+    ]
+    assert sorted(re.findall(r'<td class="num">(\d+)</td></tr>', table)) == ["0", "0", "0", "2"]

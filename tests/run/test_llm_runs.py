@@ -117,11 +117,17 @@ def _failing(
         return {**base, "api_key_env": "CRSIM_TEST_KEY"}, "LLMAuthError"
     if kind == "unknown_model":
         return {**base, "base_url": server.base_url + "/v1", "model": "no-such-model"}, "LLMModelNotFound"
+    if kind in ("no_choices", "not_json"):  # a 200 that is no chat completion: the endpoint's fault
+        body = '{"object": "chat.completion", "choices": []}' if kind == "no_choices" else "<html></html>"
+        server.plan = [Reply(raw_body=body) for _ in range(20)]
+        return {**base, "base_url": server.base_url + "/v1"}, "LLMProtocolError"
     server.plan = [Reply(delay=2.0) for _ in range(20)]
     return {**base, "base_url": server.base_url + "/v1", "timeout": 0.2, "max_retries": 0}, "LLMTimeout"
 
 
-@pytest.mark.parametrize("kind", ["wrong_url", "missing_key", "unknown_model", "timeout"])
+@pytest.mark.parametrize(
+    "kind", ["wrong_url", "missing_key", "unknown_model", "no_choices", "not_json", "timeout"]
+)
 def test_a_failing_endpoint_ends_each_dialogue_with_its_error(
     kind: str, server: OpenAILikeServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -131,10 +137,9 @@ def test_a_failing_endpoint_ends_each_dialogue_with_its_error(
     assert len(dialogues) == 3
     for dialogue in dialogues:
         assert dialogue.termination is not None and dialogue.termination.error is not None
-        # an endpoint that cannot be reached, refuses the key or does not answer in time is the
-        # infrastructure's fault; a model the endpoint does not serve is the simulator's setup
-        expected = "user_error" if kind == "unknown_model" else "infrastructure_error"
-        assert dialogue.termination.reason == expected
+        # an endpoint that cannot be reached, refuses the key, does not serve the model or does not
+        # answer in time is the infrastructure's fault (docs/metrics.md, "Who failed")
+        assert dialogue.termination.reason == "infrastructure_error"
         assert not dialogue.evaluable
         assert (dialogue.termination.error.source, dialogue.termination.error.type) == ("user", error_type)
         assert "LLM role 'user'" in dialogue.termination.error.message

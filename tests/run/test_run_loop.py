@@ -201,3 +201,14 @@ async def test_a_crs_that_lists_its_items_is_not_linked(domain: Domain) -> None:
     dialogue = await _run(Listing(), CountingUser(stop_after=2), domain=domain)
     reply = dialogue.by(Role.CRS)[1]
     assert reply.recommended_items == [] and reply.mentioned_items == []
+
+
+async def test_a_title_naming_several_items_equally_is_recorded_as_ambiguous(domain: Domain) -> None:
+    books = [i.id for i in domain.items if i.title == "The Jungle Book"]
+    crs = ScriptedText(["You might like The Jungle Book, or The Matrix (1999)."])
+    dialogue = await _run(crs, CountingUser(stop_after=2), domain=domain)
+    reply = dialogue.by(Role.CRS)[1]
+    ambiguous = reply.annotations["ambiguous_links"]
+    (linked,) = ambiguous
+    assert len(books) == 3 and sorted(ambiguous[linked]) == sorted(books) and ambiguous[linked][0] == linked
+    assert linked in reply.recommended_items and _id(domain, "The Matrix", 1999) not in ambiguous

@@ -73,6 +73,7 @@ COMMANDS: dict[str, LazyCommand] = {
         "app",
         "Expose a crsim CRS over HTTP (CRS Arena protocol and the generic JSON protocol).",
     ),
+    "crs": LazyCommand("crsim.cli.crs", "crs_app", "`crsim crs`: check a CRS server before a study."),
     "schema": LazyCommand(
         "crsim.cli.schema", "app", "Print the JSON Schema of a record type of the unified format."
     ),

@@ -73,6 +73,13 @@ def convert(
         errors.print(f"renamed (duplicate id): {renaming}", highlight=False, markup=False, soft_wrap=True)
     if report.renamed > len(report.renamings):
         errors.print(f"... and {report.renamed - len(report.renamings)} more", highlight=False, markup=False)
+    for kind, count in report.warnings.items():
+        first = report.warning_examples.get(kind, "")
+        errors.print(
+            f"[yellow]warning:[/yellow] {count} {escape(kind)} (first: {escape(first)})",
+            highlight=False,
+            soft_wrap=True,
+        )
     note = f", {len(collection)} items -> {items}" if collection is not None else ""
     if report.left_out:
         note += f", {report.left_out} left out as already read from an earlier file"

@@ -42,13 +42,18 @@ class CRSSession:
     `chosen_option` is the option of the CRS's last reply that the user picked for the message now
     being answered (set by the loop before each `respond`, None when the user wrote its own words):
     `respond` gets the option's label as the text, and a CRS whose protocol takes a choice sends the
-    option's `payload` instead (`generic_http` sends both).
+    option's `payload` instead (`generic_http` sends both, `moviebot` the payload).
+
+    `closing_text` is the user's last message when the user ended the dialogue: the loop records it
+    but asks the CRS for no reply to it. A CRS whose server must see it (IAI MovieBot ends and saves
+    its conversation on the user's goodbye) sends it from `close`.
     """
 
     id: str
     seed: int
     state: Any = None
     chosen_option: ReplyOption | None = None
+    closing_text: str | None = None
     rng: random.Random = field(init=False)
 
     def __post_init__(self) -> None:

@@ -35,6 +35,69 @@ def _words(text: str) -> frozenset[str]:
 DECADE = re.compile(r"(19|20)?(\d)0(s?)")
 YEAR = re.compile(r"19\d\d|20[0-2]\d")
 
+# --- numbers -------------------------------------------------------------------------------------
+
+#: Words that bound a number, by bound; "or more" and the like follow the number, the rest precede
+#: it. A domain adds its own per slot (`Slot.comparisons`).
+COMPARISONS: dict[str, tuple[str, ...]] = {
+    "at_least": (
+        "at least",
+        "a minimum of",
+        "minimum",
+        "min",
+        "no less than",
+        "no fewer than",
+        "not less than",
+        "or more",
+        "or above",
+        "or higher",
+        "or better",
+        "and up",
+        "and above",
+        "plus",
+    ),
+    "at_most": (
+        "at most",
+        "up to",
+        "a maximum of",
+        "maximum",
+        "max",
+        "no more than",
+        "not more than",
+        "or less",
+        "or fewer",
+        "or below",
+        "or lower",
+        "or under",
+        "tops",
+    ),
+    "above": ("more than", "over", "above", "greater than", "higher than", "better than"),
+    "below": ("less than", "fewer than", "under", "below", "lower than", "cheaper than", "within"),
+}
+#: How a bounded number is stored as a slot value ("at least 4" -> ">=4").
+BOUND_SIGNS = {"at_least": ">=", "at_most": "<=", "above": ">", "below": "<"}
+#: Bound phrases that follow the number ("4 or more").
+_AFTER_WORDS = ("or", "and", "plus", "tops")
+
+
+def bound_phrases(
+    extra: Mapping[str, Iterable[str]],
+) -> tuple[dict[tuple[str, ...], str], dict[tuple[str, ...], str]]:
+    """(before, after): bound phrases as token tuples -> bound, the generic ones plus `extra`."""
+    before: dict[tuple[str, ...], str] = {}
+    after: dict[tuple[str, ...], str] = {}
+    for bound in COMPARISONS:
+        for phrase in (*COMPARISONS[bound], *extra.get(bound, ())):
+            key = tuple(normalize(phrase).split())
+            if key:
+                (after if key[0] in _AFTER_WORDS else before)[key] = bound
+    return before, after
+
+
+#: Numbers written as words ("three cylinders"), read only next to a word naming the slot.
+_NUMBERS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven")
+NUMBER_WORDS = {word: str(n) for n, word in enumerate((*_NUMBERS, "twelve"))}
+
 # --- negation -------------------------------------------------------------------------------------
 
 #: A few words before a value that turn it into a dislike ("not horror", "dont want violent").
@@ -249,7 +312,8 @@ class UnderstandingSpec(_Spec):
         description="Nouns LLM prompts use for the people of a domain: `user` (who uses the items, e.g. "
         "'reader'), `user_role` ('a book reader'), `expert` ('a literary critic'), `kind` (the noun after "
         "a kind of item: 'novel'), `aspects` (what one may come to like: 'a theme, an author'), "
-        "`details` (examples of what one may ask about an item: 'its author, pages, ...') and "
+        "`details` (examples of what one may ask about an item: 'its author, pages, ...'), `facts` (what "
+        "the `llm` CRS's prompt says the candidates come with: 'author, pages, price') and "
         "`contradiction` (an example of a contradictory profile, for RecUserSim's profile check); "
         "defaults from the item noun and the slots.",
     )
@@ -334,7 +398,7 @@ def prompt_words(domain: Domain) -> dict[str, str]:
 
 def prompt_nouns(domain: Domain) -> dict[str, str]:
     """The nouns LLM prompts name a domain's people and item features with (`user`, `user_role`,
-    `expert`, `kind`, `aspects`, `details`, `contradiction`; see `UnderstandingSpec.prompt_nouns`):
+    `expert`, `kind`, `aspects`, `details`, `facts`, `contradiction`; see `UnderstandingSpec.prompt_nouns`):
     the domain's `understanding.prompt_nouns` phrasing over generic ones made from the item noun and
     the slots."""
     spec = understanding_spec(phrasing(domain, "understanding"))
@@ -348,6 +412,7 @@ def prompt_nouns(domain: Domain) -> dict[str, str]:
         "kind": domain.item_noun,
         "aspects": aspects or f"something about the {domain.item_noun}",
         "details": "its " + ", ".join([*requestable, "..."]) if requestable else "anything about it",
+        "facts": ", ".join(dict.fromkeys(s.label for s in domain.slots.values())) or "their details",
         "contradiction": f"disliking one kind of {domain.item_noun} while loving another that is "
         "much the same, or a wish that no item could meet",
     }

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from crsim.crs.cues import Cues, UnderstandingSpec, domain_cues
-from crsim.model.domain import Domain, SlotKind, per_domain
+from crsim.crs.cues import Cues, UnderstandingSpec, bound_phrases, domain_cues
+from crsim.model.domain import Domain, Slot, SlotKind, per_domain
 from crsim.model.items import ItemCollection
 from crsim.model.text import STOPWORDS, normalize
 
@@ -81,6 +81,11 @@ class Lexicon:
         self.numeric_slots = tuple(
             s.name for s in domain.informable if s.kind is SlotKind.NUMERIC and s.name not in special
         )
+        self.numeric_words = {
+            name: _numeric_words(domain.slot(name), self.cues.slot_words.get(name, frozenset()))
+            for name in self.numeric_slots
+        }
+        self.bounds = {name: bound_phrases(domain.slot(name).comparisons) for name in self.numeric_slots}
         values = _value_phrases(domain, self.value_slots, spec)
         self.values = NGrams(values)
         self.value_words = frozenset(w for key in values for w in key)
@@ -181,6 +186,22 @@ def _surnames(people: Mapping[tuple[str, ...], Person]) -> dict[str, Person]:
         if len(key) >= 2 and len(key[-1]) >= 4 and person.total >= 2:
             seen.setdefault(key[-1], []).append(person)
     return {last: found[0] for last, found in seen.items() if len(found) == 1 and last not in STOPWORDS}
+
+
+#: Words of a slot's cues that do not name it alone ("how many stars").
+_QUESTION_WORDS = frozenset({"how", "many", "much", "what", "which", "is", "the", "of", "a", "an"})
+
+
+def _numeric_words(slot: Slot, cue_words: frozenset[str]) -> frozenset[str]:
+    """Words naming a numeric slot next to a number: its cues' and name's words, its unit, and their
+    singular and plural forms ("8 cylinders", "an 8-cylinder car", "20 pounds")."""
+    words = set(cue_words) | set(normalize(slot.name.replace("_", " ")).split())
+    words |= set(normalize(slot.unit).split()) if slot.unit else set()
+    words -= _QUESTION_WORDS | STOPWORDS
+    forms = set(words)
+    for word in words:
+        forms.add(word[:-1] if word.endswith("s") and len(word) > 3 else word + "s")
+    return frozenset(forms)
 
 
 def _lowercase_words(items: ItemCollection) -> frozenset[str]:

@@ -54,6 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from crsim.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession, crs
 from crsim.crs.candidates import RetrieverName, candidate_retriever
+from crsim.crs.cues import prompt_nouns
 from crsim.crs.llm_checks import ends_unfinished, year_conflicts
 from crsim.crs.llm_reply import ReplyMaker, Settled
 from crsim.crs.phrasings import item_details
@@ -175,7 +176,12 @@ class LLMCRS(BaseCRS):
             le=1.0,
             description="Weight of a user utterance in the retrieval query per turn of age (latest: 1).",
         )
-        plot_chars: int = Field(240, ge=0, description="Plot shown per item, cut at a word (0: none).")
+        description_chars: int = Field(
+            240,
+            ge=0,
+            description="An item's description (a movie's plot) and details shown per item, each cut at a "
+            "word (0: no description).",
+        )
         max_message_chars: int = Field(
             600,
             ge=20,
@@ -219,6 +225,16 @@ class LLMCRS(BaseCRS):
             min_length=1,
             description="The opening line when `greet` is on.",
         )
+
+        @model_validator(mode="before")
+        @classmethod
+        def _renamed(cls, data: Any) -> Any:
+            if isinstance(data, dict) and "plot_chars" in data:
+                raise ValueError(
+                    "`plot_chars` is now called `description_chars` (it cuts any item's description, "
+                    "not only a movie's plot); rename it in the config"
+                )
+            return data
 
         @model_validator(mode="after")
         def _at_most_candidates(self) -> LLMCRS.Params:
@@ -346,6 +362,7 @@ class LLMCRS(BaseCRS):
             items=self.domain.item_noun_plural,
             max_recommendations=p.max_recommendations,
             candidates=p.candidates,
+            facts=prompt_nouns(self.domain)["facts"],
         )
         recent = [self.domain.items[i] for i in state.last_recommended if i in self.domain.items]
         turn = render(
@@ -401,8 +418,8 @@ class LLMCRS(BaseCRS):
             "genres": item.genres,
             "directors": item.directors if people or self.params.cast else [],
             "actors": item.actors[: 3 if people else self.params.cast],
-            "plot": _shorten(item.plot or "", self.params.plot_chars),
-            "details": item_details(self.domain, item, self.params.plot_chars),
+            "plot": _shorten(item.plot or "", self.params.description_chars),
+            "details": item_details(self.domain, item, self.params.description_chars),
         }
 
 

@@ -15,15 +15,19 @@ from typing import Any
 
 from crsim.crs.phrasings import phrasing
 from crsim.errors import DataError
-from crsim.model.domain import Domain, per_domain
+from crsim.model.domain import Domain, SlotKind, indefinite, per_domain
+from crsim.model.domain import article as domain_article
 
 Options = tuple[str, ...]
 
-#: Generic sentences; `{noun}`/`{nouns}` become the item noun, `{label}` a slot's name in words.
+#: Generic sentences; `{noun}`/`{nouns}` become the item noun (`{a_noun}` with "a"/"an"), `{label}` a
+#: slot's name in words. `generic_answer` is what `popular` says to a question when it ranks by rating
+#: counts, `generic_answer_ranked` when it ranks by another field the domain declares (`{field}`), and
+#: `generic_answer_unranked` when it keeps the catalogue's order.
 GENERIC: dict[str, Any] = {
     "greeting": (
-        "Hi! I can help you find a {noun}. What are you looking for?",
-        "Hello! I'm here to help you pick a {noun}. What kind of {noun} would you like?",
+        "Hi! I can help you find {a_noun}. What are you looking for?",
+        "Hello! I'm here to help you pick {a_noun}. What kind of {noun} would you like?",
         "Hi there! Tell me what kind of {noun} you are looking for.",
     ),
     "question": ("Which {label} would you like?", "Do you have a preference for the {label}?"),
@@ -47,6 +51,10 @@ GENERIC: dict[str, Any] = {
     "closing": ("Okay, goodbye! Come back any time.", "Thanks for chatting, bye!"),
     "exhausted": "I'm afraid I have no more suggestions that fit. Would you like to change something?",
     "generic_answer": "I don't have details about {title}, but it's one of the most popular {nouns} around.",
+    "generic_answer_ranked": "I don't have details about {title}; I suggest {nouns} by their {field}, "
+    "highest first.",
+    "generic_answer_unranked": "I don't have details about {title}; I suggest the {nouns} that fit what you "
+    "asked for, in the order of my list.",
     "answer": "Its {label}: {values}.",
     "unknown": "Sorry, I don't know its {label}.",
     "explanation": "It matches what you asked for: {matches}.",
@@ -66,13 +74,17 @@ class Sentences:
     repeats: Mapping[str, str] = field(default_factory=dict)
     answers: Mapping[str, str] = field(default_factory=dict)
     unknowns: Mapping[str, str] = field(default_factory=dict)
+    #: Numeric slots' units ("weight" -> "lbs"), said after the values in answers.
+    units: Mapping[str, str] = field(default_factory=dict)
 
     def options(self, key: str) -> Options:
         value = self.table[key]
         return (value,) if isinstance(value, str) else tuple(value)
 
     def fill(self, template: str, **more: str) -> str:
-        return template.format_map({"noun": self.noun, "nouns": self.nouns, **more})
+        return template.format_map(
+            {"noun": self.noun, "a_noun": indefinite(self.noun), "nouns": self.nouns, **more}
+        )
 
     def pick(self, rng: random.Random, key: str) -> str:
         return self.fill(pick(rng, self.options(key)))
@@ -113,8 +125,14 @@ class Sentences:
     def exhausted(self) -> str:
         return self.fill(self.options("exhausted")[0])
 
-    def generic_answer(self, title: str) -> str:
-        """What a CRS without item knowledge says to an inquiry."""
+    def generic_answer(self, title: str, ranked_by: str | None = "num_ratings") -> str:
+        """What a CRS without item knowledge says to an inquiry, true to how it ranks: by rating counts
+        (`ranked_by` "num_ratings"), by another field, or (None) in catalogue order."""
+        if ranked_by is None:
+            return self.fill(self.options("generic_answer_unranked")[0], title=title)
+        if ranked_by != "num_ratings":
+            field = self.label(ranked_by) if ranked_by in self.labels else ranked_by.replace("_", " ")
+            return self.fill(self.options("generic_answer_ranked")[0], title=title, field=field)
         return self.fill(self.options("generic_answer")[0], title=title)
 
     def answer(self, slot: str, values: list[str]) -> str:
@@ -123,6 +141,9 @@ class Sentences:
         if not values:
             return self.fill(self.unknowns.get(slot) or self.options("unknown")[0], label=label)
         first = values[0].strip()
+        unit = self.units.get(slot)
+        if unit:
+            values = [f"{v} {unit}" for v in values]
         fills = {
             "label": label,
             "Label": slot.capitalize(),
@@ -137,7 +158,12 @@ class Sentences:
         """Why an item was chosen, from the (slot, value) preferences it matches; '' for none."""
         if not matched:
             return ""
-        listed = "; ".join(f"{self.label(slot)} {value}" for slot, value in matched)
+        listed = "; ".join(
+            f"{self.label(slot)} {value} {self.units[slot]}"
+            if slot in self.units
+            else f"{self.label(slot)} {value}"
+            for slot, value in matched
+        )
         return self.fill(self.options("explanation")[0], matches=listed)
 
     def described(self, kinds: list[str], people: list[str], period: str | None) -> str:
@@ -164,7 +190,8 @@ def pick(rng: random.Random, options: Options) -> str:
 
 
 def article(word: str) -> str:
-    return "an" if word[:1] in "aeiou" else "a"
+    """ "a" or "an" before `word` (`crsim.model.domain.article`)."""
+    return domain_article(word)
 
 
 @per_domain
@@ -187,7 +214,7 @@ def build_sentences(domain: Domain) -> Sentences:
     }
     if unknown:
         raise DataError(f"unknown CRS sentence(s) {', '.join(sorted(unknown))}", field="phrasings.crs")
-    labels = {s.name: (s.cues[0] if s.cues else s.name.replace("_", " ")) for s in domain.slots.values()}
+    labels = {s.name: s.label for s in domain.slots.values()}
     labels.update({str(k): str(v) for k, v in (own.get("labels") or {}).items()})
     table = {**GENERIC, **{k: v for k, v in own.items() if k in GENERIC}}
     questions: dict[str, Options] = {}
@@ -205,6 +232,7 @@ def build_sentences(domain: Domain) -> Sentences:
         repeats=repeats,
         answers={str(k): str(v) for k, v in (own.get("answers") or {}).items()},
         unknowns={str(k): str(v) for k, v in (own.get("unknowns") or {}).items()},
+        units={s.name: s.unit for s in domain.slots.values() if s.kind is SlotKind.NUMERIC and s.unit},
     )
 
 

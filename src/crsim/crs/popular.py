@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import random
-import weakref
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,8 +23,7 @@ from crsim.crs.base import BaseCRS, CRSReply, CRSSession, crs
 from crsim.crs.nlg import sentences_for
 from crsim.crs.understanding import Context, Period, Understanding, lexicon_for, understand
 from crsim.model.acts import DialogueAct, Intent
-from crsim.model.domain import Domain
-from crsim.model.items import ItemCollection
+from crsim.model.domain import Domain, SlotKind, per_domain
 from crsim.registry import Params as RegistryParams
 
 Scores = npt.NDArray[np.float64]
@@ -37,11 +37,28 @@ class ItemIndex:
         items = list(domain.items)
         self.ids = [item.id for item in items]
         self.position = {item_id: k for k, item_id in enumerate(self.ids)}
-        ratings = np.array([float(item.extra.get("num_ratings") or 0) for item in items])
-        self.popularity = np.log1p(ratings) / max(math.log1p(float(ratings.max(initial=0.0))), 1.0)
+        #: The field items are ranked by (domain `popularity`, else rating counts); None: catalogue order.
+        self.ranked_by = domain.popularity or (
+            "num_ratings" if any(item.extra.get("num_ratings") for item in items) else None
+        )
+        raw = np.array(
+            [_first_number(item.values(self.ranked_by)) if self.ranked_by else 0.0 for item in items]
+        )
+        raw = np.nan_to_num(raw, nan=0.0)
+        if self.ranked_by == "num_ratings":
+            self.popularity = np.log1p(raw) / max(math.log1p(float(raw.max(initial=0.0))), 1.0)
+        else:  # any other number, scaled into [0, 1] keeping its order
+            low, high = float(raw.min(initial=0.0)), float(raw.max(initial=0.0))
+            self.popularity = (raw - low) / (high - low) if high > low else np.zeros(len(raw))
         self.years = np.array([item.year or 0 for item in items], dtype=np.float64)
         self.values: dict[str, dict[str, npt.NDArray[np.intp]]] = {}
         period = lexicon_for(domain).period_slot
+        #: Numeric slots: each item's first value as a number (NaN without one).
+        self.numbers: dict[str, npt.NDArray[np.float64]] = {
+            slot.name: np.array([_first_number(item.values(slot.attribute)) for item in items])
+            for slot in domain.informable
+            if slot.kind is SlotKind.NUMERIC
+        }
         for slot, attribute in domain.informable_slots.items():
             if slot == period:
                 continue
@@ -52,6 +69,16 @@ class ItemIndex:
             self.values[slot] = {v: np.array(ks, dtype=np.intp) for v, ks in found.items()}
 
     def positions(self, slot: str, value: str) -> npt.NDArray[np.intp]:
+        """The items holding `value`; for a numeric slot the items whose number equals it or lies
+        within its bound (">=4", "<20": `crsim.crs.cues.BOUND_SIGNS`)."""
+        numbers = self.numbers.get(slot)
+        if numbers is not None:
+            match = _BOUNDED.fullmatch(value.strip())
+            if match is not None:
+                sign, number = match.group(1), float(match.group(2))
+                with np.errstate(invalid="ignore"):
+                    hit = _COMPARE[sign](numbers, number)
+                return np.flatnonzero(hit & ~np.isnan(numbers)).astype(np.intp)
         return self.values.get(slot, {}).get(value.lower(), _EMPTY)
 
     def period_match(self, period: Period) -> Scores:
@@ -60,15 +87,29 @@ class ItemIndex:
         return np.where(self.years > 0, np.clip(1.0 - distance / 10.0, 0.0, 1.0), 0.0)
 
 
-_INDEXES: weakref.WeakKeyDictionary[ItemCollection, ItemIndex] = weakref.WeakKeyDictionary()
+_BOUNDED = re.compile(r"(>=|<=|>|<|)\s*(-?\d+(?:\.\d+)?)")
+_COMPARE: dict[str, Callable[[npt.NDArray[np.float64], float], npt.NDArray[np.bool_]]] = {
+    "": lambda a, n: np.isclose(a, n),
+    ">=": lambda a, n: a >= n,
+    "<=": lambda a, n: a <= n,
+    ">": lambda a, n: a > n,
+    "<": lambda a, n: a < n,
+}
 
 
+def _first_number(values: list[str]) -> float:
+    for value in values:
+        try:
+            return float(value)
+        except ValueError:
+            continue
+    return math.nan
+
+
+@per_domain
 def item_index(domain: Domain) -> ItemIndex:
-    """The index of a domain's items, built once per item collection."""
-    index = _INDEXES.get(domain.items)
-    if index is None:
-        index = _INDEXES[domain.items] = ItemIndex(domain)
-    return index
+    """The index of a domain's items, built once per domain (its ranking field is the domain's)."""
+    return ItemIndex(domain)
 
 
 @dataclass
@@ -141,9 +182,10 @@ def _act(intent: str, slot: str | None = None, value: str | None = None) -> Dial
 
 @crs("popular")
 class PopularCRS(BaseCRS):
-    """Popularity baseline: asks for a genre, then recommends the most-rated items matching what it
-    understood (genres, and people or periods when mentioned). It holds no item knowledge beyond
-    attributes and rating counts, so it answers questions about an item only generically."""
+    """Popularity baseline: asks for the domain's first slot, then recommends the items matching most
+    of what it understood, ranked by the domain's popularity field (a count of ratings when the items
+    carry one; else the catalogue's own order). It holds no item knowledge beyond attributes, so
+    it answers questions about an item only generically, saying how it ranks."""
 
     class Params(RegistryParams):
         k: int = Field(1, ge=1, le=10, description="Items per recommendation turn.")
@@ -316,7 +358,7 @@ class PopularCRS(BaseCRS):
         if state.last is None:
             return self.say.acknowledge("no_item", rng), [_act(Intent.OTHER)]
         title = self.domain.items[state.last].display_title
-        return self.say.generic_answer(title), [_act(Intent.OTHER)]
+        return self.say.generic_answer(title, self.index.ranked_by), [_act(Intent.OTHER)]
 
     def _explain(self, state: DialogueState, item_id: str) -> str:
         """Why the item was chosen; the baseline does not say."""

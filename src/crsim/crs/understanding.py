@@ -120,10 +120,11 @@ class _Parser:
         """Clause id per token (split at punctuation and 'but'), and the sentences as token strings
         (those that ended with "?" also in `questions`)."""
         clauses, sentences, clause, start = [], [], 0, 0
+        self.sentence_of: list[int] = []
         for k, token in enumerate(self.tokens):
             if k > 0:
                 between = self.text[self.tokens[k - 1].end : token.start]
-                if any(c in ".?!;\n" for c in between):
+                if any(c in ".?!;\n" for c in between) and not _decimal_point(between, self.words, k):
                     sentences.append(" ".join(self.words[start:k]))
                     if "?" in between:
                         self.questions.append(sentences[-1])
@@ -133,6 +134,7 @@ class _Parser:
                     contrast and self.words[k - 1] != "anything"
                 )
             clauses.append(clause)
+            self.sentence_of.append(len(sentences))
         sentences.append(" ".join(self.words[start:]))
         if self.tokens and "?" in self.text[self.tokens[-1].end :]:
             self.questions.append(sentences[-1])
@@ -258,7 +260,7 @@ class _Parser:
     def _slot_values_at(self, k: int) -> None:
         values = self.lex.values.match(self.words, self.used, k)
         if values is not None:
-            for slot, value in values[0]:
+            for slot, value in self._named(values[0], k, k + values[1]):
                 self._add(slot, value, k, k + values[1])
             return
         keyword = self.lex.keywords.match(self.words, self.used, k)
@@ -271,16 +273,94 @@ class _Parser:
             if period is not None:
                 self._add_period(period[0], k, k + period[1])
                 return
-        if self.lex.numeric_slots and word.isdigit():
+        if self.lex.numeric_slots and (word.isdigit() or word in cues.NUMBER_WORDS):
             self._number_at(k)
 
+    def _named(self, meanings: tuple[tuple[str, str], ...], i: int, j: int) -> tuple[tuple[str, str], ...]:
+        """Of a value several slots share ("free": entrance and price range), the slot whose words are
+        nearest to it in the sentence, else the slot just asked for, else every slot."""
+        if len({slot for slot, _ in meanings}) < 2:
+            return meanings
+        words, sentence = self.words, self.sentence_of
+        best: dict[str, int] = {}
+        for slot, _ in meanings:
+            names = self.lex.cues.slot_words.get(slot, frozenset())
+            near = [
+                abs(at - i) if at < i else at - j + 1
+                for at in range(len(words))
+                if not i <= at < j and sentence[at] == sentence[i] and words[at] in names
+            ]
+            if near:
+                best[slot] = min(near)
+        if best:
+            closest = min(best.values())
+            return tuple(m for m in meanings if best.get(m[0]) == closest)
+        elicited = tuple(m for m in meanings if m[0] == self.ctx.elicited)
+        return elicited or meanings
+
     def _number_at(self, k: int) -> None:
-        """'4 stars', 'stars: 4': a number next to a word naming a numeric slot states that slot."""
-        near = set(self.words[max(0, k - 2) : k + 3])
-        for slot in self.lex.numeric_slots:
-            if near & self.lex.cues.slot_words.get(slot, frozenset()):
-                self._add(slot, self.words[k], k, k + 1)
-                return
+        """A number stating a numeric slot: the slot named nearest to it in the sentence, not across
+        another number ("4 stars", "an 8-cylinder car", "the cylinders to be 8", "with 3 as the
+        cylinders", "a weight of 2489 lbs"), else the slot just asked for; bounded by the words around
+        it ("at least 4 stars" -> ">=4", "under 20 pounds" -> "<20")."""
+        number, end = self._number(k)
+        written = not self.words[k].isdigit()  # "three": only right next to the slot's word
+        slot, slot_at = self._numeric_slot(k, end, 2 if written else 4)
+        if slot is None and self.ctx.elicited in self.lex.numeric_slots and not written:
+            slot = self.ctx.elicited
+        if slot is None:
+            return
+        start, stop = min(k, slot_at if slot_at is not None else k), max(end, (slot_at or 0) + 1)
+        bound, start, stop = self._bound(slot, k, end, start, stop)
+        value = f"{cues.BOUND_SIGNS[bound]}{number}" if bound else number
+        self._add(slot, value, start, stop)
+
+    def _number(self, k: int) -> tuple[str, int]:
+        """The number at token `k` ("2.5" spans three tokens) and the token after it."""
+        word = self.words[k]
+        if not word.isdigit():
+            return cues.NUMBER_WORDS[word], k + 1
+        if k + 1 < len(self.words) and self.words[k + 1].isdigit():
+            between = self.text[self.tokens[k].end : self.tokens[k + 1].start]
+            if between in (".", ","):
+                joined = f"{word}.{self.words[k + 1]}" if between == "." else word + self.words[k + 1]
+                return joined, k + 2
+        return word, k + 1
+
+    def _numeric_slot(self, k: int, end: int, reach: int) -> tuple[str | None, int | None]:
+        """The numeric slot named nearest to the number at `words[k:end]` within `reach` tokens in the
+        same sentence, after it before before it at one distance; never across another number."""
+        words, sentence = self.words, self.sentence_of
+        sides = {"after": True, "before": True}
+        for distance in range(1, reach + 1):
+            for side, at in (("after", end - 1 + distance), ("before", k - distance)):
+                if not sides[side] or not 0 <= at < len(words) or sentence[at] != sentence[k]:
+                    sides[side] = False
+                    continue
+                if words[at].isdigit():
+                    sides[side] = False
+                    continue
+                for slot in self.lex.numeric_slots:
+                    if words[at] in self.lex.numeric_words[slot]:
+                        return slot, at
+        return None, None
+
+    def _bound(self, slot: str, k: int, end: int, start: int, stop: int) -> tuple[str | None, int, int]:
+        """The bound phrase right before the number or right after it (or after its unit word)."""
+        before, after = self.lex.bounds[slot]
+        words = self.words
+        for key, bound in before.items():
+            n = len(key)
+            for gap in (0, 1):  # "at least a 4", "under £20"
+                if k - n - gap >= 0 and tuple(words[k - n - gap : k - gap]) == key:
+                    return bound, min(start, k - n - gap), stop
+        unit = words[end : end + 1]
+        skip = 1 if unit and unit[0] in self.lex.numeric_words[slot] else 0
+        for key, bound in after.items():
+            at = end + skip
+            if tuple(words[at : at + len(key)]) == key:
+                return bound, start, max(stop, at + len(key))
+        return None, start, stop
 
     def _add_period(self, period: Period, i: int, j: int) -> None:
         prev = self.words[i - 1] if i else ""
@@ -364,3 +444,8 @@ class _Parser:
         words = [w for w in normalize(phrase).split() if w not in STOPWORDS]
         (self.out.disliked_topic_words if negated else self.out.topic_words).extend(words)
         self.used[i:j] = [True] * (j - i)
+
+
+def _decimal_point(between: str, words: list[str], k: int) -> bool:
+    """Whether the text between tokens `k - 1` and `k` is the point of a decimal number ("2.5")."""
+    return between == "." and words[k - 1].isdigit() and words[k].isdigit()

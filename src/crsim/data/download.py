@@ -24,8 +24,8 @@ from typing import IO, Literal
 
 from pydantic import BaseModel, Field
 
+from crsim.atomic_files import PART_SUFFIX
 from crsim.errors import CrsimError, DataError
-from crsim.model.run_folder.files import PART_SUFFIX
 from crsim.registry import Registry
 
 #: Environment variable that overrides the download locations with a mirror.

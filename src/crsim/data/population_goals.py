@@ -3,7 +3,8 @@
 Each user starts from one real item drawn at random (the *anchor*). A few informable slots are
 drawn and given the anchor's values for them, so at least one item (the anchor) satisfies every
 constraint; every item that satisfies them all is a target (any of them fulfils the goal); the
-requests are drawn from the requestable slots. Everything is drawn from `random.Random` seeded by
+requests are drawn from the requestable slots the constraints leave open (a user who wants Italian
+food does not ask what food a place serves). Everything is drawn from `random.Random` seeded by
 the population seed and the user's id, so one config and seed always give the same users.
 
 Which slots constraints use: `users.constraint_slots` when the config sets it, else every
@@ -75,7 +76,8 @@ def _goal_user(
     chosen = rng.sample(held, min(rng.randint(low, high), len(held)))
     constraints = {s.name: rng.choice(sorted(v.lower() for v in item.values(s.attribute))) for s in chosen}
     targets = _matching(domain, constraints) if constraints else [anchor]
-    requestable = [s.name for s in domain.requestable]
+    constrained = {domain.attribute(slot) for slot in constraints}
+    requestable = [s.name for s in domain.requestable if s.attribute not in constrained]
     low, high = config.num_requests
     requests = rng.sample(requestable, min(rng.randint(low, high), len(requestable)))
     need = InformationNeed(constraints=dict(constraints), requests=requests, targets=targets)

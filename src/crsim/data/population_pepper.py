@@ -34,6 +34,7 @@ from crsim.model import annotations as keys
 from crsim.model.domain import Domain
 from crsim.model.user import InformationNeed, SimulatedUser, SlotPreferences, UserProfile
 from crsim.seeding import derive_seed
+from crsim.sim.pepper.common import split_targets
 
 #: MovieLens ratings run from 0.5 to 5 stars.
 MOVIELENS_SCALE = (0.5, 5.0)
@@ -195,13 +196,6 @@ def split_by_rating(
         count = min(count, cap)
     targets = order[:count]
     return targets, {i: ratings[i] for i in sorted(order[count:])}
-
-
-def split_targets(targets: list[str], count: int, rng: random.Random) -> tuple[list[str], list[str]]:
-    """(selected, residual): `count` random targets (at most all but one, at least one) and the rest."""
-    count = max(1, min(count, len(targets) - 1))
-    chosen = set(rng.sample(targets, min(count, len(targets))))
-    return [t for t in targets if t in chosen], [t for t in targets if t not in chosen]
 
 
 def pepper_user(

@@ -26,7 +26,8 @@ from crsim.components import BuildContext, build
 from crsim.errors import ConfigError
 from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, PerTurnMetric, metric_registry
 from crsim.eval.stats import aggregate
-from crsim.model.dialogue import Dialogue, Termination, TerminationReason
+from crsim.model.annotations import AMBIGUOUS_LINKS, annotation
+from crsim.model.dialogue import Dialogue, Role, Termination, TerminationReason
 from crsim.model.run_folder.scores import (
     GroupSummary,
     ScoreRecord,
@@ -225,6 +226,7 @@ class _GroupState:
     left_out: Counter[str] = field(default_factory=Counter)
     missing: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     annotated: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    ambiguous: dict[str, int] = field(default_factory=dict)
 
     def end(self, dialogue_id: str, reason: str, evaluable: bool, fault: str | None) -> None:
         """Record how a dialogue ended (the first time it is seen) and whose fault it was."""
@@ -234,6 +236,16 @@ class _GroupState:
         self.evaluable[dialogue_id] = evaluable
         if fault is not None:
             self.faults[fault] += 1
+
+
+def _ambiguous_links(dialogue: Dialogue) -> int:
+    """Titles in the CRS's utterances linked ambiguously (`ambiguous_links` annotation)."""
+    count = 0
+    for index, utterance in enumerate(dialogue.utterances):
+        if utterance.role is Role.CRS:
+            links: dict[str, list[str]] | None = annotation(AMBIGUOUS_LINKS, dialogue, index)
+            count += len(links or {})
+    return count
 
 
 def _fault_of(termination: Termination | None) -> tuple[bool, str | None]:
@@ -299,6 +311,7 @@ class SummaryBuilder:
                 state.errors[kind] += 1
                 state.examples.setdefault(kind, error.message)
             state.end(dialogue.id, reason, *_fault_of(dialogue.termination))
+            state.ambiguous.setdefault(dialogue.id, _ambiguous_links(dialogue))
             state.users.setdefault(
                 dialogue.id, source_user_id(dialogue.user_id) if dialogue.user_id else None
             )
@@ -332,6 +345,7 @@ class SummaryBuilder:
             n_users=len(set(state.users.values())) if users else None,
             terminations=dict(sorted(Counter(state.ends.values()).items())),
             faults=dict(sorted(state.faults.items())),
+            ambiguous_links=sum(state.ambiguous.values()) if self._users_known else None,
             errors=dict(sorted(state.errors.items())),
             error_examples=dict(sorted(state.examples.items())),
             metrics={

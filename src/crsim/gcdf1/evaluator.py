@@ -22,6 +22,7 @@ from crsim.gcdf1.behaviour import DESCRIPTIONS, Behaviour, Event
 from crsim.gcdf1.canonical import CanonicalMap
 from crsim.gcdf1.config import Gcdf1Config, load_config
 from crsim.gcdf1.scoring import COMBINED, PRF, Gcdf1Scorer
+from crsim.model.annotations import DOMAIN
 from crsim.model.dialogue import Dialogue, Role
 from crsim.registry import Params as BaseParams
 
@@ -39,7 +40,12 @@ class Gcdf1Evaluator(Evaluator):
     """Goal- and context-driven F1 of the user's constraints and requests (see module docstring)."""
 
     class Params(BaseParams):
-        domain: str = Field("movie", min_length=1, description="Name of the single goal domain.")
+        domain: str | None = Field(
+            None,
+            min_length=1,
+            description="Name of the single goal domain; default: the run's domain as the dialogue records "
+            "it, else 'items'.",
+        )
         config: str | None = Field(
             None, description="GCDF1 YAML configuration (thresholds and switches); default: built-in values."
         )
@@ -56,8 +62,25 @@ class Gcdf1Evaluator(Evaluator):
     def default_label(self) -> str:
         return "gcdf1"
 
+    def domain_of(self, dialogue: Dialogue) -> str:
+        """The goal domain's name: the configured one, else the dialogue's run domain, else "items"."""
+        if self.params.domain:
+            return self.params.domain
+        recorded = DOMAIN.get(dialogue.metadata, where=f"dialogue {dialogue.id!r}")
+        return recorded or "items"
+
+    def scorer(self, domain: str) -> Gcdf1Scorer:
+        """The scorer of one goal domain (its ontology names the domain), built once per domain."""
+        built = self._scorers.get(domain)
+        if built is None:
+            built = self._scorers[domain] = self._build_scorer(domain)
+        return built
+
     @cached_property
-    def scorer(self) -> Gcdf1Scorer:
+    def _scorers(self) -> dict[str, Gcdf1Scorer]:
+        return {}
+
+    def _build_scorer(self, domain: str) -> Gcdf1Scorer:
         p = self.params
         config = load_config(p.config) if p.config else Gcdf1Config()
         cmap = CanonicalMap.load(p.canonical_map) if p.canonical_map else None
@@ -66,7 +89,7 @@ class Gcdf1Evaluator(Evaluator):
             config = config.model_copy(
                 update={"igcd_f1": config.igcd_f1.model_copy(update={"value_matching": matching})}
             )
-        return Gcdf1Scorer(config, cmap, crsim_ontology(p.domain, p.entity_slots))
+        return Gcdf1Scorer(config, cmap, crsim_ontology(domain, p.entity_slots))
 
     async def evaluate(self, dialogue: Dialogue) -> list[Value]:
         need = dialogue.information_need
@@ -75,7 +98,8 @@ class Gcdf1Evaluator(Evaluator):
         if not any(u.acts for u in dialogue.utterances if u.role is Role.USER):
             raise NotApplicable(NO_ACTS, f"dialogue {dialogue.id!r}")
         require_user_acts(dialogue)
-        scores = self.scorer.score(goal_dialogue(dialogue, self.params.domain))
+        domain = self.domain_of(dialogue)
+        scores = self.scorer(domain).score(goal_dialogue(dialogue, domain))
         values: list[Value] = []
         for prefix, table, name, undefined in (
             ("igcdf1", scores.inform, "I-GCDF1", "no constraints in the goal or the dialogue"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
@@ -63,6 +64,7 @@ class LLM:
         self._wait = wait_exponential(multiplier=config.backoff, max=MAX_BACKOFF_S)
         self._retry = retry_if_exception(_retryable)
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
+        self._open: Callable[[], Awaitable[None]] | None = getattr(provider, "open", None)
         # Provider options (e.g. Ollama's num_ctx, top_k) change answers, so they are part of the key.
         options = json.dumps(config.options, sort_keys=True, default=str) if config.options else ""
         self._identity = provider.identity() + (f"|options={options}" if options else "")
@@ -132,9 +134,13 @@ class LLM:
         raise AssertionError("unreachable: tenacity re-raises the last error")
 
     async def _attempt(self, messages: list[Message], generation: ResolvedGeneration) -> Completion:
-        """One provider call under the endpoint's limit and the call's timeout."""
+        """One provider call under the endpoint's limit and the call's timeout. The timeout starts
+        when the request is sent: the provider's set-up (`open`, if it has one: its HTTP client, a
+        TLS context) is done first, outside it."""
         async with self._limit:
             self.calls += 1
+            if self._open is not None:
+                await self._open()
             started = time.perf_counter()
             try:
                 completion = await asyncio.wait_for(

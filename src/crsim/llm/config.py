@@ -14,8 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from crsim.model.run_folder.files import LLM_CACHE
 
-#: A provider name: one of the `crsim.llm_provider` entry points (built-ins: openai, ollama, local,
-#: scripted; a plug-in may add more), checked when the config is read.
+#: A provider name: a built-in (openai, ollama, local, scripted) or a plug-in's, checked when read.
 ProviderName = str
 
 #: The roles crsim's own components use; configs may add more and point components at them.
@@ -65,11 +64,12 @@ class ModelConfig(BaseModel):
     @field_validator("provider")
     @classmethod
     def _known_provider(cls, value: str) -> str:
-        from crsim.llm.providers.base import provider_catalogue
+        from crsim.registry import registry_of
 
-        if value not in provider_catalogue:
+        providers = registry_of("llm_provider")
+        if value not in providers:
             raise ValueError(
-                f"unknown LLM provider {value!r}; expected one of: {', '.join(provider_catalogue.names())}"
+                f"unknown LLM provider {value!r}; expected one of: {', '.join(providers.names())}"
             )
         return value
 
@@ -93,13 +93,24 @@ class ModelConfig(BaseModel):
     replies: list[str] = Field(
         default_factory=list, description="`scripted`: answers returned in turn (cycled)."
     )
-    client: Literal["direct", "httpx", "sdk"] = Field(
+    client: Literal["direct", "sdk"] = Field(
         "direct",
         exclude=True,  # how requests are sent, not what is asked: not in manifests, cache keys or identities
-        description="`openai`: post chat completions with crsim's small HTTP/1.1 client (direct, the "
-        "default: the least CPU per call; httpx when a proxy variable is set), with httpx (httpx) or "
-        "through the official SDK (sdk); the same requests, answers and errors.",
+        description="`openai`: post chat completions with crsim's own HTTP client (direct, the default: "
+        "the least CPU per call) or through the official OpenAI SDK (sdk, needs crsim[llm]); the same "
+        "requests, answers and errors.",
     )
+
+    @field_validator("client", mode="before")
+    @classmethod
+    def _known_client(cls, value: object) -> object:
+        if value == "httpx":
+            raise ValueError(
+                "client 'httpx' is not available; use 'direct' (the default, crsim's own HTTP client) "
+                "or 'sdk' (the official OpenAI SDK)"
+            )
+        return value
+
     price_per_million_tokens: Price | None = Field(
         None,
         exclude=True,  # a display setting: not in manifests, cache keys or provider identities

@@ -43,11 +43,23 @@ class LLMAuthError(LLMError):
 
 
 class LLMModelNotFound(LLMError):
-    """The endpoint does not serve the named model."""
+    """The endpoint does not serve the named model (HTTP 404): the endpoint or the config is wrong,
+    not the participant asking."""
 
 
-class LLMRedirectRefused(LLMError):
+class LLMProtocolError(LLMError):
+    """The endpoint answered, but not in its protocol: a body that is not a chat response (not JSON,
+    JSON nested too deep or with an integer too long to read, fields missing or of the wrong type),
+    an undecodable or oversized body, a status the protocol does not use. The endpoint's fault, like
+    a 5xx; not retried, since the same request would most likely get the same answer."""
+
+
+class LLMRedirectRefused(LLMProtocolError):
     """The endpoint redirected to another host (or too often); crsim does not follow it."""
+
+
+class LLMAnswerTooLarge(LLMProtocolError):
+    """The answer's body exceeded the size cap; it was not read further."""
 
 
 class LLMBadRequest(LLMError):

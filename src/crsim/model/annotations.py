@@ -22,6 +22,7 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
+    Field,
     NonNegativeInt,
     PositiveInt,
     TypeAdapter,
@@ -225,6 +226,16 @@ RECOMMENDED_ITEMS_SOURCE: Key[Literal["linked"]] = _declare(
     readers=("run/loop.py",),
     description="The CRS utterance's item ids were linked from titles in its text, not listed by the CRS.",
 )
+AMBIGUOUS_LINKS: Key[dict[str, list[str]]] = _declare(
+    "ambiguous_links",
+    A,
+    dict[str, Annotated[list[str], Field(min_length=2)]],
+    "{item id: [item id, ...] (at least 2)}",
+    writers=("crs/http/base.py", "run/loop.py"),
+    readers=("eval/evaluate.py",),
+    description="Titles linked in the CRS utterance's text that name several catalogue items equally "
+    "(same title, nothing in the text telling them apart): linked id -> all of them, the linked one first.",
+)
 REPLACED_CODE_POINTS: Key[int] = _declare(
     "replaced_code_points",
     A,
@@ -243,6 +254,26 @@ HTTP: Key[HTTPExchange] = _declare(
     writers=("crs/http/base.py",),
     readers=("record readers (docs/crs.md)",),
     description="Retried requests behind one CRS reply; absent when there were none.",
+)
+CRS_INTENT: Key[str] = _declare(
+    "intent",
+    A,
+    str,
+    "str",
+    writers=("crs/http/moviebot.py",),
+    readers=("record readers (docs/plug-in-your-crs.md)",),
+    description="The CRS's own intent label of its reply, as its server sent it (MovieBot joins several "
+    "with ';', e.g. 'count results;elicit').",
+)
+CRS_SESSION: Key[str] = _declare(
+    "crs_session",
+    A,
+    str,
+    "str",
+    writers=("crs/http/moviebot.py",),
+    readers=("record readers (docs/plug-in-your-crs.md)",),
+    description="The id the dialogue had at the CRS server (MovieBot's sender id, which names its export "
+    "file), on the first CRS utterance.",
 )
 ACTS_SOURCE: Key[str] = _declare(
     "acts_source",
@@ -346,7 +377,7 @@ DOMAIN: Key[str] = _declare(
     str,
     "str",
     writers=("run/batch.py",),
-    readers=("record readers",),
+    readers=("record readers", "gcdf1/evaluator.py"),
     description="Name of the run's domain.",
 )
 TRIAL: Key[int] = _declare(

@@ -50,6 +50,28 @@ class Slot:
     order: tuple[str, ...] = ()
     #: How a CRS asks for the slot ("What kind of food would you like?"), if the domain says so.
     question: str | None = None
+    #: Numeric slots: the unit said after a number ("pounds"), if the domain declares one.
+    unit: str | None = None
+    #: Numeric slots: the domain's own words that bound a number, by bound (`at_least`, `at_most`,
+    #: `above`, `below`), beside the generic ones (`crsim.crs.cues.COMPARISONS`).
+    comparisons: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """The slot's name in words: its first cue, else its name with spaces ("price range")."""
+        return self.cues[0] if self.cues else self.name.replace("_", " ")
+
+    def amount(self, value: str) -> str:
+        """A value of a numeric slot as people say it: "an entrance fee of 20 pounds", "4 stars" (a slot
+        named by its unit or a plural), "a weight of 2489" (no unit)."""
+        label = self.label
+        if self.unit:
+            if label.lower() in (self.unit.lower(), plural(self.unit).lower()):
+                return f"{value} {self.unit}"
+            return f"{indefinite(label)} of {value} {self.unit}"
+        if label.endswith("s") and not label.endswith("ss"):
+            return f"{value} {label}"
+        return f"{indefinite(label)} of {value}"
 
 
 @dataclass(frozen=True)
@@ -97,10 +119,12 @@ class Domain:
     ratings: RatingsSource | None = None
     #: The domain file this domain was read from (None for a domain built in code).
     source: Path | None = None
+    #: The item field popularity-ranked CRSs rank by (higher first); None: `num_ratings` if items have it.
+    popularity: str | None = None
 
     def __post_init__(self) -> None:
         if not self.item_noun_plural:
-            object.__setattr__(self, "item_noun_plural", f"{self.item_noun}s")
+            object.__setattr__(self, "item_noun_plural", plural(self.item_noun))
         if not self.slots:
             object.__setattr__(
                 self, "slots", _slots_from_mappings(self.informable_slots, self.requestable_slots)
@@ -151,6 +175,45 @@ class Domain:
     def attributes(self) -> list[str]:
         """The distinct item attributes the slots name (what the item collection must index)."""
         return list(dict.fromkeys(s.attribute for s in self.slots.values()))
+
+
+def indefinite(phrase: str) -> str:
+    """The phrase with "a" or "an" before it, by its first sound as spelt ("an attraction", "a hotel",
+    "a university", "an hour", "an MP3 player")."""
+    return f"{article(phrase)} {phrase}"
+
+
+_AN_EXCEPTIONS = ("hour", "honest", "honour", "honor", "heir")
+_A_EXCEPTIONS = ("uni", "use", "usu", "uti", "eu", "one", "once", "ewe", "ufo", "uk")
+
+
+def article(phrase: str) -> str:
+    """ "a" or "an" for the phrase that follows (see `indefinite`)."""
+    word = phrase.strip().split(" ")[0] if phrase.strip() else ""
+    lower = word.lower()
+    if not word:
+        return "a"
+    if lower.startswith(_AN_EXCEPTIONS):
+        return "an"
+    if lower.startswith(_A_EXCEPTIONS) or lower == "us":
+        return "a"
+    if word.isupper() and len(word) > 1:  # an acronym is read letter by letter: "an MP3", "a DVD"
+        return "an" if word[0] in "AEFHILMNORSX" else "a"
+    return "an" if lower[0] in "aeiou8" else "a"
+
+
+def plural(noun: str) -> str:
+    """The English plural of a noun (its last word): "attraction" -> "attractions", "city" -> "cities",
+    "bus" -> "buses", "wine glass" -> "wine glasses"."""
+    head, _, last = noun.rpartition(" ")
+    lower = last.lower()
+    if lower.endswith(("s", "x", "z", "ch", "sh")):
+        last += "es"
+    elif lower.endswith("y") and len(lower) > 1 and lower[-2] not in "aeiou":
+        last = last[:-1] + "ies"
+    else:
+        last += "s"
+    return f"{head} {last}" if head else last
 
 
 def _slots_from_mappings(informable: Mapping[str, str], requestable: Mapping[str, str]) -> dict[str, Slot]:

@@ -5,32 +5,67 @@ after them, with catalogue-style articles ("Matrix, The") turned around, and wit
 "the" dropped or added ("the Hangover (2010)" finds the film catalogued as "Hangover").
 
 A title with at most one word besides function words ("Up", "It", "Her", "Weekend", "Get Out",
-"The Room") is *weak*: it is linked only when it is followed by a year, quoted, written in
-title case, or capitalised in a way a sentence start or a longer name does not explain. So "I
-like it up here" and "my weekend was fine" link nothing, while "Have you seen Up?" does. The
-exact pass is a dictionary lookup of token n-grams (longest first); fuzzy matching runs only on
-text right before a bracketed year that no exact title explained.
+"The Room") is *weak* when that word is an ordinary word: a function word, a number, a word of
+recommendation chat (`crsim.model.chat_words`), or a word the catalogue uses outside titles (in
+the descriptions, plots or other attributes of another item). A weak title is linked only when it
+is followed by a year, quoted, written in title case, capitalised in a way a sentence start or a
+longer name does not explain, or (in a CRS's text that a user hears, `heard_titles`) when it is
+the whole of what a recommendation offers ("How about moonlight?", "I'd suggest clerks, ...").
+So "I like it up here" and "my weekend was fine" link nothing, while "Have you seen Up?" does.
+A one-word title that is no ordinary word ("ballare", "nusha", "the junction" in a catalogue of
+venues) is linked however it is written. The exact pass is a dictionary lookup of token n-grams
+(longest first); fuzzy matching runs only on text right before a bracketed year that no exact title explained.
 
 When several items share a title, a year right after it ("Sabrina (1954)") picks among them. Without
 one, a year or decade given elsewhere in the text ("the 1954 film", "a 1950s romance", "from the
 '50s") picks the item whose year it names or whose decade it gives, the cue nearest the title
 winning; only when no cue fits any of them does the yearless rule of `_choose` apply.
+
+Titles that differ only in punctuation or in "&"/"and" share a key ("Mother" and "Mother!",
+"Kicking & Screaming" and "Kicking and Screaming"); among them the item whose title is written
+exactly as in the text wins, before popularity ("Mother." links "Mother (2009)", "Mother!" links
+"Mother! (2017)"), and a catalogued title before another item's alias ("Oldboy (2013)" before the
+alias "Oldboy" of "Old Boy (2003)"). When the text still fits several items equally (same title,
+no year or cue telling them apart), popularity picks one and the mention lists all of them in
+`candidates`: the link is ambiguous.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from rapidfuzz import fuzz, process
 
-from crsim.model.text import STOPWORDS, Token, normalize, split_title_year, tokenize, unarticle
+from crsim.model.chat_words import CHAT_WORDS
+from crsim.model.text import STOPWORDS, Token, fold, normalize, split_title_year, tokenize, unarticle
 
-if TYPE_CHECKING:
-    from crsim.model.items import Item, ItemCollection
+
+class Linkable(Protocol):
+    """What the linker reads of a catalogue item (`crsim.model.items.Item` is one)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def year(self) -> int | None: ...
+    @property
+    def genres(self) -> list[str]: ...
+    @property
+    def directors(self) -> list[str]: ...
+    @property
+    def actors(self) -> list[str]: ...
+    @property
+    def keywords(self) -> list[str]: ...
+    @property
+    def plot(self) -> str | None: ...
+    @property
+    def extra(self) -> dict[str, Any]: ...
+
 
 _YEAR = re.compile(r"^(1[89]\d\d|20\d\d)$")
 #: A year or decade in running text: "1954", "1950s", "'50s", "50s" (two-digit decades 30s-90s
@@ -55,6 +90,16 @@ class Mention:
     end: int
     surface: str
     score: float
+    #: All items the text could name equally (the linked one first) when the link is ambiguous; else empty.
+    candidates: tuple[str, ...] = ()
+
+    @property
+    def ambiguous(self) -> bool:
+        return len(self.candidates) > 1
+
+
+#: Where a surface form of a title comes from; lower is better evidence when titles tie.
+_TITLE, _ALIAS, _DERIVED = 0, 1, 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,22 +107,38 @@ class _Entry:
     item_id: str
     year: int | None
     popularity: float
-    #: The key was made by adding or dropping a leading article, not taken from the catalogue.
-    derived: bool
+    #: (surface form, origin) under this key: the form folded with its punctuation kept, and whether it
+    #: is the catalogue title, an alias or derived (a leading article added or dropped).
+    forms: tuple[tuple[str, int], ...]
+
+    def fit(self, written: tuple[str, str] | None) -> tuple[int, int, int]:
+        """How well the text's surface fits this item: (0 if a form is written exactly as in the
+        text, minus the length of that form, origin); lower is better. `written` is (the span's
+        surface, the span's surface with the punctuation right after it), None when unknown."""
+        best = (1, 0, min(origin for _, origin in self.forms))
+        if written is None:
+            return best
+        span, extended = written
+        for form, origin in self.forms:
+            if form.startswith(span) and extended.startswith(form):
+                best = min(best, (0, -len(form), origin))
+        return best
 
 
 class ItemLinker:
     """Finds item mentions in text. Build once per collection (it is cached on the collection)."""
 
-    def __init__(self, items: ItemCollection, fuzzy_cutoff: float = 88.0) -> None:
+    def __init__(self, items: Collection[Linkable], fuzzy_cutoff: float = 88.0) -> None:
         self.fuzzy_cutoff = fuzzy_cutoff
         self._by_key: dict[tuple[str, ...], list[_Entry]] = defaultdict(list)
         for item in items:
-            for variant, derived in _title_variants(item.title, item.extra.get("aliases", ())).items():
+            for variant, origin in _title_variants(item.title, item.extra.get("aliases", ())).items():
                 key = tuple(normalize(variant).split())
                 if key:
-                    self._add(key, _Entry(item.id, item.year, _popularity(item), derived))
-        self._weak = frozenset(key for key in self._by_key if _is_weak(key))
+                    self._add(
+                        key, _Entry(item.id, item.year, _popularity(item), ((surface(variant), origin),))
+                    )
+        self._weak = _weak_keys([key for key in self._by_key if _is_weak(key)], items)
         lengths: dict[str, set[int]] = defaultdict(set)
         for key in self._by_key:
             lengths[key[0]].add(len(key))
@@ -89,21 +150,27 @@ class ItemLinker:
         entries = self._by_key[key]
         for n, existing in enumerate(entries):
             if existing.item_id == entry.item_id:
-                if existing.derived and not entry.derived:
-                    entries[n] = entry
+                forms = dict(existing.forms)
+                for form, origin in entry.forms:
+                    forms[form] = min(origin, forms.get(form, origin))
+                entries[n] = _Entry(
+                    existing.item_id, existing.year, existing.popularity, tuple(forms.items())
+                )
                 return
         entries.append(entry)
 
     # --- public API ----------------------------------------------------------------------------
 
-    def link(self, text: str, fuzzy: bool = True) -> list[Mention]:
-        """All item mentions in `text`, left to right, non-overlapping."""
+    def link(self, text: str, fuzzy: bool = True, offers: bool = False) -> list[Mention]:
+        """All item mentions in `text`, left to right, non-overlapping. With `offers`, a weak title
+        is also linked where it is the whole of what a recommendation offers ("How about heat?"):
+        how a user hears a CRS, not how a CRS reads a user ("recommend anything else?")."""
         tokens = tokenize(text)
         mentions: list[Mention] = []
         covered = [False] * len(tokens)
         i = 0
         while i < len(tokens):
-            found = self._exact_at(text, tokens, i)
+            found = self._exact_at(text, tokens, i, offers)
             if found is None:
                 i += 1
                 continue
@@ -125,15 +192,17 @@ class ItemLinker:
             return None
         entries = self._by_key.get(key)
         if entries:
-            return Mention(_choose(entries, year).item_id, 0, len(title), title, 100.0)
+            written = surface(unarticle(name))
+            entry, candidates = _choose(entries, year, (written, written))
+            return Mention(entry.item_id, 0, len(title), title, 100.0, candidates)
         best = process.extractOne(
             " ".join(key), self._choices, scorer=fuzz.ratio, score_cutoff=self.fuzzy_cutoff
         )
         if best is None:
             return None
         _, score, index = best
-        entry = _choose(self._by_key[self._choice_keys[index]], year)
-        return Mention(entry.item_id, 0, len(title), title, float(score))
+        entry, candidates = _choose(self._by_key[self._choice_keys[index]], year)
+        return Mention(entry.item_id, 0, len(title), title, float(score), candidates)
 
     # --- internals -----------------------------------------------------------------------------
 
@@ -174,7 +243,7 @@ class ItemLinker:
             for length in self._lengths.get(tokens[k].text, ())
         )
 
-    def _exact_at(self, text: str, tokens: list[Token], i: int) -> tuple[Mention, int] | None:
+    def _exact_at(self, text: str, tokens: list[Token], i: int, offers: bool) -> tuple[Mention, int] | None:
         """The longest title starting at token `i`, with the year after it if there is one."""
         for length in self._lengths.get(tokens[i].text, ()):
             end = i + length
@@ -185,15 +254,25 @@ class ItemLinker:
             if not entries:
                 continue
             year = _year_after(text, tokens, end)
-            if year is None and key in self._weak and not self._marked(text, tokens, i, end):
+            if (
+                year is None
+                and key in self._weak
+                and not self._marked(text, tokens, i, end)
+                and not (
+                    offers
+                    and any(t not in STOPWORDS for t in key)
+                    and _offered(text, tokens[i].start, tokens[end - 1].end)
+                )
+            ):
                 continue
             span_end = tokens[end - 1].end if year is None else _include_closing_paren(text, tokens[end].end)
             start = tokens[i].start
+            written = _written(text, start, tokens[end - 1].end) if len(entries) > 1 else None
             if year is None:
-                entry = _choose_by_cues(entries, text, start, span_end)
+                entry, candidates = _choose_by_cues(entries, text, start, span_end, written)
             else:
-                entry = _choose(entries, year)
-            mention = Mention(entry.item_id, start, span_end, text[start:span_end], 100.0)
+                entry, candidates = _choose(entries, year, written)
+            mention = Mention(entry.item_id, start, span_end, text[start:span_end], 100.0, candidates)
             return mention, end + (year is not None)
         return None
 
@@ -221,25 +300,48 @@ class ItemLinker:
             if best is None:
                 continue
             score, index, s = best
-            entry = _choose(self._by_key[self._choice_keys[index]], int(token.text))
+            entry, candidates = _choose(self._by_key[self._choice_keys[index]], int(token.text))
             end = _include_closing_paren(text, token.end)
-            found.append(Mention(entry.item_id, tokens[s].start, end, text[tokens[s].start : end], score))
+            surface_text = text[tokens[s].start : end]
+            found.append(Mention(entry.item_id, tokens[s].start, end, surface_text, score, candidates))
             for k in range(s, j + 1):
                 covered[k] = True
         return found
 
 
-def _choose(entries: list[_Entry], year: int | None) -> _Entry:
-    """Among items sharing a title key, pick the one the text most likely means.
+def ambiguous_links(mentions: Iterable[Mention]) -> dict[str, list[str]]:
+    """Linked id -> the items its text names equally, for the ambiguous mentions (the record's
+    `ambiguous_links` annotation)."""
+    return {m.item_id: list(m.candidates) for m in mentions if m.ambiguous}
 
-    With a year: the item of that year (else the nearest), then a catalogued over a derived
-    title, then popularity. Without a year: a catalogued title, then an item catalogued without
-    a year (the text then matches its whole display title; ReDial lists such near-duplicates),
-    then popularity. Remaining ties go to the first item in collection order.
+
+def _choose(
+    entries: list[_Entry], year: int | None, written: tuple[str, str] | None = None
+) -> tuple[_Entry, tuple[str, ...]]:
+    """Among items sharing a title key, the one the text most likely means, and the candidates when
+    the text fits several equally (else an empty tuple).
+
+    With a year: the item of that year (else the nearest), then the surface written in the text
+    (`_Entry.fit`: exact form, catalogue title before alias before derived). Without a year: the
+    surface, then an item catalogued without a year (the text then matches its whole display title;
+    ReDial lists such near-duplicates). Popularity decides only among items the text fits equally
+    (then the link is ambiguous), remaining ties going to the first item in collection order.
     """
-    if year is not None:
-        return min(entries, key=lambda e: (abs(e.year - year) if e.year else 1000, e.derived, -e.popularity))
-    return min(entries, key=lambda e: (e.derived, e.year is not None, -e.popularity))
+
+    if len(entries) == 1:
+        return entries[0], ()
+
+    def evidence(e: _Entry) -> tuple[int, ...]:
+        if year is not None:
+            return (abs(e.year - year) if e.year else 1000, *e.fit(written))
+        return (*e.fit(written), e.year is not None)
+
+    best = min(evidence(e) for e in entries)
+    tied = [e for e in entries if evidence(e) == best]
+    chosen = min(tied, key=lambda e: -e.popularity)
+    if len(tied) < 2:
+        return chosen, ()
+    return chosen, (chosen.item_id, *(e.item_id for e in tied if e is not chosen))
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,12 +376,14 @@ def year_cues(text: str) -> list[YearCue]:
     return cues
 
 
-def _choose_by_cues(entries: list[_Entry], text: str, start: int, end: int) -> _Entry:
+def _choose_by_cues(
+    entries: list[_Entry], text: str, start: int, end: int, written: tuple[str, str] | None
+) -> tuple[_Entry, tuple[str, ...]]:
     """Items sharing a title (at `text[start:end]`) with no year after it: the one a year or decade
     in the text fits (the cue nearest the title first, a year before a decade), else the yearless
     rule of `_choose`."""
     if len({e.year for e in entries}) < 2:
-        return _choose(entries, None)
+        return _choose(entries, None, written)
     fitting = [
         (start - cue.start if cue.start < start else cue.start - end, cue.decade, entry)
         for cue in year_cues(text)
@@ -287,35 +391,110 @@ def _choose_by_cues(entries: list[_Entry], text: str, start: int, end: int) -> _
         if cue.fits(entry.year)
     ]
     if not fitting:
-        return _choose(entries, None)
+        return _choose(entries, None, written)
     distance, decade, _ = min(fitting, key=lambda f: (f[0], f[1]))
     tied = [entry for d, dec, entry in fitting if d == distance and dec == decade]
-    return _choose(tied, None)
+    return _choose(tied, None, written)
 
 
-def _popularity(item: Item) -> float:
+def _popularity(item: Linkable) -> float:
     """`extra.popularity` if given, else `extra.num_ratings` (MovieLens), else 0."""
     raw = item.extra.get("popularity", item.extra.get("num_ratings", 0))
     return float(raw) if isinstance(raw, int | float) else 0.0
 
 
-def _title_variants(title: str, aliases: Iterable[str] = ()) -> dict[str, bool]:
-    """Surface forms of a title -> whether the form is derived (an article added or dropped)."""
-    names = [split_title_year(t)[0] for t in (title, *aliases)]
-    variants = dict.fromkeys((v for name in names for v in (name, unarticle(name))), False)
+def _title_variants(title: str, aliases: Iterable[str] = ()) -> dict[str, int]:
+    """Surface forms of a title -> origin: `_TITLE`, `_ALIAS` or `_DERIVED` (an article added or dropped)."""
+    variants: dict[str, int] = {}
+    for n, raw in enumerate((title, *aliases)):
+        name = split_title_year(raw)[0]
+        for variant in (name, unarticle(name)):
+            variants.setdefault(variant, _TITLE if n == 0 else _ALIAS)
     for variant in list(variants):
         head, _, rest = variant.partition(" ")
         if head.lower() in _ARTICLES:
             if len(rest) > 3:
-                variants.setdefault(rest, True)
+                variants.setdefault(rest, _DERIVED)
         elif variant:
-            variants.setdefault(f"the {variant}", True)
+            variants.setdefault(f"the {variant}", _DERIVED)
     return variants
 
 
+#: Punctuation that may end a title and is written right after its last word ("Them!", "Mother!").
+_TITLE_END = frozenset("!?.")
+
+
+def surface(title: str) -> str:
+    """A title as written, for telling apart titles that share a key: case and accents folded, curly
+    apostrophes straightened, runs of spaces made one; punctuation and "&" kept."""
+    return " ".join(fold(title).replace("’", "'").split())
+
+
+def _written(text: str, start: int, end: int) -> tuple[str, str]:
+    """(surface of `text[start:end]`, the same with the title-ending punctuation right after it)."""
+    stop = end
+    while stop < len(text) and stop - end < 3 and text[stop] in _TITLE_END:
+        stop += 1
+    return surface(text[start:end]), surface(text[start:stop])
+
+
 def _is_weak(key: tuple[str, ...]) -> bool:
-    """A title easy to hit by accident: one word besides function words ("Get Out", "Her")."""
+    """A title short enough to hit by accident: one word besides function words ("Get Out", "Her")."""
     return len(key) == 1 or sum(t not in STOPWORDS for t in key) <= 1
+
+
+#: Word characters of catalogue text (enough to find candidate words; `tokenize` is not needed).
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _weak_keys(short: list[tuple[str, ...]], items: Collection[Linkable]) -> frozenset[tuple[str, ...]]:
+    """The short title keys whose one content word is an ordinary word (module docstring)."""
+    content = {key: [t for t in key if t not in STOPWORDS] for key in short}
+    candidates = {
+        words[0]
+        for key, words in content.items()
+        if len(words) == 1 and not _ordinary_alone(words[0], len(key))
+    }
+    used = _used_outside_titles(candidates, items) if candidates else set()
+    return frozenset(
+        key
+        for key, words in content.items()
+        if len(words) != 1 or _ordinary_alone(words[0], len(key)) or words[0] in used
+    )
+
+
+def _ordinary_alone(word: str, length: int) -> bool:
+    """An ordinary word whatever the catalogue: a function or chat word, a single letter, or a number
+    standing alone ("1917"; with a function word, as in "no. 9", it is a name)."""
+    if word.isdigit():
+        return length == 1
+    return word in STOPWORDS or word in CHAT_WORDS or len(word) < 2
+
+
+def _used_outside_titles(words: set[str], items: Collection[Linkable]) -> set[str]:
+    """The `words` found in the non-title text of an item whose own title lacks them."""
+    seen: dict[str, int] = defaultdict(int)
+    for item in items:
+        title = set(normalize(item.title).split())
+        found: set[str] = set()
+        for value in _text_values(item):
+            found.update(w for w in _WORD.findall(fold(value)) if w in words)
+        for word in found - title:
+            seen[word] += 1
+    return set(seen)
+
+
+def _text_values(item: Linkable) -> Iterable[str]:
+    """An item's attribute values other than its title, id and aliases, as strings."""
+    yield from (*item.genres, *item.directors, *item.actors, *item.keywords)
+    if item.plot:
+        yield item.plot
+    for key, raw in item.extra.items():
+        if key == "aliases":
+            continue
+        for value in raw if isinstance(raw, list) else [raw]:
+            if isinstance(value, str):
+                yield value
 
 
 def _year_after(text: str, tokens: list[Token], end: int) -> int | None:
@@ -334,6 +513,26 @@ def _year_after(text: str, tokens: list[Token], end: int) -> int | None:
     if after == len(tokens) or any(c in _CLAUSE_END for c in text[tokens[end].end : tokens[after].start]):
         return int(tokens[end].text)
     return None
+
+
+#: Words that offer an item, right before a title ("How about X?", "I'd suggest X.").
+_OFFER = re.compile(
+    r"(?:\bhow about|\bwhat about|\byou(?: might| may| could| would| will|'d) (?:like|enjoy|love|try)"
+    r"|\bsuggest"
+    r"|\brecommend|\bhave a look at|\btake a look at|\btry|\bcheck out|\bconsider|\bgo (?:with|for))"
+    r"[\s\"'“‘*]*$",
+    re.IGNORECASE,
+)
+#: What may follow an offered title: the end of a clause or text, or a bracket.
+_OFFER_END = re.compile(r"^[\s\"'”’*]*(?:[.!?,;:(]|$)")
+
+
+def _offered(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]` is the whole of what a recommendation offers (see `_OFFER`)."""
+    return (
+        _OFFER.search(text[max(0, start - 40) : start]) is not None
+        and _OFFER_END.match(text[end:]) is not None
+    )
 
 
 def _sentence_initial(text: str, tokens: list[Token], i: int) -> bool:
@@ -362,5 +561,28 @@ def _quoted(text: str, first: Token, last: Token) -> bool:
     return before in _QUOTES and after in _QUOTES and before != "" and after != ""
 
 
+class LinkedCatalogue(Protocol):
+    """A catalogue with its linker (`crsim.model.items.ItemCollection` is one)."""
+
+    @property
+    def linker(self) -> ItemLinker: ...
+
+
 def _include_closing_paren(text: str, end: int) -> int:
     return end + 1 if end < len(text) and text[end] == ")" else end
+
+
+def heard_titles(items: LinkedCatalogue, text: str) -> list[Mention]:
+    """The items a simulated user hears named in a CRS's text: the linker's mentions, without those
+    whose surface is a function word or a single character unless a year follows ("It", "S").
+
+    The one rule by which every simulator (the agenda NLU, the LLM users' item detection) reads
+    the titles in a CRS's text: a weak title is heard where a recommendation offers it too."""
+    return [m for m in items.linker.link(text, offers=True) if _title_like(m)]
+
+
+def _title_like(mention: Mention) -> bool:
+    if re.search(r"\(\s*\d{4}\s*\)\s*$", mention.surface):
+        return True
+    words = normalize(mention.surface).split()
+    return not (len(words) == 1 and (len(words[0]) < 2 or words[0] in STOPWORDS))

@@ -18,7 +18,6 @@ from typing import Any
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
-from crsim import __version__
 from crsim.errors import ConfigError
 from crsim.eval.stats import USER_BOOTSTRAP
 from crsim.model.run_folder.files import part_path
@@ -38,6 +37,7 @@ from crsim.report.sections import (
     rank_table,
 )
 from crsim.report.tables import USER_NOTE
+from crsim.version import installed_version
 
 #: Dialogues per run kept for the browser unless told otherwise (the plots and tables use all).
 DEFAULT_MAX_DIALOGUES = 2000
@@ -91,7 +91,7 @@ def build_report(
     env = Environment(loader=PackageLoader("crsim.report", "templates"), autoescape=True)
     template = env.get_template("report.html.j2")
     return template.render(
-        version=__version__,
+        version=installed_version(),
         runs=[_run_context(v) for v in views],
         counts=count_rows(context),
         tables=metric_tables(context, metrics),

@@ -24,7 +24,7 @@ from crsim.report.figures import (
     rank_range,
     rank_text,
 )
-from crsim.report.tables import USER_MARK, evaluable_text, failures, failures_text, users_text
+from crsim.report.tables import USER_MARK, ambiguous_text, evaluable_text, failures, failures_text, users_text
 from crsim.studies.behaviour import MEASURES, BehaviourReport, Kind, behaviour_report
 from crsim.studies.behaviour.tables import KIND_TITLES, cell_text
 from crsim.studies.compare import MetricComparison
@@ -87,7 +87,7 @@ def _evaluated(summary: GroupSummary) -> int:
 
 
 def count_rows(context: ReportContext) -> list[dict[str, Any]]:
-    """One row per pairing: its colour in the plots, dialogues, evaluable, users and errors."""
+    """One row per pairing: its colour in the plots, dialogues, evaluable, users, errors, ambiguous links."""
     return [
         {
             "name": p.series.name,
@@ -101,6 +101,7 @@ def count_rows(context: ReportContext) -> list[dict[str, Any]]:
             "users": users_text(p.summary),
             "failed": failures(p.summary),
             "errors": failures_text(p.summary),
+            "ambiguous": ambiguous_text(p.summary),
         }
         for p in context.pairings
     ]

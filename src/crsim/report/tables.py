@@ -45,6 +45,11 @@ def users_text(summary: GroupSummary) -> str:
     return "?" if summary.n_users is None else str(summary.n_users)
 
 
+def ambiguous_text(summary: GroupSummary) -> str:
+    """Titles linked ambiguously in the CRS's text, '?' when the summary does not know them."""
+    return "?" if summary.ambiguous_links is None else str(summary.ambiguous_links)
+
+
 def failures(summary: GroupSummary) -> int:
     """Dialogues that did not end normally (errors and timeouts, whoever's fault)."""
     if summary.faults:
@@ -95,17 +100,19 @@ def wide_table(summaries: Sequence[GroupSummary], title: str = TITLE) -> Table:
         cells = (format_aggregate(s.metrics[label]) if label in s.metrics else "" for s in summaries)
         table.add_row(escape(label), *cells)
     table.add_row("errors", *(_errors_cell(s) for s in summaries))
+    table.add_row("ambiguous links", *(ambiguous_text(s) for s in summaries))
     return table
 
 
 def counts_table(summaries: Sequence[GroupSummary]) -> Table:
-    """One row per pairing: dialogues, evaluable, distinct users, errors (the long layout's first part)."""
+    """One row per pairing: dialogues, evaluable, distinct users, errors, ambiguous links (the long layout's
+    first part)."""
     table = Table(title="Dialogues per CRS × simulator", title_justify="left")
     table.add_column("CRS × simulator", ratio=1, min_width=12, overflow="fold")
-    for name in ("dialogues", "evaluable", "users", "errors"):
+    for name in ("dialogues", "evaluable", "users", "errors", "ambiguous links"):
         table.add_column(name, justify="right", no_wrap=True)
     for s in summaries:
-        cells = (str(s.n_dialogues), evaluable_text(s), users_text(s), _errors_cell(s))
+        cells = (str(s.n_dialogues), evaluable_text(s), users_text(s), _errors_cell(s), ambiguous_text(s))
         table.add_row(escape(pairing(s)), *cells)
     return table
 

@@ -2,11 +2,12 @@
 
 Pure: no config parsing and no I/O. Every way out of the loop records a termination reason that
 says whose fault it was (after tau2-bench): an exception raised by the CRS is `crs_error`, one raised
-by the simulator `user_error`, an LLM endpoint that cannot be reached or refuses to serve
-(`crsim.llm.errors`: connection, timeout, HTTP 5xx, 429, authentication) `infrastructure_error`,
-whichever participant's model it was; a dialogue that outlives its wall-time budget is `timeout`,
-charged to the participant being awaited when the budget ran out (`ErrorInfo.source`). An exception
-ends only this dialogue and is kept in the record.
+by the simulator `user_error`, an LLM endpoint that cannot be reached, refuses to serve or does not
+speak its protocol (`crsim.llm.errors`: connection, timeout, HTTP 5xx, 429, authentication, unknown
+model, a body that is no chat response) `infrastructure_error`, whichever participant's model it
+was (a model's own unusable answer, `LLMOutputError`, stays the participant's); a dialogue that
+outlives its wall-time budget is `timeout`, charged to the participant being awaited when the
+budget ran out (`ErrorInfo.source`). An exception ends only this dialogue and is kept in the record.
 """
 
 from __future__ import annotations
@@ -15,12 +16,20 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from crsim.crs.base import CRS, CRSReply, CRSSession
 from crsim.llm import usage
-from crsim.llm.errors import LLMAuthError, LLMConnectionError, LLMRateLimited, LLMServerError, LLMTimeout
-from crsim.model.annotations import RECOMMENDED_ITEMS_SOURCE
+from crsim.llm.errors import (
+    LLMAuthError,
+    LLMConnectionError,
+    LLMModelNotFound,
+    LLMProtocolError,
+    LLMRateLimited,
+    LLMServerError,
+    LLMTimeout,
+)
+from crsim.model.annotations import AMBIGUOUS_LINKS, RECOMMENDED_ITEMS_SOURCE
 from crsim.model.dialogue import (
     Dialogue,
     ErrorInfo,
@@ -33,6 +42,7 @@ from crsim.model.dialogue import (
     Utterance,
 )
 from crsim.model.items import ItemCollection
+from crsim.model.linking import Mention, ambiguous_links
 from crsim.model.mentions import split_linked
 from crsim.model.user import SimulatedUser
 from crsim.sim.base import DialogueNotes, UserSimulator, UserTurn
@@ -45,13 +55,17 @@ class DialogueTimeout(Exception):
 
 
 #: LLM failures that say nothing about the participant that asked: the endpoint could not be
-#: reached, did not answer in time, failed on its side, asked to slow down or refused the key.
+#: reached, did not answer in time, failed on its side, asked to slow down, refused the key, does
+#: not serve the model, or answered with something that is not a chat response (docs/metrics.md,
+#: "Who failed").
 INFRASTRUCTURE_ERRORS: tuple[type[Exception], ...] = (
     LLMConnectionError,
     LLMTimeout,
     LLMServerError,
     LLMRateLimited,
     LLMAuthError,
+    LLMModelNotFound,
+    LLMProtocolError,
 )
 
 
@@ -101,6 +115,7 @@ async def run_dialogue(
                     termination = Termination(
                         reason=TerminationReason.USER_ENDED, detail=user_turn.end_reason
                     )
+                    session.closing_text = user_turn.text or None  # the CRS may deliver it on close
                     break
                 session.chosen_option = user_turn.option
                 reply = await _call("crs", crs.respond(session, user_turn.text), budget)
@@ -278,45 +293,57 @@ class _NamedItems:
         self.ids: set[str] = set()
         self._users_linked = 0  #: utterances already scanned for user mentions
 
-    async def _link(self, text: str) -> list[str]:
+    async def _link(self, text: str) -> list[Mention]:
         assert self.items is not None
         linker = self.items.linker
-        mentions = (
+        return (
             linker.link(text)
             if len(text) <= _LINK_INLINE_CHARS
             else await asyncio.to_thread(linker.link, text)
         )
-        return [m.item_id for m in mentions]
 
     async def _catch_up(self, earlier: list[Utterance]) -> None:
         for utterance in earlier[self._users_linked :]:
             if utterance.role is Role.USER and self.items is not None and utterance.text:
-                self.ids.update(await self._link(utterance.text))
+                self.ids.update(m.item_id for m in await self._link(utterance.text))
         self._users_linked = len(earlier)
 
-    async def split(self, reply: CRSReply, earlier: list[Utterance]) -> tuple[list[str], list[str], bool]:
-        """(recommended, mentioned, whether they come from linked titles) for one CRS reply."""
+    async def split(self, reply: CRSReply, earlier: list[Utterance]) -> _Named:
+        """Recommended and mentioned ids of one CRS reply, whether they come from linked titles, and
+        the ambiguous links among them (`crsim.model.linking.ambiguous_links`)."""
         adapter_linked = reply.annotations.get(RECOMMENDED_ITEMS_SOURCE.name) == "linked"
         listed = reply.items_listed or bool(reply.mentioned_items)
+        ambiguous: dict[str, list[str]] = {}
         if listed or (reply.recommended_items and not adapter_linked):
             recommended, mentioned, linked = list(reply.recommended_items), list(reply.mentioned_items), False
         elif adapter_linked or (self.items is not None and isinstance(reply.text, str) and reply.text):
-            ids = list(reply.recommended_items) if adapter_linked else await self._link(reply.text)
+            if adapter_linked:
+                ids = list(reply.recommended_items)
+            else:
+                mentions = await self._link(reply.text)
+                ids, ambiguous = [m.item_id for m in mentions], ambiguous_links(mentions)
             await self._catch_up(earlier)
             (recommended, mentioned), linked = split_linked(ids, self.ids), True
         else:
             recommended, mentioned, linked = [], [], False
         self.ids.update(recommended, mentioned)
-        return recommended, mentioned, linked
+        return _Named(recommended, mentioned, linked, ambiguous)
 
 
-def _crs_utterance(
-    reply: CRSReply, named: tuple[list[str], list[str], bool], calls: list[LLMCall]
-) -> Utterance:
-    recommended, mentioned, linked = named
+class _Named(NamedTuple):
+    recommended: list[str]
+    mentioned: list[str]
+    linked: bool
+    ambiguous: dict[str, list[str]]
+
+
+def _crs_utterance(reply: CRSReply, named: _Named, calls: list[LLMCall]) -> Utterance:
+    recommended, mentioned, linked, ambiguous = named
     annotations = dict(reply.annotations)
     if linked and (recommended or mentioned):
         RECOMMENDED_ITEMS_SOURCE.put(annotations, "linked")
+    if ambiguous:
+        AMBIGUOUS_LINKS.put(annotations, ambiguous)
     return Utterance(
         role=Role.CRS,
         text=reply.text,

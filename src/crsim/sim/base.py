@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
-from crsim.components import Buildable
+from crsim.components import Buildable, BuildContext
 from crsim.crs.base import CRSReply
+from crsim.llm.client import LLMHub
 from crsim.model.acts import DialogueAct
 from crsim.model.dialogue import ReplyOption
+from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
-from crsim.registry import Registry
+from crsim.registry import Params, Registry
 
 
 @dataclass
@@ -59,6 +61,34 @@ class UserSimulator(Buildable, Protocol):
     async def respond(self, reply: CRSReply) -> UserTurn:
         """React to one CRS reply."""
         ...
+
+
+class BaseSimulator:
+    """What every simulator needs, once: its arguments, the run's domain and LLM hub, the dialogue's seed.
+
+    A subclass nests its `Params`, writes `start` and `respond`, and, when it calls a model, sets
+    `needs_llm = True` and names the roles in `llm_roles(params)`. One object serves one dialogue.
+    """
+
+    Params: ClassVar[type[Params]] = Params
+    needs_llm: ClassVar[bool] = False
+
+    def __init__(self, params: Any, ctx: BuildContext) -> None:
+        self.params = params
+        self.domain: Domain = ctx.require_domain(type(self).__name__)
+        self.seed = ctx.seed
+        self.llms: LLMHub | None = ctx.llms
+
+    @classmethod
+    def llm_roles(cls, params: Any) -> list[str]:
+        """The model roles the simulator calls (none unless `needs_llm`)."""
+        return []
+
+    async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
+        raise NotImplementedError
+
+    async def respond(self, reply: CRSReply) -> UserTurn:
+        raise NotImplementedError
 
 
 #: The simulator registry: `get` gives a simulator class.

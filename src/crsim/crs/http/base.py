@@ -28,7 +28,8 @@ from crsim.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession, ReplyOption
 from crsim.errors import ConfigError
 from crsim.model.acts import DialogueAct
-from crsim.model.annotations import HTTP, RECOMMENDED_ITEMS_SOURCE, REPLACED_CODE_POINTS
+from crsim.model.annotations import AMBIGUOUS_LINKS, HTTP, RECOMMENDED_ITEMS_SOURCE, REPLACED_CODE_POINTS
+from crsim.model.linking import Mention, ambiguous_links
 from crsim.model.text import JSONTextError, loads_clean
 from crsim.redact import secret_from_env
 from crsim.registry import Params
@@ -476,12 +477,22 @@ class HTTPCRS(BaseCRS):
                 options=list(options or []),
             )
         if not recommended and self.params.link_titles and text:
-            # linking a long reply takes seconds of CPU: off the event loop, other dialogues go on
-            mentions = await asyncio.to_thread(self.domain.items.linker.link, text)
+            mentions = await self.linked_mentions(text)
             recommended = list(dict.fromkeys(m.item_id for m in mentions))
             if recommended:
                 RECOMMENDED_ITEMS_SOURCE.put(annotations, "linked")
+            if ambiguous := ambiguous_links(mentions):
+                AMBIGUOUS_LINKS.put(annotations, ambiguous)
         return CRSReply(text, recommended, list(acts or []), end, annotations, options=list(options or []))
+
+    async def linked_mentions(self, text: str) -> list[Mention]:
+        """The catalogue titles the text names (off the event loop: linking a long reply takes
+        seconds of CPU, and other dialogues go on meanwhile)."""
+        return await asyncio.to_thread(self.domain.items.linker.link, text)
+
+    async def linked_items(self, text: str) -> list[str]:
+        """Ids of the catalogue items whose titles the text names, in order, each once."""
+        return list(dict.fromkeys(m.item_id for m in await self.linked_mentions(text)))
 
     async def close(self, session: CRSSession) -> None:
         client = getattr(session.state, "client", None)

@@ -1,9 +1,13 @@
-"""The CRS Arena protocol: the Flask wrapper that serves KBRD, BARCOR, UniCRS and ChatCRS.
+"""The CRS Arena protocol: the Flask server that serves KBRD, BARCOR, UniCRS and ChatGPT.
 
-`GET /` is a health check; `POST / {"context": [...], "message": "..."}` -> `{"response": "..."}`.
-`context` holds the previous utterances, alternating and user first. The servers keep per-conversation
-state in a cookie session, so each dialogue has its own cookie jar. The server never greets, so
-neither does the adapter; each user message is sent once (no resend of a possibly processed message).
+Written from CRS Arena's fork of iEvaLM-CRS (hideaki-j/iEvaLM-CRS, `script/serve_model.py` at commit
+e351b52325ccf673b01b6b002f9b5f7f0124e807): `GET /` is a health check ("Model is running.");
+`POST / {"context": [...], "message": "..."}` -> `{"response": "..."}`, HTTP 400 with a text body when
+either field is missing.
+`context` holds the previous utterances, alternating and user first. The server keeps the rest of a
+conversation's state (the model's options state) in its cookie session, so each dialogue has its own
+cookie jar. The server never greets, so neither does the adapter; each user message is sent once (no
+resend of a possibly processed message).
 """
 
 from __future__ import annotations

@@ -50,9 +50,12 @@ class RawRecord:
     #: Lone surrogates the file reader already replaced in `data` (None: not checked yet, the
     #: driver cleans and counts; see `crsim.model.text`).
     replaced: int | None = None
+    #: The record's own id once the reader knows it (a conversation id), named in its errors.
+    label: str | None = None
 
     def error(self, message: str, field: str | None = None) -> DataError:
-        return DataError(message, path=str(self.path), record=self.number, field=field)
+        located = f"dialogue {self.label!r}: {message}" if self.label else message
+        return DataError(located, path=str(self.path), record=self.number, field=field)
 
     def get(self, key: str, kind: type[T], data: Mapping[str, Any] | None = None, where: str = "") -> T:
         """`data[key]` checked to be of `kind`; a missing key or wrong type names the field."""
@@ -80,6 +83,18 @@ class DatasetReader:
 
     def __init__(self, params: ComponentParams) -> None:
         self.params = params
+        #: What the reader kept but a researcher should know about: kind -> count (`warn`).
+        self.warnings: dict[str, int] = {}
+        #: Kind -> where it first occurred (file, record, dialogue, field).
+        self.warning_examples: dict[str, str] = {}
+
+    def warn(self, kind: str, record: RawRecord, field: str) -> None:
+        """Count one occurrence of `kind` (not an error: the record is converted), at `field`."""
+        self.warnings[kind] = self.warnings.get(kind, 0) + 1
+        dialogue = f", dialogue {record.label!r}" if record.label else ""
+        self.warning_examples.setdefault(
+            kind, f"{record.path}, record {record.number}{dialogue}, field '{field}'"
+        )
 
     def records(self, src: Path) -> Iterator[RawRecord]:
         """Raw records from `src` (a file or the dataset's folder), in file order."""
@@ -113,6 +128,9 @@ class ConversionReport:
     renamings: list[str] = field(default_factory=list)
     #: Records the reader left out as copies of records an earlier file held (`DatasetReader.duplicates`).
     left_out: int = 0
+    #: What the reader kept with a warning: kind -> count, and where each kind first occurred.
+    warnings: dict[str, int] = field(default_factory=dict)
+    warning_examples: dict[str, str] = field(default_factory=dict)
 
 
 #: The dataset-reader registry (entry points `crsim.dataset`), typed: `get` gives a reader class.
@@ -198,6 +216,7 @@ def _convert(
             record = next(records)
         except StopIteration:
             report.left_out = reader.duplicates
+            report.warnings, report.warning_examples = dict(reader.warnings), dict(reader.warning_examples)
             return
         except DataError as exc:  # an unreadable record that the reader could step over
             if not skip_invalid:

@@ -98,7 +98,9 @@ class CrsArenaDialReader(_CrsArenaReader):
 
     def convert(self, record: RawRecord) -> Dialogue:
         setting = record.path.name.split(".")[0].rsplit("_", 1)[-1]
-        dialogue = convert_record(record, dataset_name="crsarena_dial", split=setting, scheme=None)
+        dialogue = convert_record(
+            record, dataset_name="crsarena_dial", split=setting, scheme=None, reader=self
+        )
         agent = record.get("agent", dict)
         crs = record.get("id", str, agent, "agent")
         sentiment = record.get("sentiment", str, record.get("metadata", dict), "metadata")

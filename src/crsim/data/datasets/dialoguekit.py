@@ -9,24 +9,33 @@ unified format has no field for is kept verbatim: the original acts in
 the record's other top-level keys in `metadata["dialoguekit"]`. Export writes those back, so
 DialogueKit -> unified -> DialogueKit gives the same bytes. With `lossless=True` the export also
 embeds every unified field the format cannot carry under a `"crsim"` key, which import restores.
+
+An act without an intent (`null`, `""` or no `intent` key, as in UserSimCRS's published case-study
+dialogues; DialogueKit's reader keeps such acts with no intent) becomes an act with the intent
+`other` (`NO_INTENT`) and its slots; the original act stays verbatim in the labels, and the reader
+counts such acts (`DatasetReader.warn`). The `dialoguekit` reader also maps the record's `agent.id`
+to `crs_id`, its `user.id` to `simulator_id` (or to `user_id` with `simulated=False`), and an
+exception UserSimCRS recorded (`metadata.error`: `error_type`, `trace`) to an `error` termination
+whose `ErrorInfo` has source `loop` (UserSimCRS does not record which side raised it).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from crsim.data.datasets.base import DatasetReader, RawRecord, dataset
 from crsim.data.datasets.files import iter_files, iter_json_array
 from crsim.data.datasets.intents import INTENT_TABLES, map_slot, slot_label
 from crsim.errors import DataError
 from crsim.model import annotations as keys
-from crsim.model.acts import DialogueAct
-from crsim.model.dialogue import Dialogue, Role, Utterance
+from crsim.model.acts import DialogueAct, Intent
+from crsim.model.dialogue import Dialogue, ErrorInfo, Role, Termination, TerminationReason, Utterance
 from crsim.registry import Params as ComponentParams
 
 PARTICIPANTS = {"USER": Role.USER, "AGENT": Role.CRS}
@@ -39,6 +48,10 @@ _UTTERANCE_KEYS = frozenset({"participant", "utterance", "dialogue_acts"})
 #: Key under which a lossless export keeps the unified fields DialogueKit has no place for.
 EXTENSION = "crsim"
 _UTTERANCE_FIELDS = {"acts", "recommended_items", "mentioned_items", "shown_items", "annotations"}
+#: The crsim intent of an act that has none in the file (`null`, `""` or no `intent` key).
+NO_INTENT = Intent.OTHER.value
+#: `DatasetReader.warn` kind for such acts.
+ACTS_WITHOUT_INTENT = f"acts without an intent (kept with the intent {NO_INTENT!r})"
 
 
 def conversation_id(record: RawRecord) -> str:
@@ -51,21 +64,40 @@ def conversation_id(record: RawRecord) -> str:
 
 
 def convert_acts(
-    raw_acts: Any, scheme: str | None, role: Role, record: RawRecord, where: str
+    raw_acts: Any,
+    scheme: str | None,
+    role: Role,
+    record: RawRecord,
+    where: str,
+    without_intent: list[str] | None = None,
 ) -> list[DialogueAct]:
-    """DialogueKit acts as crsim acts: intents through `scheme` (kept as they are without one)."""
+    """DialogueKit acts as crsim acts: intents through `scheme` (kept as they are without one). An act
+    without an intent gets `NO_INTENT`; the field of each such act is appended to `without_intent`."""
     if not isinstance(raw_acts, list):
         raise record.error(f"expected a list, got {type(raw_acts).__name__}", where)
     table = INTENT_TABLES[scheme][role] if scheme else None
     acts = []
     for n, raw in enumerate(raw_acts):
-        label = record.get("intent", str, raw, f"{where}[{n}]")
-        if table is not None and label not in table:
+        if not isinstance(raw, Mapping):
+            raise record.error(f"expected an act object, got {type(raw).__name__}", f"{where}[{n}]")
+        label = raw.get("intent")
+        if label is not None and not isinstance(label, str):
+            raise record.error(
+                f"expected a text intent or null, got {type(label).__name__}", f"{where}[{n}].intent"
+            )
+        if not label:
+            if without_intent is not None:
+                without_intent.append(f"{where}[{n}].intent")
+        elif table is not None and label not in table:
             raise record.error(f"unknown {scheme} {role.value} intent {label!r}", f"{where}[{n}].intent")
         key = next((k for k in _SLOT_KEYS if k in raw), None)
         values = record.get(key, list, raw, f"{where}[{n}]") if key else []
         slots = [_slot(value, record, f"{where}[{n}].{key}[{k}]") for k, value in enumerate(values)]
-        acts.append(DialogueAct(intent=table[label] if table else label, slots=slots))
+        intent = NO_INTENT if not label else table[label] if table else label
+        try:
+            acts.append(DialogueAct(intent=intent, slots=slots))
+        except ValidationError as exc:
+            raise record.error(exc.errors()[0]["msg"], f"{where}[{n}]") from None
     return acts
 
 
@@ -78,7 +110,9 @@ def _slot(raw: Any, record: RawRecord, where: str) -> tuple[str, str | None]:
     return map_slot(raw[0]), None if value is None else str(value)
 
 
-def convert_utterance(raw: Any, scheme: str | None, record: RawRecord, where: str) -> Utterance:
+def convert_utterance(
+    raw: Any, scheme: str | None, record: RawRecord, where: str, without_intent: list[str] | None = None
+) -> Utterance:
     """One DialogueKit utterance; interpreted keys become fields, the others stay verbatim."""
     participant = record.get("participant", str, raw, where)
     if participant not in PARTICIPANTS:
@@ -86,9 +120,10 @@ def convert_utterance(raw: Any, scheme: str | None, record: RawRecord, where: st
     role = PARTICIPANTS[participant]
     utterance = Utterance(role=role, text=record.get("utterance", str, raw, where))
     if "dialogue_acts" in raw:
-        utterance.acts = convert_acts(raw["dialogue_acts"], scheme, role, record, f"{where}.dialogue_acts")
+        where_acts = f"{where}.dialogue_acts"
+        utterance.acts = convert_acts(raw["dialogue_acts"], scheme, role, record, where_acts, without_intent)
         labels = {
-            "intents": [a["intent"] for a in raw["dialogue_acts"]],
+            "intents": [a.get("intent") or "" for a in raw["dialogue_acts"]],
             "dialogue_acts": raw["dialogue_acts"],
         }
         keys.DATASET_LABELS.put(utterance.annotations, labels)
@@ -100,14 +135,26 @@ def convert_utterance(raw: Any, scheme: str | None, record: RawRecord, where: st
     return utterance
 
 
-def convert_record(record: RawRecord, *, dataset_name: str, split: str, scheme: str | None) -> Dialogue:
-    """A DialogueKit record as a dialogue with id `<dataset>/<split>/<conversation id>`."""
+def convert_record(
+    record: RawRecord,
+    *,
+    dataset_name: str,
+    split: str,
+    scheme: str | None,
+    reader: DatasetReader | None = None,
+) -> Dialogue:
+    """A DialogueKit record as a dialogue with id `<dataset>/<split>/<conversation id>`; problems name
+    the conversation id beside the record and field. Acts without an intent are counted through
+    `reader.warn` (`ACTS_WITHOUT_INTENT`)."""
     original_id = conversation_id(record)
+    record = replace(record, label=original_id)
     raw_utterances = record.get("conversation", list)
     if not raw_utterances:
         raise record.error("empty dialogue: no utterances", "conversation")
+    missing: list[str] = []
     utterances = [
-        convert_utterance(raw, scheme, record, f"conversation[{n}]") for n, raw in enumerate(raw_utterances)
+        convert_utterance(raw, scheme, record, f"conversation[{n}]", missing)
+        for n, raw in enumerate(raw_utterances)
     ]
     kept = {k: v for k, v in record.data.items() if k not in ("conversation", EXTENSION)}
     dialogue = Dialogue(
@@ -124,6 +171,9 @@ def convert_record(record: RawRecord, *, dataset_name: str, split: str, scheme: 
     if EXTENSION in record.data:
         extension = record.get(EXTENSION, dict)
         dialogue = _validated({**extension, "utterances": dialogue.model_dump()["utterances"]}, record)
+    if reader is not None:
+        for where in missing:
+            reader.warn(ACTS_WITHOUT_INTENT, record, where)
     return dialogue
 
 
@@ -152,6 +202,11 @@ class DialogueKitParams(ComponentParams):
     split: str | None = Field(
         None, description="Second part of dialogue ids; by default the stem of each file's name."
     )
+    simulated: bool = Field(
+        True,
+        description="The records' `user.id` names the simulator that played the user (UserSimCRS's "
+        "synthetic dialogues): it becomes `simulator_id`; false for dialogues with people (`user_id`).",
+    )
 
     @field_validator("scheme")
     @classmethod
@@ -176,7 +231,51 @@ class DialogueKitReader(DatasetReader):
         params = self.params
         assert isinstance(params, DialogueKitParams)
         split = params.split or record.path.name.split(".")[0]
-        return convert_record(record, dataset_name=params.dataset, split=split, scheme=params.scheme)
+        dialogue = convert_record(
+            record, dataset_name=params.dataset, split=split, scheme=params.scheme, reader=self
+        )
+        record = replace(record, label=conversation_id(record))
+        if EXTENSION in record.data:
+            return dialogue
+        agent, user = _participant_id(record, "agent"), _participant_id(record, "user")
+        update: dict[str, Any] = {"crs_id": agent}
+        update["simulator_id" if params.simulated else "user_id"] = user
+        termination = _recorded_error(record)
+        if termination is not None:
+            update["termination"] = termination
+        return dialogue.model_copy(update={k: v for k, v in update.items() if v is not None})
+
+
+def _participant_id(record: RawRecord, key: str) -> str | None:
+    """`record[key]["id"]` (UserSimCRS: the CRS's or the simulator's name), None when absent."""
+    raw = record.data.get(key)
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise record.error(f"expected an object with an id, got {type(raw).__name__}", key)
+    value = raw.get("id")
+    if value is None:
+        return None
+    if not isinstance(value, str | int) or isinstance(value, bool):
+        raise record.error(f"expected a text or number id, got {type(value).__name__}", f"{key}.id")
+    return str(value) or None
+
+
+def _recorded_error(record: RawRecord) -> Termination | None:
+    """The exception UserSimCRS recorded (`metadata.error`) as an `error` termination. UserSimCRS does
+    not say which participant raised it, so the source is the loop that caught it (crsim charges
+    it to neither side: the dialogue is left out of the metrics unless scored with `score_unevaluable`)."""
+    metadata = record.data.get("metadata")
+    if not isinstance(metadata, Mapping) or metadata.get("error") is None:
+        return None
+    error = record.get("error", dict, metadata, "metadata")
+    kind = error.get("error_type")
+    trace = error.get("trace", "")
+    if not isinstance(kind, str) or not kind or not isinstance(trace, str):
+        raise record.error("expected {error_type: text, trace: text}", "metadata.error")
+    return Termination(
+        reason=TerminationReason.ERROR, error=ErrorInfo(source="loop", type=kind, message=trace)
+    )
 
 
 # --- export -------------------------------------------------------------------------------------

@@ -79,7 +79,7 @@ class IardReader(DatasetReader):
     def _convert_augmented(self, record: RawRecord) -> Dialogue:
         name = record.path.name
         split = "gold" if "gold" in name else "partial" if "partial" in name else name.split(".")[0]
-        dialogue = convert_record(record, dataset_name="iard", split=split, scheme="iard")
+        dialogue = convert_record(record, dataset_name="iard", split=split, scheme="iard", reader=self)
         meta = record.data.get("metadata") or {}
         accepted = meta.get("accepted_recommendations", []) if isinstance(meta, dict) else None
         if not isinstance(accepted, list) or not all(isinstance(t, str) for t in accepted):

@@ -30,4 +30,6 @@ class MovieBotReader(DatasetReader):
             yield from iter_json_array(path)
 
     def convert(self, record: RawRecord) -> Dialogue:
-        return convert_record(record, dataset_name="moviebot", split="annotated", scheme="moviebot")
+        return convert_record(
+            record, dataset_name="moviebot", split="annotated", scheme="moviebot", reader=self
+        )

@@ -18,6 +18,12 @@ SIGNATURES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("inspired", "INSPIRED's original TSV", ("dialog_id\tutt_id\tspeaker",)),
     ("inspired", "INSPIRED's processed JSONL", ('"entity_link"', '"movie_link"')),
     ("iard", "IARD's original release", ('"dialogue_info"', '"accepted_recommendation"')),
+    # UserSimCRS writes `conversation ID` as CRSArena-Dial does, but its utterances carry acts
+    (
+        "dialoguekit",
+        "UserSimCRS's DialogueKit JSON",
+        ('"conversation ID"', '"participant"', '"dialogue_acts"'),
+    ),
     ("crsarena_dial", "CRSArena-Dial", ('"conversation ID"', '"agent"')),
     ("crsarena_eval", "CRSArena-Eval", ('"conv_id"', '"turn_ind"')),
     ("opendialkg", "iEvaLM's processed OpenDialKG", ('"dialog_id"', '"turn_id"', '"context"')),

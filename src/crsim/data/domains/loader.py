@@ -70,6 +70,8 @@ def check_domain_file(path: str | Path) -> DomainCheck:
     nlg = _side_file(path, spec.phrasings.nlg, "phrasings.nlg", check)
     sections = _sections(path, spec, check)
     requestable = _requestable_order(spec, slots, check)
+    if spec.popularity and items is not None:
+        _check_popularity(spec.popularity, items, check)
     if check.problems or items is None:
         return check
     check.domain = Domain(
@@ -84,6 +86,7 @@ def check_domain_file(path: str | Path) -> DomainCheck:
         profiles=profiles,
         ratings=ratings,
         source=path,
+        popularity=spec.popularity,
     )
     return check
 
@@ -252,7 +255,23 @@ def _slot(name: str, spec: SlotSpec) -> Slot:
         },
         order=tuple(v.lower() for v in spec.order),
         question=spec.question,
+        unit=spec.unit,
+        comparisons={
+            bound: tuple(p.lower() for p in phrases)
+            for bound, phrases in (spec.comparisons.model_dump() if spec.comparisons else {}).items()
+            if phrases
+        },
     )
+
+
+def _check_popularity(field: str, items: ItemCollection, check: DomainCheck) -> None:
+    """The declared popularity field exists and holds numbers."""
+    values = items.vocabulary(field)
+    where = f"{check.path}: field 'popularity'"
+    if not values:
+        check.problems.append(f"{where}: no item has field {field!r}; expected a number per item")
+    elif bad := [v for v in values if not _is_number(v)]:
+        check.problems.append(f"{where}: field {field!r} has non-numeric values {_few(bad)}")
 
 
 def _check_slot(slot: Slot, items: ItemCollection, check: DomainCheck) -> None:

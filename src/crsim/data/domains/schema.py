@@ -34,6 +34,15 @@ class ItemsSpec(_Strict):
     )
 
 
+class ComparisonsSpec(_Strict):
+    """Words that bound a number, before it ('at least 4') or after it ('4 or more')."""
+
+    at_least: Phrases = Field(default_factory=list, description="'at least', 'or more': the number or above.")
+    at_most: Phrases = Field(default_factory=list, description="'at most', 'up to': the number or below.")
+    above: Phrases = Field(default_factory=list, description="'more than', 'over': above the number.")
+    below: Phrases = Field(default_factory=list, description="'under', 'cheaper than': below the number.")
+
+
 class SlotSpec(_Strict):
     """One slot: the item attribute it maps to, its kind, and how people name it and its values."""
 
@@ -49,6 +58,16 @@ class SlotSpec(_Strict):
         default_factory=list, description="Ordinal slots: values from lowest to highest."
     )
     question: str | None = Field(None, min_length=1, description="How a CRS asks for this slot.")
+    unit: str | None = Field(
+        None,
+        min_length=1,
+        description="Numeric slots: the unit users say after a number ('pounds': '20 pounds') and answers "
+        "carry ('Its weight: 2489 lbs'); default: none (the slot's plural name, 'stars', or its name).",
+    )
+    comparisons: ComparisonsSpec | None = Field(
+        None,
+        description="Numeric slots: more words bounding a number ('cheaper than'), beside the generic ones.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> SlotSpec:
@@ -58,6 +77,10 @@ class SlotSpec(_Strict):
             raise ValueError(f"`order` is only for ordinal slots (this one is {self.kind.value})")
         if self.kind is SlotKind.TEXT and self.informable:
             raise ValueError("a text slot cannot be informable (free text is asked about, not matched)")
+        if (self.unit or self.comparisons) and self.kind is not SlotKind.NUMERIC:
+            raise ValueError(
+                f"`unit` and `comparisons` are only for numeric slots (this one is {self.kind.value})"
+            )
         return self
 
 
@@ -107,6 +130,12 @@ class DomainFile(_Strict):
         None, description="Order in which components list the requestable slots (default: file order)."
     )
     ratings: RatingsSpec | None = None
+    popularity: str | None = Field(
+        None,
+        min_length=1,
+        description="Item field `popular` ranks by (a number, higher first: a count of ratings, a score); "
+        "default: `num_ratings` when the items carry it, else the catalogue's order.",
+    )
     profiles: str | None = Field(
         None, min_length=1, description="RecUserSim profile dictionary: a shipped name or a YAML path."
     )

@@ -1,7 +1,10 @@
 """The provider protocol: one raw chat call. Caching, retries, limits and accounting live in the client.
 
 A provider turns `(messages, ResolvedGeneration)` into a `Completion` or raises one of the
-`crsim.llm.errors` types (retryable ones for connection errors, 429 and 5xx). Providers import
+`crsim.llm.errors` types (retryable ones for connection errors, 429 and 5xx; `LLMProtocolError` for
+an answer that is not in the endpoint's protocol). A provider may also define `async def open()`:
+set-up (an HTTP client, a TLS context) the client awaits before each call's deadline starts, so a
+deadline measures the request, not crsim's set-up; it must be cheap once done. Providers import
 their optional dependencies lazily, inside `create`, so `import crsim.llm` never needs them.
 """
 

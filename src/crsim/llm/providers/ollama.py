@@ -7,15 +7,17 @@ fails with `LLMBadRequest` before anything is sent, so a grammar is never silent
 a `json_schema` instead. For Ollama's OpenAI-compatible `/v1` endpoint use the `openai` provider.
 
 Ollama itself wants no key; behind a proxy that does, `api_key_env` names the variable whose value
-goes out as `Authorization: Bearer <key>` (stripped and checked as for `openai`). Redirects are
-followed only within the server's origin; one to another host is refused (`LLMRedirectRefused`).
+goes out as `Authorization: Bearer <key>` (stripped and checked as for `openai`). Requests go
+through crsim's HTTP transport (`direct_client`), as the `openai` provider's do: the same size cap,
+redirects followed only within the server's origin (one to another host is `LLMRedirectRefused`),
+and a body that is not an Ollama chat response is the endpoint's fault (`LLMProtocolError`).
 """
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
-
-import httpx
 
 from crsim.errors import ConfigError
 from crsim.llm.config import ModelConfig
@@ -25,12 +27,12 @@ from crsim.llm.errors import (
     LLMConnectionError,
     LLMError,
     LLMModelNotFound,
+    LLMProtocolError,
     LLMRateLimited,
-    LLMRedirectRefused,
     LLMServerError,
-    LLMTimeout,
 )
-from crsim.llm.providers.base import MAX_REDIRECTS, RedirectRefused, check_options, same_origin_hook
+from crsim.llm.providers import direct_client
+from crsim.llm.providers.base import MAX_REDIRECTS, check_options
 from crsim.llm.types import Completion, Message, ResolvedGeneration, Usage
 from crsim.redact import secret_from_env
 
@@ -41,7 +43,8 @@ _RESERVED_OPTIONS = frozenset({"temperature", "num_predict", "seed", "stop"})
 
 
 class OllamaProvider:
-    """One Ollama server and model; the HTTP client is built on the first call (inside the event loop)."""
+    """One Ollama server and model, on the server's `direct_client.Client` (shared with the other
+    models called there; taken by `open`, before a first call)."""
 
     name = "ollama"
 
@@ -51,7 +54,7 @@ class OllamaProvider:
         self.url = f"{self.base_url}/api/chat"
         key = secret_from_env(config.api_key_env) if config.api_key_env else None
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self._client: httpx.AsyncClient | None = None
+        self._client: direct_client.Client | None = None
 
     def identity(self) -> str:
         return f"ollama:{self.base_url}:{self.model}"
@@ -82,45 +85,36 @@ class OllamaProvider:
             body["format"] = generation.json_schema
         return body
 
+    async def open(self) -> None:
+        """Build the client and its session before a call, so that the call's deadline does not pay for it."""
+        await self._http().open()
+
     async def complete(self, messages: list[Message], generation: ResolvedGeneration) -> Completion:
         body = self.request_body(messages, generation)
+        payload = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
         try:
-            response = await self._http().post(self.url, json=body)
-        except httpx.TimeoutException:
-            raise LLMTimeout(f"{self.url}: no answer within {self.config.timeout:g} s") from None
-        except RedirectRefused as exc:
-            raise LLMRedirectRefused(str(exc)) from None
-        except httpx.TooManyRedirects:
-            raise LLMRedirectRefused(f"{self.url}: more than {MAX_REDIRECTS} redirects") from None
-        except httpx.ConnectError as exc:
-            raise LLMConnectionError(
-                f"cannot reach Ollama at {self.url} ({exc}); is `ollama serve` running?"
-            ) from exc
-        except httpx.TransportError as exc:
-            raise LLMConnectionError(f"{self.url}: connection failed: {type(exc).__name__}: {exc}") from exc
-        if response.status_code != 200:
-            raise self._status_error(response)
-        return self._completion(response)
+            answer = await self._http().post_json("api/chat", payload)
+        except LLMConnectionError as exc:
+            raise LLMConnectionError(f"{exc}; is `ollama serve` running?") from exc
+        if answer.status != 200:
+            raise self._status_error(answer.status, answer.body)
+        return self._completion(answer.body)
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        client, self._client = self._client, None
+        if client is not None:
+            await direct_client.release(client)
 
-    def _http(self) -> httpx.AsyncClient:
+    def _http(self) -> direct_client.Client:
         if self._client is None:
-            self._client = httpx.AsyncClient(
-                timeout=self.config.timeout,
-                limits=httpx.Limits(max_connections=self.config.max_concurrency),
-                headers=self._headers,
-                follow_redirects=True,
-                max_redirects=MAX_REDIRECTS,
-                event_hooks={"request": [same_origin_hook(self.base_url)]},
+            headers = {**self._headers, "Accept": "application/json", "User-Agent": "crsim"}
+            self._client = direct_client.acquire(
+                self.base_url, headers, max_redirects=MAX_REDIRECTS, cap=direct_client.MAX_ANSWER_BYTES
             )
         return self._client
 
-    def _status_error(self, response: httpx.Response) -> LLMError:
-        status, said = response.status_code, _error_text(response)
+    def _status_error(self, status: int, content: bytes) -> LLMError:
+        said = _error_text(content)
         detail = f"{self.url} answered HTTP {status}: {said}"
         if status == 404:
             hint = "" if "model" in said.lower() else " (is base_url the Ollama root, without /v1?)"
@@ -131,19 +125,22 @@ class OllamaProvider:
             return LLMRateLimited(detail)
         if status >= 500:
             return LLMServerError(detail)
-        return LLMBadRequest(detail)
+        if status in (400, 413, 422):
+            return LLMBadRequest(detail)
+        return LLMProtocolError(f"{detail} (a status Ollama's chat API does not answer with)")
 
-    def _completion(self, response: httpx.Response) -> Completion:
+    def _completion(self, content: bytes) -> Completion:
         try:
-            raw = response.json()
-            message = raw["message"]
-            text = message["content"]
-        except (ValueError, KeyError, TypeError, RecursionError):  # also over-long integers, deep nesting
-            raw, text = None, None
-        if raw is None or not isinstance(text, str):
-            raise LLMError(
+            raw = json.loads(content)
+            text = raw["message"]["content"]
+            reason = raw.get("done_reason")
+        except (ValueError, KeyError, TypeError, RecursionError, AttributeError):  # deep, huge integers
+            raw, text, reason = None, None, None
+        if raw is None or not isinstance(text, str) or not isinstance(reason, str | None):
+            start = content[:300].decode("utf-8", errors="replace")
+            raise LLMProtocolError(
                 f"{self.url} answered HTTP 200 with a body that is not an Ollama chat response "
-                f"(expected a JSON object with message.content): {response.text[:300]!r}"
+                f"(expected a JSON object with message.content): {start!r}"
             )
         return Completion(
             text=text,
@@ -153,7 +150,7 @@ class OllamaProvider:
             ),
             raw=raw,
             model=str(raw.get("model") or self.model),
-            finish_reason=raw.get("done_reason"),
+            finish_reason=reason,
         )
 
 
@@ -162,15 +159,15 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) else 0
 
 
-def _error_text(response: httpx.Response) -> str:
+def _error_text(content: bytes) -> str:
     """Ollama's `{"error": "..."}` message, else the start of the body."""
     try:
-        body = response.json()
+        body = json.loads(content)
     except (ValueError, RecursionError):
         body = None
     if isinstance(body, dict) and isinstance(body.get("error"), str):
         return str(body["error"])
-    return response.text.strip()[:300] or "(empty body)"
+    return content[:300].decode("utf-8", errors="replace").strip() or "(empty body)"
 
 
 def create(config: ModelConfig) -> OllamaProvider:
@@ -180,5 +177,7 @@ def create(config: ModelConfig) -> OllamaProvider:
             "the 'ollama' LLM provider needs a model name (`model`, as `ollama list` shows it, "
             "e.g. smollm2:135m)"
         )
+    if config.base_url is not None and not re.match(r"https?://[^/?#]", config.base_url):
+        raise ConfigError(f"LLM base_url {config.base_url!r} is not an http:// or https:// URL")
     check_options(config, _RESERVED_OPTIONS, "Ollama")
     return OllamaProvider(config, config.model)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crsim.atomic_files import PART_SUFFIX
+
 #: The run's config, components and versions; written first, so it marks a folder as a run folder.
 MANIFEST = "manifest.json"
 #: One dialogue record per line (`crsim.model.dialogue.Dialogue`), appended and flushed as they end.
@@ -27,10 +29,6 @@ EXPORT_DIR = "export"
 #: The exclusive lock of one writer per run folder (`lock.py`) and the file naming its holder.
 LOCK_FILE = ".crsim-lock"
 LOCK_INFO = ".crsim-lock.json"
-
-
-#: The suffix of the temporary file an atomic write goes through before it is renamed into place.
-PART_SUFFIX = ".part"
 
 
 def part_path(path: Path) -> Path:

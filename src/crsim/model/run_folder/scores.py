@@ -116,6 +116,11 @@ class GroupSummary(BaseModel):
     annotated: dict[str, int] = Field(
         default_factory=dict, description="Act annotator -> dialogues whose missing acts it filled in."
     )
+    ambiguous_links: int | None = Field(
+        None,
+        description="Titles in the CRS's text linked to one of several catalogue items the text names "
+        "equally (utterance annotation `ambiguous_links`); None when the dialogues were not available.",
+    )
 
 
 def write_scores(records: Iterable[ScoreRecord], path: str | Path) -> None:

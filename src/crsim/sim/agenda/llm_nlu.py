@@ -39,6 +39,7 @@ from crsim.llm.structured import generate_structured, parse_act_answer
 from crsim.llm.types import GenerationConfig, Message, user
 from crsim.model.acts import DialogueAct, Intent, SlotValue, format_acts, parse_acts
 from crsim.model.domain import Domain
+from crsim.model.linking import heard_titles
 from crsim.model.text import fold, normalize, split_title_year, unarticle
 from crsim.seeding import derive_seed
 from crsim.sim.agenda.nlu import MAX_VALUE_CHARS, NLUResult, RuleNLU, vocabulary_for
@@ -407,7 +408,7 @@ class LLMNLU:
         if not given:
             return acts, []
         focus = items_hint[-1] if items_hint else None
-        mentioned = list(dict.fromkeys(m.item_id for m in self.domain.items.linker.link(text)))
+        mentioned = list(dict.fromkeys(m.item_id for m in heard_titles(self.domain.items, text)))
         ids: list[str] = []
         unlinked: list[str] = []
         for act in given:

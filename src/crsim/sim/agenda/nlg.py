@@ -21,10 +21,12 @@ import yaml
 
 from crsim.errors import DataError
 from crsim.model.acts import DialogueAct, Intent
-from crsim.model.domain import Domain
+from crsim.model.domain import Domain, Slot, SlotKind, indefinite
 from crsim.yaml_files import describe_yaml_error, load_yaml
 
-_PLACEHOLDERS = frozenset({"value", "a_value", "ref", "Ref", "noun", "nouns", "label"})
+_PLACEHOLDERS = frozenset(
+    {"value", "a_value", "amount", "Amount", "ref", "Ref", "noun", "a_noun", "nouns", "label"}
+)
 _PRONOUNS = ("it", "that one")
 _ITEM_INTENTS = frozenset({Intent.ACCEPT, Intent.REJECT, Intent.SEEN, Intent.INQUIRE})
 
@@ -70,11 +72,12 @@ class Templates:
     phrases: dict[str, dict[str, tuple[str, ...]]]
     values: dict[str, dict[str, str]]
 
-    def choose(self, intent: str, variant: str, rng: random.Random) -> str | None:
+    def choose(self, intent: str, variant: str, rng: random.Random, fallback: str = "default") -> str | None:
+        """A phrasing of `variant`, else of `fallback`, else of "default"."""
         variants = self.phrases.get(intent)
         if not variants:
             return None
-        options = variants.get(variant) or variants.get("default")
+        options = variants.get(variant) or variants.get(fallback) or variants.get("default")
         return rng.choice(options) if options else None
 
 
@@ -132,16 +135,19 @@ def _parse(raw: Any, source: str) -> Templates:
 
 @dataclass(frozen=True)
 class DomainWords:
-    """The domain's words the templates may use: the item noun and each slot's name in words."""
+    """The domain's words the templates may use: the item noun, each slot's name in words, and the
+    numeric slots (whose values are said with their unit: "8 cylinders", "20 pounds")."""
 
     noun: str = "item"
     nouns: str = "items"
     labels: Mapping[str, str] = field(default_factory=dict)
+    numeric: Mapping[str, Slot] = field(default_factory=dict)
 
     @classmethod
     def of(cls, domain: Domain) -> DomainWords:
-        labels = {s.name: s.cues[0] if s.cues else s.name.replace("_", " ") for s in domain.slots.values()}
-        return cls(domain.item_noun, domain.item_noun_plural, labels)
+        labels = {s.name: s.label for s in domain.slots.values()}
+        numeric = {s.name: s for s in domain.slots.values() if s.kind is SlotKind.NUMERIC}
+        return cls(domain.item_noun, domain.item_noun_plural, labels, numeric)
 
 
 class TemplateNLG:
@@ -157,7 +163,11 @@ class TemplateNLG:
         intents = {a.intent for a in acts}
         for act in acts:
             variant = self._variant(act, intents, context)
-            sentences.append(self._render(act.intent, act.intent, variant, self._fill(act, context)))
+            fallback = (
+                "numeric" if act.intent == Intent.DISCLOSE and variant in self.words.numeric else "default"
+            )
+            fill = self._fill(act, context)
+            sentences.append(self._render(act.intent, act.intent, variant, fill, fallback))
         return " ".join(s for s in sentences if s)
 
     async def realize(self, acts: list[DialogueAct], context: NLGContext) -> NLGResult:
@@ -192,7 +202,10 @@ class TemplateNLG:
             slot = act.slots[0][0]
             shown = [self.templates.values.get(slot, {}).get(v.lower(), v) for v in values]
             fill["value"] = _join(shown)
-            fill["a_value"] = ("an " if fill["value"][:1].lower() in "aeiou" else "a ") + fill["value"]
+            fill["a_value"] = indefinite(fill["value"])
+            numeric = self.words.numeric.get(slot)
+            fill["amount"] = _join([numeric.amount(v) for v in values]) if numeric else fill["value"]
+            fill["Amount"] = fill["amount"][:1].upper() + fill["amount"][1:]
         ref = "it"
         if act.intent in _ITEM_INTENTS:
             title = act.value("title") or context.focus_title
@@ -202,12 +215,15 @@ class TemplateNLG:
                 ref = self.rng.choice(_PRONOUNS)
         fill["ref"], fill["Ref"] = ref, ref[:1].upper() + ref[1:]
         fill["noun"], fill["nouns"] = self.words.noun, self.words.nouns
+        fill["a_noun"] = indefinite(self.words.noun)
         slot = act.slots[0][0] if act.slots else ""
         fill["label"] = self.words.labels.get(slot, slot.replace("_", " ")) or "details"
         return fill
 
-    def _render(self, intent: str, key: str, variant: str, fill: dict[str, str]) -> str:
-        template = self.templates.choose(key, variant, self.rng)
+    def _render(
+        self, intent: str, key: str, variant: str, fill: dict[str, str], fallback: str = "default"
+    ) -> str:
+        template = self.templates.choose(key, variant, self.rng, fallback)
         if template is None:
             return ""
         try:

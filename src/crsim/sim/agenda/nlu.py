@@ -2,16 +2,20 @@
 
 The simulator is a black-box user, so it understands the CRS only from its text. Rules:
 
-* `recommend(title=..., item=id)`: item titles linked by the collection's `ItemLinker`, unless
+* `recommend(title=..., item=id)`: item titles heard in the text (`crsim.model.linking.heard_titles`,
+  the rule every simulator shares), unless
   the sentence is an answer about an item already under discussion (an `inform` whose titles
   are all in `items_hint`), the title is the item in focus (`items_hint[-1]`: "I don't have
-  details about X"), or it lies inside a plot description. Mentions whose surface is a
-  function word or a single character without a year ("It", "S") are ignored.
+  details about X"), or it lies inside a plot description.
 * `elicit(slot)`: a question (or "tell me ...") with one of the slot's cue words (the domain's
   slot cues, plural forms included: movies "genre"/"kind" -> genre, "actor"/"cast" -> actor; a
   restaurant domain "food"/"cuisine" -> food), or naming one of the values of a slot with a small
   vocabulary ("Do you like comedies?" -> genre). A preference question without cue ("What are you
   looking for?") is `elicit()` without slot, dropped when the same reply also elicits a slot.
+  A question that is a slot's own `question` in the domain file elicits that slot.
+* `ask(alternatives="...")`: a question offering alternatives ("Would you like an American,
+  European or Japanese car?"), the question as its value: the user picks one or has no preference,
+  it never answers a bare yes.
 * `ask()`: other yes/no questions ("Would you like something else?"); `ask(seen)` for
   "Have you seen it?" (the domain's words for knowing an item).
 * `inform(slot="value")`: answers about an item: a requestable slot's cue followed by "is ..."
@@ -41,7 +45,7 @@ from crsim.errors import DataError
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain, SlotKind
 from crsim.model.items import ItemCollection
-from crsim.model.linking import Mention
+from crsim.model.linking import Mention, heard_titles
 from crsim.model.text import STOPWORDS, fold, normalize
 
 #: Longest value kept for an `inform` (plots can be long; acts end up in annotations).
@@ -84,6 +88,10 @@ _YES_NO_START = re.compile(
 _GENERIC_ELICIT = re.compile(
     r"\b(looking for|in the mood|mood for|feel like|you (like|love|enjoy|prefer|want)|interested in"
     r"|into|your (taste|tastes|preference|preferences|favou?rites?)|what (else )?do you)\b"
+)
+#: Alternatives offered in a question: "x, y or z", "x or y" (not "or not", "or something else").
+_ALTERNATIVES = re.compile(
+    r"\b[\w'-]+(?:,\s*[\w' -]+)*,?\s+or\s+(?!not\b|something\b|anything\b|else\b)[\w'-]+"
 )
 _NAME = re.compile(r"[A-Z][\w'.\-]*(?:\s+(?:[A-Z][\w'.\-]*|de|van|von|da|del|di|du|la|le|der))*")
 _NAME_STOP = {"It", "The", "This", "That", "He", "She", "They", "And", "A", "An", "I", "You"}
@@ -178,6 +186,9 @@ class Vocabulary:
         self.description = (
             (spec.description.slot, _compile(spec.description.cue)) if spec.description else None
         )
+        self.slot_questions = {
+            normalize(slot.question): slot.name for slot in domain.informable if slot.question
+        }
         examples = spec.inform_examples or list(domain.requestable_slots)[:2]
         self.inform_examples = [f'inform({slot}="...")' for slot in examples]
 
@@ -195,7 +206,7 @@ class RuleNLU:
         """All acts found in `text`, in the order greeting, recommend, inform, elicit, ask, goodbye."""
         if not text or not text.strip():
             return []
-        mentions = [m for m in self._items.linker.link(text) if _is_title_like(m)]
+        mentions = heard_titles(self._items, text)
         plot_start, plot_value = _find_description(text, self._vocabulary.description)
         sentences = _sentences(text, mentions)
         found: dict[str, list[DialogueAct]] = {
@@ -250,6 +261,9 @@ class RuleNLU:
     def _question(self, folded: str) -> list[DialogueAct]:
         """Elicitations (with the cued slots, or none) or a yes/no `ask()` for one question."""
         another = _ANOTHER.search(folded) is not None
+        own = self._vocabulary.slot_questions.get(normalize(folded))
+        if own is not None and own in self._informable:
+            return [DialogueAct(intent=Intent.ELICIT, slots=[(own, None)])]
         cues = self._vocabulary.slot_cues
         slots = [s for s, cue in cues.items() if s in self._informable and cue.search(folded)]
         if not slots and not another:
@@ -257,6 +271,8 @@ class RuleNLU:
         if slots:
             return [DialogueAct(intent=Intent.ELICIT, slots=[(s, None)]) for s in slots]
         yes_no = _YES_NO_START.search(folded) is not None
+        if yes_no and not another and _ALTERNATIVES.search(folded):
+            return [DialogueAct(intent=Intent.ASK, slots=[("alternatives", folded[:MAX_VALUE_CHARS])])]
         if _GENERIC_ELICIT.search(folded) and not another and not yes_no:
             return [DialogueAct(intent=Intent.ELICIT)]
         return [DialogueAct(intent=Intent.ASK)] if yes_no or another else []
@@ -370,14 +386,6 @@ def _compile_informs(
             )
             found.append((slot.name, [re.compile(pattern)], False))
     return found
-
-
-def _is_title_like(mention: Mention) -> bool:
-    """Drop links of pronouns and single letters ("It", "S") unless written with a year."""
-    if re.search(r"\(\s*\d{4}\s*\)\s*$", mention.surface):
-        return True
-    words = normalize(mention.surface).split()
-    return not (len(words) == 1 and (len(words[0]) < 2 or words[0] in STOPWORDS))
 
 
 def _sentences(text: str, mentions: list[Mention]) -> list[tuple[int, int]]:

@@ -45,10 +45,14 @@ from typing import Any
 
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain
+from crsim.model.text import normalize
 from crsim.model.user import SimulatedUser
 from crsim.sim.agenda.agenda import Agenda, disclose_act
 from crsim.sim.agenda.preferences import Decision, Judgement, PreferenceModel
 from crsim.sim.progress import Setback
+
+#: The slot of a "no preference" answer to a question whose slot is unknown ("I don't mind.").
+ANY_SLOT = "any"
 
 
 def act(intent: str, **slots: str | None) -> DialogueAct:
@@ -246,6 +250,9 @@ class InteractionModel:
             self.pending_inquiry = None
             return self._advance([], acknowledge=True)
         for question in (a for a in crs_acts if a.intent == Intent.ASK):
+            offered = question.value("alternatives")
+            if offered is not None:
+                return PolicyTurn([self._choose(offered)])
             if question.has_slot("seen"):
                 prefix = [self._seen_answer()]
                 if self.candidate is not None:
@@ -330,6 +337,23 @@ class InteractionModel:
         disclosure = disclose_act(slot, values)
         self._mark_disclosed(disclosure)
         return disclosure
+
+    def _choose(self, question: str) -> DialogueAct:
+        """The answer to a question offering alternatives: the user's value of the slot whose value
+        (or a synonym) the question names, else "no preference" (never a bare yes)."""
+        words = f" {normalize(question)} "
+        named = [
+            slot
+            for phrase, meanings in self.domain.lexicon().items()
+            if f" {normalize(phrase)} " in words
+            for slot, _ in meanings
+        ]
+        for slot in dict.fromkeys(named):
+            if self.need.constraint_values(slot) or slot in self.disclosed:
+                return self._disclose(slot)
+        if named:
+            return self._disclose(named[0])
+        return disclose_act(ANY_SLOT, [None])
 
     def _generic_disclosure(self) -> DialogueAct | None:
         """Answer to "What are you looking for?": the next pending constraint, one said before,

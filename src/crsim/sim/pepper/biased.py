@@ -26,13 +26,12 @@ from pydantic import Field
 
 from crsim.components import BuildContext
 from crsim.crs.base import CRSReply
-from crsim.data.population_pepper import split_targets
 from crsim.errors import DataError
 from crsim.llm.prompts import load_template, render
 from crsim.model import annotations as keys
 from crsim.model.user import SimulatedUser
 from crsim.sim.base import UserTurn, simulator
-from crsim.sim.pepper.common import ChatUser, PepperParams, TemplateName
+from crsim.sim.pepper.common import ChatUser, PepperParams, TemplateName, split_targets
 from crsim.sim.pepper.profile import PROMPTS, ItemView, item_view
 from crsim.sim.prompt import checks
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import Annotated, Any, ClassVar
 
 import jinja2
@@ -177,3 +178,10 @@ class ChatUser:
     def hear(self, reply: CRSReply) -> None:
         self.history.append(Entry(Role.CRS, reply.text))
         self.turn += 1
+
+
+def split_targets(targets: list[str], count: int, rng: random.Random) -> tuple[list[str], list[str]]:
+    """(selected, residual): `count` random targets (at most all but one, at least one) and the rest."""
+    count = max(1, min(count, len(targets) - 1))
+    chosen = set(rng.sample(targets, min(count, len(targets))))
+    return [t for t in targets if t in chosen], [t for t in targets if t not in chosen]

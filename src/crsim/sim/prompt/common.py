@@ -59,7 +59,7 @@ from crsim.llm.types import system as system_message
 from crsim.llm.types import user as user_message
 from crsim.model import annotations as keys
 from crsim.model.dialogue import ReplyOption, Role
-from crsim.model.domain import Domain
+from crsim.model.domain import Domain, SlotKind, indefinite
 from crsim.model.io import iter_dialogues
 from crsim.model.text import near_duplicate, normalize
 from crsim.model.user import SimulatedUser
@@ -530,7 +530,7 @@ class PromptSimulator:
     def fallback(self, problem: tuple[str, str], body: str, draft: str, notes: dict[str, Any]) -> str:
         """The draft with target titles cut out when that is all that is wrong, else a fixed utterance."""
         if problem[0] == "target_named":
-            redacted = checks.redact_titles(body, self.checker.forbidden, f"a {self.words['item']}")
+            redacted = checks.redact_titles(body, self.checker.forbidden, indefinite(self.words["item"]))
             if redacted is not None and self.problem(redacted) is None:
                 checks.note(notes, problem[0], "redacted", draft=draft, detail=problem[1])
                 return redacted
@@ -549,9 +549,13 @@ class PromptSimulator:
         constraints = self._need.constraints if self._need else []
         if constraints:
             wanted = constraints[self.turn % len(constraints)]
-            slot = wanted.slot.replace("_", " ")
-            return f"I am looking for a {item} with {slot} {' or '.join(wanted.values)}."
-        return f"Could you recommend a {item} for me?"
+            known = self.domain.slots.get(wanted.slot)
+            if known is not None and known.kind is SlotKind.NUMERIC:
+                said = " or ".join(known.amount(v) for v in wanted.values)
+            else:
+                said = f"{wanted.slot.replace('_', ' ')} {' or '.join(wanted.values)}"
+            return f"I am looking for {indefinite(item)} with {said}."
+        return f"Could you recommend {indefinite(item)} for me?"
 
     def ask_pending(self, body: str, notes: dict[str, Any]) -> tuple[str, bool]:
         """(text, whether a question was added): a fitting item was just recommended and the draft does

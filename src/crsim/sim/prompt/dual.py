@@ -30,6 +30,7 @@ from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig
+from crsim.model.linking import heard_titles
 from crsim.sim.base import UserTurn, simulator
 from crsim.sim.prompt import checks
 from crsim.sim.prompt.common import (
@@ -131,7 +132,7 @@ class DualPromptSimulator(PromptSimulator):
     def _unrecommended(self, reason: str) -> str | None:
         """Titles the reason names that were never recommended in this dialogue ("; "-joined), or None."""
         items = self.domain.items
-        named = dict.fromkeys(m.item_id for m in items.linker.link(reason))
+        named = dict.fromkeys(m.item_id for m in heard_titles(items, reason))
         wrong = [items[i].display_title for i in named if i not in self.tracker.recommended]
         return "; ".join(wrong) or None
 

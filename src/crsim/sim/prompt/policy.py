@@ -17,6 +17,7 @@ from crsim.crs.base import CRSReply
 from crsim.crs.cues import REJECT, bare_question, domain_cues
 from crsim.crs.llm_checks import sentences
 from crsim.model.domain import Domain
+from crsim.model.linking import heard_titles
 from crsim.model.mentions import split_linked
 from crsim.model.text import normalize
 from crsim.sim.agenda.nlg import DomainWords, domain_template_set, load_templates
@@ -59,7 +60,7 @@ class NeedTracker:
         dialogue loop records them)."""
         ids = list(reply.recommended_items)
         if not ids and not reply.items_listed and reply.text:
-            linked = [m.item_id for m in self.domain.items.linker.link(reply.text)]
+            linked = [m.item_id for m in heard_titles(self.domain.items, reply.text)]
             ids, _ = split_linked(linked, set(self.recommended))
         self.latest = [i for i in dict.fromkeys(ids) if i in self.domain.items]
         self.recommended.extend(i for i in self.latest if i not in self.recommended)

@@ -47,8 +47,9 @@ from crsim.llm.types import system as system_message
 from crsim.llm.types import user as user_message
 from crsim.model.annotations import RATINGS, RECUSERSIM, RECUSERSIM_PROFILE
 from crsim.model.dialogue import Role
-from crsim.model.domain import Domain
+from crsim.model.domain import Domain, indefinite
 from crsim.model.items import Item
+from crsim.model.linking import heard_titles
 from crsim.model.user import SimulatedUser
 from crsim.registry import Params as BaseParams
 from crsim.seeding import derive_seed
@@ -517,7 +518,7 @@ class RecUserSim:
             "discovered": self._discovered(),
             "actions": [{"name": a.name, "instruction": a.instruction} for a in actions],
             "inquiry": f"{' and '.join(inquiry.details)} of {inquiry.title}" if inquiry else None,
-            "noun": f"a {self.domain.item_noun}",
+            "noun": indefinite(self.domain.item_noun),
             "flipped": None,
         }
         text, raw = await self.ask_text("response", "respond.j2", **variables)
@@ -661,7 +662,7 @@ class RecUserSim:
         if not reply.text:
             return []
         before = set(self.memory.recommended) if self.memory is not None else set()
-        linked = dict.fromkeys(m.item_id for m in self.domain.items.linker.link(reply.text))
+        linked = dict.fromkeys(m.item_id for m in heard_titles(self.domain.items, reply.text))
         return [item_id for item_id in linked if item_id not in before]
 
     def _describe_item(self, item: Item) -> str:

@@ -1,5 +1,5 @@
-"""What the `openai` provider's direct and httpx paths do beyond the SDK path (whose other behaviour
-tests/llm/test_llm_openai.py checks on all three): a cap on the answer's size, and no SDK needed.
+"""What the `openai` provider's own HTTP client does beyond the SDK path (whose other behaviour
+tests/llm/test_llm_openai.py checks on both): a cap on the answer's size, and no SDK needed.
 Real servers on 127.0.0.1."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pytest
 
 from crsim.llm.client import LLM
 from crsim.llm.config import ModelConfig
-from crsim.llm.providers import openai_http
+from crsim.llm.errors import LLMAnswerTooLarge
+from crsim.llm.providers import openai
 from crsim.llm.providers.base import create_provider
 from crsim.llm.types import system, user
 from llm_servers import OpenAILikeServer, Reply
@@ -26,21 +27,18 @@ def _llm(base_url: str, **settings: object) -> LLM:
     return LLM("user", config, create_provider(config))
 
 
-@pytest.mark.parametrize("client", ["direct", "httpx"])
-async def test_an_answer_over_the_cap_is_an_error_and_not_retried(
-    monkeypatch: pytest.MonkeyPatch, client: str
-) -> None:
+async def test_an_answer_over_the_cap_is_an_error_and_not_retried(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.setattr(openai_http, "MAX_ANSWER_BYTES", 4096)
+    monkeypatch.setattr(openai, "MAX_ANSWER_BYTES", 4096)
     server = OpenAILikeServer()
     answer = '{{"choices": [{{"message": {{"role": "assistant", "content": "hi"}}}}], "padding": "{}"}}'
     with server.running():
         server.plan.extend(
             [Reply(raw_body=answer.format("x" * 5000)), Reply(raw_body=answer.format("x" * 3000))]
         )
-        llm = _llm(server.base_url + "/v1", max_retries=3, client=client)
+        llm = _llm(server.base_url + "/v1", max_retries=3)
         try:
-            with pytest.raises(openai_http.AnswerTooLarge, match="more than 4096 bytes"):
+            with pytest.raises(LLMAnswerTooLarge, match="more than 4096 bytes"):
                 await llm.generate(MESSAGES)
             assert len(server.requests) == 1  # not retried: the same answer would come again
             assert (await llm.generate(MESSAGES)).text == "hi"  # under the cap: read as usual
@@ -48,14 +46,13 @@ async def test_an_answer_over_the_cap_is_an_error_and_not_retried(
             await llm.provider.aclose()
 
 
-@pytest.mark.parametrize("client", ["direct", "httpx"])
-async def test_concurrent_calls_need_no_sdk(monkeypatch: pytest.MonkeyPatch, client: str) -> None:
-    """Concurrent calls without the SDK installed: neither path imports it."""
+async def test_concurrent_calls_need_no_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Concurrent calls without the SDK installed: the default path does not import it."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setitem(sys.modules, "openai", None)  # as if the package were not installed
     server = OpenAILikeServer()
     with server.running():
-        llm = _llm(server.base_url + "/v1", max_concurrency=16, client=client)
+        llm = _llm(server.base_url + "/v1", max_concurrency=16)
         try:
             answers = await asyncio.gather(*(llm.generate([user(f"film {i}?")]) for i in range(10)))
         finally:
