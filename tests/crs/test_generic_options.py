@@ -4,20 +4,24 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from fastapi import FastAPI
 
+from crs_doubles import MovieBotV2
 from crsim.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
-from crsim.crs.http import GenericHTTPCRS
+from crsim.crs.http import GenericHTTPCRS, MovieBotCRS
 from crsim.crs.http.base import CRSInvalidResponse
 from crsim.crs.http.generic import GenericParams
+from crsim.crs.http.moviebot import MovieBotParams
 from crsim.crs.server import create_app
 from crsim.model.dialogue import ReplyOption, Role
 from crsim.model.domain import Domain
 from crsim.run.loop import run_dialogue
 from faults.servers import running_server
-from sim.test_abus_simulator import HEAT, make_sim, make_user
+from sim.test_abus_simulator import HEAT, MATRIX, SCIFI_FAN, make_sim, make_user
 
 BUTTONS = [
     ReplyOption(label="Seen it", payload="I have already watched it."),
@@ -92,3 +96,36 @@ async def test_a_reply_without_options_has_none(domain: Domain) -> None:
         assert (await remote.respond(session, "hi")).options == []
         await remote.close(session)
         await remote.aclose()
+
+
+async def test_the_agenda_user_presses_moviebots_buttons(domain: Domain, tmp_path: Path) -> None:
+    """abus against the MovieBot v2 double (tests/crs_doubles.py, from MovieBot's code): the user
+    presses buttons by meaning, the record shows label and option, and MovieBot receives the payload."""
+    bot = MovieBotV2(tmp_path / "export")
+    with running_server(bot.app) as url:
+        crs = MovieBotCRS(MovieBotParams(base_url=url), BuildContext(domain))
+        dialogues = []
+        seen_matrix = make_user({"genre": "sci-fi"}, item_ratings={**SCIFI_FAN, MATRIX: 4.5})
+        for index, user in enumerate([seen_matrix, make_user({"genre": "sci-fi"}, requests=["director"])]):
+            session = CRSSession(f"moviebot/abus/u{index}", index)
+            dialogues.append(
+                await run_dialogue(
+                    make_sim(seed=index),
+                    crs,
+                    user,
+                    dialogue_id=session.id,
+                    session=session,
+                    max_turns=12,
+                    items=domain.items,
+                )
+            )
+        await crs.aclose()
+    pressed = [u for d in dialogues for u in d.by(Role.USER) if u.chosen_option is not None]
+    # one user has seen The Matrix and Alien, the other asks about The Matrix, then takes it
+    assert [u.text for u in pressed] == ["Seen it", "Seen it", "More information", "I like this"]
+    for utterance in pressed:
+        assert utterance.text == utterance.chosen_option.label  # type: ignore[union-attr]
+    payloads = {u.chosen_option.payload for u in pressed}  # type: ignore[union-attr]
+    assert payloads <= {text for _, text in bot.received}  # MovieBot got the payloads, not the labels
+    assert not {u.text for u in pressed} & {text for _, text in bot.received}
+    assert all(d.termination is not None and d.termination.error is None for d in dialogues)

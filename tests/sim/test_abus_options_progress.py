@@ -235,3 +235,16 @@ async def test_a_relaxed_wish_presses_the_button_that_drops_it() -> None:
     await sim.respond(CRSReply("What genre are you in the mood for?"))
     turn = await sim.respond(CRSReply("Sorry, no results.", options=options[1:]))
     assert turn.option is None and turn.text != "Restart"
+
+
+async def test_an_inquiry_prefers_the_button_naming_its_detail_and_giving_up_is_said_in_words() -> None:
+    # MovieBot's buttons after "More information" name the details (moviebot/nlg/nlg.py,
+    # `_user_options_inquire`, commit 0022d77a)
+    details = [ReplyOption(label="More information"), ReplyOption(label="director name")]
+    asker = await started(make_user(requests=["director"], targets=[HEAT]))
+    asked = await asker.respond(CRSReply("I recommend Heat (1995).", options=details))
+    assert asked.option == details[1]
+    # the user that runs out of patience on a film it has seen leaves in its own words, not "Seen it"
+    leaver = await started(make_user(), patience=1)
+    left = await leaver.respond(CRSReply("How about Titanic (1997)?", options=MOVIEBOT))
+    assert left.end and intents(left) == [Intent.SEEN, Intent.GOODBYE] and left.option is None

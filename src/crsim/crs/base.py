@@ -40,7 +40,8 @@ class CRSSession:
     """Per-dialogue state of a CRS. The CRS object itself holds only read-only resources.
 
     `chosen_option` is the option of the CRS's last reply that the user picked for the message now
-    being answered (set by the loop before each `respond`, None when the user wrote its own words):
+    being answered (set by the loop before each `respond`, and for `closing_text` before `close`;
+    None when the user wrote its own words):
     `respond` gets the option's label as the text, and a CRS whose protocol takes a choice sends the
     option's `payload` instead (`generic_http` sends both, `moviebot` the payload).
 

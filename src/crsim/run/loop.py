@@ -116,6 +116,7 @@ async def run_dialogue(
                         reason=TerminationReason.USER_ENDED, detail=user_turn.end_reason
                     )
                     session.closing_text = user_turn.text or None  # the CRS may deliver it on close
+                    session.chosen_option = user_turn.option
                     break
                 session.chosen_option = user_turn.option
                 reply = await _call("crs", crs.respond(session, user_turn.text), budget)

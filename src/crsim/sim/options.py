@@ -81,10 +81,13 @@ OPTION_PHRASINGS: dict[str, tuple[str, ...]] = {
 #: Lowest score (0-100) at which an option counts as saying an act.
 MIN_SCORE = 85.0
 
-#: Acts an option may leave unsaid: a greeting, a goodbye, and, after turning an item down or saying
-#: it was seen, asking for another (which is what such a button does).
-_IMPLIED = {Intent.GREETING, Intent.GOODBYE}
-_IMPLIED_AFTER = {Intent.REQUEST_RECOMMENDATION: {Intent.REJECT, Intent.SEEN}}
+#: Acts an option may leave unsaid: a greeting; after turning an item down or saying it was seen,
+#: asking for another (which is what such a button does); after accepting an item, the goodbye.
+_IMPLIED = {Intent.GREETING}
+_IMPLIED_AFTER = {
+    Intent.REQUEST_RECOMMENDATION: {Intent.REJECT, Intent.SEEN},
+    Intent.GOODBYE: {Intent.ACCEPT},
+}
 
 _NEGATION = re.compile(r"\b(?:not|no|never|dont|didnt|havent|hasnt|isnt|wasnt|nt)\b")
 
@@ -115,9 +118,11 @@ def option_for_act(intent: str, options: Sequence[ReplyOption]) -> ReplyOption |
 def option_for_turn(acts: Sequence[DialogueAct], options: Sequence[ReplyOption]) -> ReplyOption | None:
     """The option that says the whole of a user turn, or None (the user then uses its own words).
 
-    A turn is said by an option when, greetings and goodbyes aside (and a request for another item
-    after a rejection or a "seen"), its acts are all of one intent of `OPTION_PHRASINGS`: a turn that
-    also discloses a wish carries information no button does.
+    A turn is said by an option when, greetings aside (and a request for another item after a
+    rejection or a "seen", a goodbye after accepting), its acts are all of one intent of
+    `OPTION_PHRASINGS`: a turn that also discloses a wish carries information no button does, and
+    one that gives up and leaves says so in words. A question about one detail presses a button
+    naming that detail when there is one, else the "More information" kind.
     """
     if not options:
         return None
@@ -128,7 +133,23 @@ def option_for_turn(acts: Sequence[DialogueAct], options: Sequence[ReplyOption])
     if len(intents) != 1:
         return None
     (intent,) = intents
+    if intent == Intent.INQUIRE:
+        slots = [slot for a in acts if a.intent == Intent.INQUIRE for slot, _ in a.slots]
+        named = _option_naming(slots, options)
+        if named is not None:
+            return named
     return option_for_act(intent, options)
+
+
+def _option_naming(slots: Sequence[str], options: Sequence[ReplyOption]) -> ReplyOption | None:
+    """The first option whose label names one of `slots` (a word, or its plural): a button asking for
+    that detail ("director name", "list of actors") says an inquiry better than "More information"."""
+    words = [normalize(s.replace("_", " ")) for s in slots if normalize(s.replace("_", " "))]
+    for option in options:
+        said = normalize(option.label)
+        if any(re.search(rf"\b{re.escape(w)}s?\b", said) for w in words):
+            return option
+    return None
 
 
 #: Words of a button that gives up a wish: `Don't want a "comedy" movie.`, `Won't prefer a "comedy"
