@@ -54,7 +54,8 @@ def restamp(run_dir: Path) -> None:
 
 def poison(run_dir: Path) -> str:
     """Put script payloads into a run's records (CRS and user text, an annotation, a recommended and a
-    mentioned item id, the CRS id, a judge explanation, the manifest); returns the poisoned dialogue's id."""
+    mentioned item id, the options offered and picked, the CRS id, a judge explanation, the manifest);
+    returns the poisoned dialogue's id."""
     path = run_dir / "dialogues.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines()
     first = json.loads(lines[0])
@@ -65,6 +66,9 @@ def poison(run_dir: Path) -> str:
         if utterance["role"] == "crs":
             utterance["recommended_items"] = [PAYLOAD]
             utterance["mentioned_items"] = [f"mentioned {PAYLOAD}"]
+            utterance["options"] = [{"label": f"button {PAYLOAD}", "payload": f"payload {PAYLOAD}"}]
+        else:
+            utterance["chosen_option"] = {"label": f"picked {PAYLOAD}", "payload": None}
     first["metadata"]["note"] = PAYLOAD
     lines[0] = json.dumps(first)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -29,7 +29,7 @@ def test_records_of_format_1_1_are_read_with_everything_named_as_recommended() -
             ],
         }
     )
-    assert FORMAT_VERSION == "1.2" and old.format_version == "1.1"
+    assert FORMAT_VERSION == "1.3" and old.format_version == "1.1"
     assert all(u.mentioned_items == [] for u in old.utterances)
     assert SRRR().score(old) == 0.5  # read as written: two rounds
 

@@ -100,6 +100,27 @@ def test_recorded_text_is_escaped_in_html_and_json(two_sims: Path, tmp_path: Pat
     assert dialogues[0]["explanations"][0]["explanation"] == f"judge says {PAYLOAD}"
 
 
+def test_the_browser_data_holds_the_buttons_offered_and_picked(two_sims: Path, tmp_path: Path) -> None:
+    """Plain HTML check (the browser test renders them in Chromium where it is installed): options and
+    the chosen option reach the dialogue browser's data, escaped in the page, and the code shows them."""
+    run = tmp_path / "poisoned"
+    shutil.copytree(two_sims, run)
+    dialogue_id = poison(run)
+    html = build_report([open_run(run)])
+    assert "<script>window" not in html and html.count("</script>") == 2
+    dialogues = _data(html)["dialogues"]
+    assert isinstance(dialogues, list)
+    poisoned = next(d for d in dialogues if d["id"] == dialogue_id)
+    crs = [u for u in poisoned["utterances"] if u["role"] == "crs"]
+    user = [u for u in poisoned["utterances"] if u["role"] == "user"]
+    assert crs[0]["options"] == [{"label": f"button {PAYLOAD}", "payload": f"payload {PAYLOAD}"}]
+    assert user[0]["chosen"] == {"label": f"picked {PAYLOAD}", "payload": None}
+    assert "options" not in user[0] and "chosen" not in crs[0]
+    others = [u for d in dialogues if d["id"] != dialogue_id for u in d["utterances"]]
+    assert others and not any("options" in u or "chosen" in u for u in others)
+    assert "optionChip(u.chosen)" in html and 'className: "option", text: option.label' in html
+
+
 def test_script_json_escapes_what_could_end_the_block() -> None:
     text = str(script_json({"a": "</script><!-- & \u2028"}))
     assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text

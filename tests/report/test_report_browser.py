@@ -137,6 +137,10 @@ def test_script_in_recorded_text_never_runs(reports: dict[str, Path], browser: A
     assert f"id {PAYLOAD}" in text  # a recommended item id
     # a mentioned item id, shown apart from the recommended ones
     assert f"mentioned, not recommendedid mentioned {PAYLOAD}" in text
+    # the CRS's buttons (label and payload) and the one the user picked, as text
+    assert f"optionsbutton {PAYLOAD} → payload {PAYLOAD}" in text
+    assert f"picked option picked {PAYLOAD}" in text
+    assert detail.locator(".utt.crs .options .option").count() >= 1
     page.locator("#detail details").last.click()  # metadata
     manifest = page.locator("details.manifest pre").first.text_content() or ""
     assert json.dumps(PAYLOAD) in manifest

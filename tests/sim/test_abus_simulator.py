@@ -264,7 +264,8 @@ async def test_have_you_seen_it_and_would_you_like_another() -> None:
 
 
 async def test_other_pops_the_next_disclosure_then_requests() -> None:
-    sim = await started(make_user({"genre": "sci-fi", "decade": "1990s"}))
+    # "I see." makes no progress: patience 4 leaves room for three of them
+    sim = await started(make_user({"genre": "sci-fi", "decade": "1990s"}), patience=4)
     turns = [await sim.respond(CRSReply("I see.")) for _ in range(3)]
     assert [[str(a) for a in t.acts] for t in turns] == [
         ['disclose(genre="sci-fi")'],

@@ -10,16 +10,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 from crsim.core.components import Buildable
 from crsim.core.plugins import Params, Registry
 from crsim.model.acts import DialogueAct
-
-
-@dataclass(frozen=True)
-class ReplyOption:
-    """A button or quick reply a CRS offers with its reply: the `label` shown to the user and the
-    `payload` the CRS expects back as the user's message when it is chosen (MovieBot: the label
-    "Seen it", the payload "I have already watched it.")."""
-
-    label: str
-    payload: str
+from crsim.model.dialogue import ReplyOption as ReplyOption  # the options of a CRSReply
 
 
 @dataclass
@@ -31,7 +22,7 @@ class CRSReply:
     fields, so crsim does not link titles in the text; without it, a reply with no ids is linked
     and the titles found are split into recommended and mentioned by the dialogue context
     (`crsim.model.mentions`). `options` are the buttons or quick replies the CRS offers with the
-    reply, in its order (empty when it offers none).
+    reply, in its order (empty when it offers none; `crsim.model.dialogue.ReplyOption`).
     """
 
     text: str
@@ -48,6 +39,12 @@ class CRSReply:
 class CRSSession:
     """Per-dialogue state of a CRS. The CRS object itself holds only read-only resources.
 
+    `chosen_option` is the option of the CRS's last reply that the user picked for the message now
+    being answered (set by the loop before each `respond`, and for `closing_text` before `close`;
+    None when the user wrote its own words):
+    `respond` gets the option's label as the text, and a CRS whose protocol takes a choice sends the
+    option's `payload` instead (`generic_http` sends both, `moviebot` the payload).
+
     `closing_text` is the user's last message when the user ended the dialogue: the loop records it
     but asks the CRS for no reply to it. A CRS whose server must see it (IAI MovieBot ends and saves
     its conversation on the user's goodbye) sends it from `close`.
@@ -56,6 +53,7 @@ class CRSSession:
     id: str
     seed: int
     state: Any = None
+    chosen_option: ReplyOption | None = None
     closing_text: str | None = None
     rng: random.Random = field(init=False)
 

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from crsim.core.errors import CrsimError
 from crsim.core.seeding import derive_seed
 from crsim.crs.asgi import AccessLog, BodyLimit
-from crsim.crs.base import CRS, CRSReply, CRSSession
+from crsim.crs.base import CRS, CRSReply, CRSSession, ReplyOption
 from crsim.model.acts import DialogueAct
 from crsim.model.domain import Domain
 from crsim.model.text import JSONTextError, loads_clean
@@ -55,6 +55,8 @@ class MessageRequest(BaseModel):
 
     text: str
     turn: int | None = Field(None, ge=1)
+    #: The option of the last reply the user picked (`text` is then its label), handed to the CRS.
+    option: ReplyOption | None = None
 
 
 class ReplyBody(BaseModel):
@@ -66,6 +68,8 @@ class ReplyBody(BaseModel):
     end: bool = False
     acts: list[DialogueAct] = Field(default_factory=list)
     annotations: dict[str, Any] = Field(default_factory=dict)
+    #: Buttons offered with the reply (label shown, payload sent back when picked).
+    options: list[ReplyOption] = Field(default_factory=list)
 
 
 class StartResponse(BaseModel):
@@ -130,6 +134,7 @@ def _body(reply: CRSReply) -> ReplyBody:
         end=reply.end,
         acts=list(reply.acts),
         annotations=dict(reply.annotations),
+        options=list(reply.options),
     )
 
 
@@ -203,7 +208,11 @@ class Conversations:
         for key in [*self._new, *self._returning]:
             await self.close(key)
 
-    async def respond(self, conversation: _Conversation, text: str) -> ReplyBody:
+    async def respond(
+        self, conversation: _Conversation, text: str, option: ReplyOption | None = None
+    ) -> ReplyBody:
+        """The CRS's reply to `text`; `option` is the button the user picked, if any."""
+        conversation.session.chosen_option = option
         return _body(await self._call(self.crs.respond(conversation.session, text)))
 
     async def _expire(self) -> None:
@@ -312,7 +321,7 @@ def _add_generic_routes(app: FastAPI, conversations: Conversations) -> None:
                 return conversation.last_reply  # a resend of the last message: answer it again
             if body.turn is not None and body.turn != conversation.last_turn + 1:
                 raise HTTPException(409, f"expected turn {conversation.last_turn + 1}, got {body.turn}")
-            reply = await conversations.respond(conversation, body.text)
+            reply = await conversations.respond(conversation, body.text, body.option)
             conversation.last_turn, conversation.last_reply = conversation.last_turn + 1, reply
             return reply
 

@@ -19,8 +19,9 @@ from crsim.model.acts import DialogueAct
 from crsim.model.text import clean_text
 from crsim.model.user import InformationNeed, UserProfile
 
-#: 1.1: llm_calls per utterance, llm_usage per dialogue; 1.2: mentioned_items per utterance
-FORMAT_VERSION = "1.2"
+#: 1.1: llm_calls per utterance, llm_usage per dialogue; 1.2: mentioned_items per utterance;
+#: 1.3: options per CRS utterance, chosen_option per user utterance, termination detail
+FORMAT_VERSION = "1.3"
 
 
 class Role(StrEnum):
@@ -81,8 +82,20 @@ _FAULT_OF_SOURCE = {"crs": Fault.CRS, "user": Fault.USER}
 
 
 class Termination(BaseModel):
+    """Why the dialogue stopped; `detail` is the ending participant's own word for it when it gave
+    one (the agenda user: `accepted`, `patience`, `no_progress`, `crs_goodbye`; format 1.3+)."""
+
     reason: TerminationReason
     error: ErrorInfo | None = None
+    detail: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_no_detail(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Records without a detail stay as they were before the field existed."""
+        data: dict[str, Any] = handler(self)
+        if self.detail is None:
+            data.pop("detail", None)
+        return data
 
     @property
     def fault(self) -> Fault | None:
@@ -164,12 +177,26 @@ class LLMUsage(BaseModel):
         return totals
 
 
+class ReplyOption(BaseModel):
+    """A button or quick reply a CRS offers with its reply: the `label` shown to the user and the
+    `payload` the CRS expects back when it is chosen (None: the label itself is sent). Both are text
+    from outside: untrusted, escaped wherever they are shown."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    label: str
+    payload: str | None = None
+
+
 class Utterance(BaseModel):
     """One turn of one participant. `recommended_items` are the item ids the CRS recommended in
     this utterance (each opens a recommendation round); `mentioned_items` are ids it names without
     recommending them (answering a question about an earlier recommendation, an item the user
     named); `shown_items` are ids displayed alongside it (e.g. an item interface). Records of
-    format 1.1 and older have no `mentioned_items`: everything they named is in `recommended_items`."""
+    format 1.1 and older have no `mentioned_items`: everything they named is in `recommended_items`.
+    `options` are the buttons a CRS utterance offered, in the CRS's order; `chosen_option` is the one
+    a user utterance picked (its text is then the option's label). Both are left out of the JSON when
+    empty, so records of format 1.2 and older read and write back unchanged."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -185,6 +212,23 @@ class Utterance(BaseModel):
     llm_calls: list[LLMCall] = Field(
         default_factory=list, description="LLM calls made to produce this utterance."
     )
+    options: list[ReplyOption] = Field(
+        default_factory=list,
+        description="Buttons or quick replies the CRS offered with this utterance (format 1.3+).",
+    )
+    chosen_option: ReplyOption | None = Field(
+        None, description="The offered option this user utterance picked (format 1.3+)."
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_no_options(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Utterances without options stay as they were before the fields existed."""
+        data: dict[str, Any] = handler(self)
+        if not self.options:
+            data.pop("options", None)
+        if self.chosen_option is None:
+            data.pop("chosen_option", None)
+        return data
 
     def has_intent(self, intent: str) -> bool:
         return any(a.intent == intent for a in self.acts)

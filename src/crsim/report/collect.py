@@ -18,7 +18,7 @@ from crsim.core.plugins import ComponentSpec
 from crsim.eval.metrics.base import PerTurnMetric
 from crsim.eval.scores import GroupSummary, build_metrics
 from crsim.model.acts import format_acts
-from crsim.model.dialogue import Dialogue
+from crsim.model.dialogue import Dialogue, Utterance
 from crsim.model.run_folder.folder import RunFolder, count_lines
 
 Group = tuple[str, str]  # (crs_id, simulator_id)
@@ -162,25 +162,34 @@ def browser_entry(dialogue: Dialogue, run: str) -> dict[str, Any]:
         "simulator": dialogue.simulator_id or "",
         "user": dialogue.user_id or "",
         "termination": termination.reason.value if termination else "unknown",
+        **({"termination_detail": termination.detail} if termination and termination.detail else {}),
         "error": termination.error.model_dump() if termination and termination.error else None,
         "turns": dialogue.num_turns,
         "need": dialogue.information_need.model_dump(mode="json") if dialogue.information_need else None,
         "profile": dialogue.user_profile.model_dump(mode="json") if dialogue.user_profile else None,
         "metadata": dialogue.metadata,
         "llm_usage": {role: usage.model_dump() for role, usage in dialogue.llm_usage.items()},
-        "utterances": [
-            {
-                "role": u.role.value,
-                "text": u.text,
-                "acts": format_acts(u.acts) if u.acts else "",
-                "recommended": u.recommended_items,
-                "mentioned": u.mentioned_items,
-                "shown": u.shown_items,
-                "annotations": u.annotations,
-                "llm_calls": len(u.llm_calls),
-            }
-            for u in dialogue.utterances
-        ],
+        "utterances": [_utterance_view(u) for u in dialogue.utterances],
         "scores": {},
         "explanations": [],
     }
+
+
+def _utterance_view(u: Utterance) -> dict[str, Any]:
+    """One utterance as the dialogue browser shows it; buttons (`options`, and the `chosen` one) only
+    when the utterance has them, so reports of runs without buttons stay as they were."""
+    view: dict[str, Any] = {
+        "role": u.role.value,
+        "text": u.text,
+        "acts": format_acts(u.acts) if u.acts else "",
+        "recommended": u.recommended_items,
+        "mentioned": u.mentioned_items,
+        "shown": u.shown_items,
+        "annotations": u.annotations,
+        "llm_calls": len(u.llm_calls),
+    }
+    if u.options:
+        view["options"] = [o.model_dump() for o in u.options]
+    if u.chosen_option is not None:
+        view["chosen"] = u.chosen_option.model_dump()
+    return view

@@ -112,9 +112,13 @@ async def run_dialogue(
             for turn in range(1, max_turns + 1):
                 utterances.append(_guard("user", _user_utterance, user_turn, calls.drain()))
                 if user_turn.end:
-                    termination = Termination(reason=TerminationReason.USER_ENDED)
+                    termination = Termination(
+                        reason=TerminationReason.USER_ENDED, detail=user_turn.end_reason
+                    )
                     session.closing_text = user_turn.text or None  # the CRS may deliver it on close
+                    session.chosen_option = user_turn.option
                     break
+                session.chosen_option = user_turn.option
                 reply = await _call("crs", crs.respond(session, user_turn.text), budget)
                 named = await _call("crs", named_items.split(reply, utterances), budget)
                 utterances.append(_guard("crs", _crs_utterance, reply, named, calls.drain()))
@@ -198,7 +202,7 @@ async def _close(
     except Exception as exc:  # noqa: BLE001 - a failing close must not lose the dialogue
         if termination.error is None:
             error = ErrorInfo(source="crs", type=type(exc).__name__, message=f"on close: {exc}")
-            return Termination(reason=termination.reason, error=error)
+            return termination.model_copy(update={"error": error})
     return termination
 
 
@@ -268,6 +272,7 @@ def _user_utterance(turn: UserTurn, calls: list[LLMCall]) -> Utterance:
         shown_items=list(turn.shown_items),
         annotations=dict(turn.annotations),
         llm_calls=calls,
+        chosen_option=turn.option,
     )
 
 
@@ -348,4 +353,5 @@ def _crs_utterance(reply: CRSReply, named: _Named, calls: list[LLMCall]) -> Utte
         mentioned_items=mentioned,
         annotations=annotations,
         llm_calls=calls,
+        options=list(reply.options),
     )

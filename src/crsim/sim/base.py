@@ -11,13 +11,20 @@ from crsim.core.plugins import Params, Registry
 from crsim.crs.base import CRSReply
 from crsim.llm.client import LLMHub
 from crsim.model.acts import DialogueAct
+from crsim.model.dialogue import ReplyOption
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser
 
 
 @dataclass
 class UserTurn:
-    """What the simulated user says; `end=True` closes the dialogue after this utterance."""
+    """What the simulated user says; `end=True` closes the dialogue after this utterance.
+
+    `option` is the offered option (of the CRS reply just answered) the user picked: `text` is then its
+    label, and the loop hands the option to the CRS (`CRSSession.chosen_option`) so that a CRS whose
+    protocol takes a choice sends its payload. `end_reason` says why the user ended (kept as the
+    record's `termination.detail`).
+    """
 
     text: str
     acts: list[DialogueAct] = field(default_factory=list)
@@ -25,6 +32,8 @@ class UserTurn:
     annotations: dict[str, Any] = field(default_factory=dict)
     #: Item ids the user was shown (an item interface) before writing this utterance.
     shown_items: list[str] = field(default_factory=list)
+    option: ReplyOption | None = None
+    end_reason: str | None = None
 
 
 @dataclass

@@ -1,10 +1,12 @@
 """The generic JSON protocol (docs/generic-crs-openapi.yaml): the natural way to plug in a new CRS.
 
 `POST /sessions {dialogue_id, seed}` -> `{session_id, greeting}`; `POST /sessions/{id}/messages
-{text, turn}` -> `{text, recommended_items?, mentioned_items?, end?}`; `DELETE /sessions/{id}`.
-A reply carrying `mentioned_items` (a list, even empty) lists every item its text names, so crsim
-does not link titles in it. The `turn` number lets
-a server recognise a message resent after a lost connection and answer it again without reprocessing.
+{text, turn, option?}` -> `{text, recommended_items?, mentioned_items?, end?, options?}`;
+`DELETE /sessions/{id}`. A reply carrying `mentioned_items` (a list, even empty) lists every item its
+text names, so crsim does not link titles in it. `options` are the buttons the CRS offers with its
+reply (`[{label, payload?}]`); a user who picks one sends its label as `text` and the option itself
+as `option`, so the server may act on the payload. The `turn` number lets a server recognise a
+message resent after a lost connection and answer it again without reprocessing.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import ValidationError
 
-from crsim.crs.base import CRSReply, CRSSession, crs
+from crsim.crs.base import CRSReply, CRSSession, ReplyOption, crs
 from crsim.crs.http.base import HTTPCRS, CRSHTTPError, CRSInvalidResponse, ExchangeLog, HTTPParams, field_of
 from crsim.model.acts import DialogueAct
 
@@ -58,9 +60,10 @@ class GenericHTTPCRS(HTTPCRS):
         state.turn += 1
         log = ExchangeLog()
         path = state.messages_path
-        data = await self.http.request_json(
-            state.client, "POST", path, {"text": text, "turn": state.turn}, log
-        )
+        body: dict[str, Any] = {"text": text, "turn": state.turn}
+        if session.chosen_option is not None:
+            body["option"] = session.chosen_option.model_dump()
+        data = await self.http.request_json(state.client, "POST", path, body, log)
         return await self._reply(data, log, f"POST {path}")
 
     async def _reply(self, data: Any, log: ExchangeLog, what: str) -> CRSReply:
@@ -84,7 +87,14 @@ class GenericHTTPCRS(HTTPCRS):
         if mentioned is not None:
             mentioned = [i for i in mentioned if i in self.domain.items]
         return await self.make_reply(
-            text, log, items=known, mentioned=mentioned, end=end, acts=acts, extra={**annotations, **extra}
+            text,
+            log,
+            items=known,
+            mentioned=mentioned,
+            end=end,
+            acts=acts,
+            extra={**annotations, **extra},
+            options=_options(data.get("options") or [], what),
         )
 
     async def close(self, session: CRSSession) -> None:
@@ -113,3 +123,15 @@ def _acts(raw: Any, what: str) -> list[DialogueAct]:
         return [DialogueAct.model_validate(a) for a in raw]
     except (ValidationError, TypeError):
         raise CRSInvalidResponse(f"{what}: 'acts' must be a list of dialogue acts") from None
+
+
+def _options(raw: Any, what: str) -> list[ReplyOption]:
+    """The reply's buttons: a list of `{label, payload?}` objects with string (or null) fields."""
+    try:
+        if not isinstance(raw, list):
+            raise TypeError
+        return [ReplyOption.model_validate(o) for o in raw]
+    except (ValidationError, TypeError):
+        raise CRSInvalidResponse(
+            f"{what}: 'options' must be a list of objects {{label: string, payload: string or null}}"
+        ) from None

@@ -25,7 +25,8 @@ What the server does, and what the adapter does about it:
   in others ("no results ... similar to Taken", an answer about the item in focus) they are mentions.
 - The conversation ends on the server when MovieBot says goodbye, usually to the user's goodbye:
   the user's closing message is sent on close, and a failure there is reported, not hidden.
-- Buttons are kept as the reply's `options` (label = button title, payload = the text to send back).
+- Buttons are kept as the reply's `options` (label = button title, payload = the text to send back);
+  a button the user pressed (`CRSSession.chosen_option`) is sent as its payload.
 
 Older servers: `request_format: messenger` posts the Messenger envelope
 `{"entry": [{"messaging": [...]}]}`; `start_message: /start` and `exit_message: /exit` send the
@@ -116,7 +117,7 @@ class MovieBotCRS(HTTPCRS):
         state: _State = session.state
         if state.ended:
             raise CRSInvalidResponse("MovieBot already ended this conversation; it takes no further message")
-        return await self._send(state, text)
+        return await self._send(state, _pressed(session, text))
 
     def _body(self, text: str, sender: str) -> dict[str, Any]:
         event = {"message": {"text": text}, "sender": {"id": sender}}
@@ -180,11 +181,18 @@ class MovieBotCRS(HTTPCRS):
         if not isinstance(state, _State):
             return
         try:
-            farewell = session.closing_text if session.closing_text else self.params.exit_message
+            farewell = _pressed(session, session.closing_text or self.params.exit_message or "")
             if farewell and not state.ended:
                 await self._send(state, farewell)
         finally:
             await self.http.release_client(state.client)
+
+
+def _pressed(session: CRSSession, text: str) -> str:
+    """What to send for the user's message `text`: the payload of the button it pressed, if any
+    (MovieBot's NLU reads a button's payload first), else the text."""
+    chosen = session.chosen_option
+    return chosen.payload if chosen is not None and chosen.payload else text
 
 
 def _buttons(attachments: Any, what: str) -> list[ReplyOption]:

@@ -23,6 +23,15 @@
     return node;
   }
 
+  function optionChip(option) {
+    const payload = option.payload === null || option.payload === undefined ? null : option.payload;
+    const chip = el("span", { className: "option", text: option.label });
+    if (payload !== null) {
+      chip.appendChild(el("span", { className: "payload", text: " → " + payload }));
+    }
+    return chip;
+  }
+
   function fillSelect(select, values, allLabel) {
     select.appendChild(el("option", { value: "", text: allLabel }));
     for (const value of values) select.appendChild(el("option", { value: value, text: value }));
@@ -154,7 +163,7 @@
         ["CRS", d.crs],
         ["simulator", d.simulator],
         ["user", d.user],
-        ["termination", d.termination],
+        ["termination", d.termination_detail ? d.termination + " (" + d.termination_detail + ")" : d.termination],
         ["error", d.error ? d.error.source + ": " + d.error.type + ": " + d.error.message : null],
         ["turns", String(d.turns)],
       ])
@@ -190,6 +199,14 @@
         el("div", { className: "who", text: u.role + " · turn " + turns[index] }),
         el("div", { className: "text", text: u.text }),
       ]);
+      if (u.options && u.options.length) {
+        // buttons the CRS offered: labels and payloads are text from the CRS, set as text only
+        box.appendChild(el("div", { className: "meta", text: "options" }));
+        box.appendChild(el("div", { className: "options" }, u.options.map(optionChip)));
+      }
+      if (u.chosen) {
+        box.appendChild(el("div", { className: "meta" }, [el("span", { text: "picked option " }), optionChip(u.chosen)]));
+      }
       if (u.acts) box.appendChild(el("div", { className: "meta" }, [el("span", { text: "acts " }), el("code", { className: "acts", text: u.acts })]));
       if (u.recommended.length) {
         box.appendChild(el("div", { className: "meta", text: "recommended" }));

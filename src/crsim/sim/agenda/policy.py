@@ -21,6 +21,17 @@ Following UserSimCRS v2 (section 4.2), the reply to a CRS turn falls in one of f
 4. other -> the next coherent agenda act: with a candidate, its next request or the accept;
    otherwise the next pending disclosure, or `request_recommendation`.
 
+Progress: a CRS turn makes no progress when its text reports a setback (`crsim.sim.progress`: it
+found nothing, or it cannot help), or when, while the user is still looking (no candidate), it
+answers the user's request with no recommendation and nothing else the user can act on (no
+elicitation, question or information). Once the user holds a candidate, a question the CRS leaves
+unanswered is not counted: the user goes on to its next question or accepts, so those turns are
+bounded by its requests. Turns without progress count toward
+`patience` together with failed recommendation rounds; when they use it up the user says goodbye
+(outcome `no_progress`). After "no results" the user relaxes its least important disclosed
+constraint (`least_important`) and asks again: `disclose(slot=None)` ("I don't mind the slot") and
+`request_recommendation`; the preference model stops requiring that slot.
+
 Requests are never removed by cleaning; an inquiry leaves the agenda only when asked, or when
 the CRS volunteers that information together with the (single) item the user goes for. A CRS
 `goodbye` is answered with `goodbye` and `end=True`.
@@ -38,6 +49,7 @@ from crsim.model.text import normalize
 from crsim.model.user import SimulatedUser
 from crsim.sim.agenda.agenda import Agenda, disclose_act
 from crsim.sim.agenda.preferences import Decision, Judgement, PreferenceModel
+from crsim.sim.progress import Setback
 
 #: The slot of a "no preference" answer to a question whose slot is unknown ("I don't mind.").
 ANY_SLOT = "any"
@@ -84,6 +96,8 @@ class InteractionModel:
         self.pending_inquiry: str | None = None
         self.accepted: str | None = None
         self.failed_rounds = 0
+        #: CRS turns without progress (see the module docstring); they use up `patience` too.
+        self.stalled_turns = 0
         self.ended = False
 
     # --- queries ------------------------------------------------------------------------------
@@ -106,6 +120,10 @@ class InteractionModel:
         if any(a.intent == Intent.INQUIRE for a in acts):
             self.topic = self.candidate
 
+    def patience_spent(self) -> bool:
+        """Failed recommendation rounds and turns without progress together reached `patience`."""
+        return self.failed_rounds + self.stalled_turns >= self.patience
+
     # --- entry points -------------------------------------------------------------------------
 
     def opening(self, crs_acts: list[DialogueAct] | None = None) -> PolicyTurn:
@@ -125,14 +143,33 @@ class InteractionModel:
                 acts.append(first)
         return PolicyTurn(acts)
 
-    def respond(self, crs_acts: list[DialogueAct]) -> PolicyTurn:
-        """The four cases of the agenda update, after goodbye handling."""
+    def respond(self, crs_acts: list[DialogueAct], setback: Setback | None = None) -> PolicyTurn:
+        """The four cases of the agenda update, after goodbye handling and the progress check;
+        `setback` is what the CRS's text reported instead of helping (`crsim.sim.progress`)."""
         if self.ended:
             return PolicyTurn([act(Intent.GOODBYE)], end=True)
         intents = {a.intent for a in crs_acts}
         if Intent.GOODBYE in intents:
             return self._end([], "crs_goodbye")
         items = self._recommended_ids(crs_acts)
+        if self._progress(intents, items, setback):
+            return self._cases(crs_acts, intents, items)
+        self.stalled_turns += 1
+        notes: dict[str, Any] = {"stalled_turns": self.stalled_turns}
+        if setback is not None:
+            notes["setback"] = str(setback)
+        if self.patience_spent():
+            return self._end([], "no_progress", notes)
+        slot = self.least_important() if setback is Setback.NO_RESULTS else None
+        if slot is not None:
+            notes["relaxed"] = {slot: [v for _, v in self.disclosed[slot].slots]}
+            acts = [self._relax(slot), act(Intent.REQUEST_RECOMMENDATION)]
+            return PolicyTurn(acts, annotations=notes)
+        turn = self._cases(crs_acts, intents, items)
+        turn.annotations = {**notes, **turn.annotations}
+        return turn
+
+    def _cases(self, crs_acts: list[DialogueAct], intents: set[str], items: list[str]) -> PolicyTurn:
         if items:
             return self._on_recommendation(items, crs_acts)
         elicited = [a for a in crs_acts if a.intent == Intent.ELICIT]
@@ -144,6 +181,45 @@ class InteractionModel:
             if turn is not None:
                 return turn
         return self._on_other()
+
+    def _progress(self, intents: set[str], items: list[str], setback: Setback | None) -> bool:
+        """See the module docstring: a setback never is; with a candidate, the user's own questions
+        move the dialogue on (each asked once), so anything else is."""
+        if setback is not None:
+            return False
+        if items or self.candidate is not None:
+            return True
+        return bool(intents & {Intent.ELICIT, Intent.ASK, Intent.INFORM})
+
+    def _relax(self, slot: str) -> DialogueAct:
+        """Give up the constraint on `slot`: the user no longer minds it (said, and when judging)."""
+        relaxed = self.disclosed[slot] = disclose_act(slot, [None])
+        self.agenda.clean({slot})
+        self.preferences.relax(slot)
+        self.pending_inquiry = None
+        return relaxed
+
+    def least_important(self) -> str | None:
+        """The disclosed constraint the user gives up first when the CRS finds nothing.
+
+        Among the slots disclosed with a value: one the need does not constrain (said only to answer
+        a question) before one it does; then the one the user's ratings back least
+        (`PreferenceModel.support`); ties broken by the dialogue's seeded random draw. None when
+        nothing with a value was disclosed.
+        """
+        ranked = sorted(
+            (slot not in self.need.constraints, -self.preferences.support(slot, values), slot)
+            for slot, values in (
+                (slot, [v for _, v in disclosure.slots if v is not None])
+                for slot, disclosure in self.disclosed.items()
+            )
+            if values
+        )
+        if not ranked:
+            return None
+        key = ranked[-1][:2]
+        tied = [slot for *rank, slot in ranked if tuple(rank) == key]
+        return tied[0] if len(tied) == 1 else self.rng.choice(tied)
 
     # --- the cases ----------------------------------------------------------------------------
 
@@ -164,7 +240,7 @@ class InteractionModel:
             return self._advance(feedback, notes)
         self.failed_rounds += 1
         notes["failed_rounds"] = self.failed_rounds
-        if self.failed_rounds >= self.patience:
+        if self.patience_spent():
             return self._end(feedback, "patience", notes)
         return PolicyTurn(feedback + self._follow_up(judgements, crs_acts), annotations=notes)
 

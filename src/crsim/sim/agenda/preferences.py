@@ -72,6 +72,8 @@ class PreferenceModel:
         self._deviation: dict[tuple[str, str], tuple[float, int]] = {}
         self._liked: list[Item] | None = None
         self._fitting: frozenset[str] | None = None
+        #: Constrained slots the user gave up on (`relax`): no longer required of an item.
+        self.relaxed: set[str] = set()
         vocabulary = vocabulary_for(domain)
         self.taste, self.text_match = vocabulary.taste, vocabulary.text_match
 
@@ -103,9 +105,33 @@ class PreferenceModel:
         score += self._stated_preferences(item)
         return min(MAX_RATING, max(MIN_RATING, score))
 
+    def relax(self, slot: str) -> None:
+        """Stop requiring the need's constraint on `slot` (after the CRS found nothing)."""
+        self.relaxed.add(slot)
+        self._fitting = None
+
+    def support(self, slot: str, values: list[str]) -> float:
+        """How much the user's own taste backs wanting `values` of `slot`: the best shrunk deviation
+        of its ratings among the values (0 for a slot that carries no taste, or values never rated),
+        plus the bonus of a value the profile says it likes. Lower: less important to the user."""
+        attribute = self.domain.informable_slots.get(slot, slot)
+        liked = {v.lower() for v in self.profile.likes(slot)}
+        best: float | None = None
+        for value in values:
+            score = 0.0
+            if attribute in self.taste:
+                dev_sum, n = self._feature(attribute, value)
+                score = dev_sum / (n + self.shrinkage)
+            if value.lower() in liked:
+                score += LIKE_BONUS
+            best = score if best is None else max(best, score)
+        return best or 0.0
+
     def violated_constraint(self, item: Item) -> str | None:
-        """The first constrained slot the item does not satisfy, or None."""
+        """The first constrained slot the item does not satisfy, or None (relaxed slots aside)."""
         for slot in self.need.constraints:
+            if slot in self.relaxed:
+                continue
             wanted = {v.lower() for v in self.need.constraint_values(slot)}
             attribute = self.domain.informable_slots.get(slot, slot)
             have = {v.lower() for v in item.values(attribute)}
@@ -159,6 +185,8 @@ class PreferenceModel:
             liked = self._liked_items()
             fitting = frozenset(item.id for item in liked)
             for slot in self.need.constraints:
+                if slot in self.relaxed:
+                    continue
                 attribute = self.domain.informable_slots.get(slot, slot)
                 values = [v.lower() for v in self.need.constraint_values(slot)]
                 matching: set[str] = set()

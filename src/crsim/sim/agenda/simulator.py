@@ -2,10 +2,14 @@
 
 Each CRS reply is understood from its text only (the reply's `recommended_items` and `acts` are
 what the CRS claims and are deliberately not read): by `RuleNLU` (`nlu: rules`) or by a language
-model with the linker resolving item titles (`nlu: llm`, `LLMNLU`). The `InteractionModel` updates
+model with the linker resolving item titles (`nlu: llm`, `LLMNLU`); the text also says whether the
+reply is a setback (`crsim.sim.progress`: found nothing, cannot help), which the interaction model
+counts toward the user's patience. The `InteractionModel` updates
 the agenda and picks the user's acts, and `TemplateNLG` (`nlg: templates`) or a language model
-(`nlg: llm`, `LLMNLG`) words them. One instance per dialogue; every random choice, and every LLM
-call's sampling seed, is derived from the constructor's `seed`.
+(`nlg: llm`, `LLMNLG`) words them, unless the reply offered an option that says the whole turn
+(`crsim.sim.options`): the user then picks it, and its label is the text. One instance per
+dialogue; every random choice, and every LLM call's sampling seed, is derived from the
+constructor's `seed`.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from crsim.language.crs_text import NLU, NLUResult, RuleNLU
 from crsim.language.cues import prompt_words
 from crsim.llm.client import LLMHub
 from crsim.model.acts import format_acts
+from crsim.model.dialogue import ReplyOption
 from crsim.model.user import SimulatedUser
 from crsim.sim.agenda.llm_nlg import LLMNLG
 from crsim.sim.agenda.llm_nlu import LLMNLU
@@ -38,6 +43,8 @@ from crsim.sim.agenda.nlg import (
 from crsim.sim.agenda.policy import InteractionModel, PolicyTurn
 from crsim.sim.agenda.preferences import PreferenceModel
 from crsim.sim.base import UserTurn, simulator
+from crsim.sim.options import option_dropping, option_for_turn
+from crsim.sim.progress import setback
 
 
 @simulator("abus")
@@ -46,7 +53,10 @@ class AgendaBasedSimulator:
 
     class Params(BaseParams):
         patience: int = Field(
-            3, ge=1, description="Failed recommendation rounds (nothing acceptable) before the user gives up."
+            3,
+            ge=1,
+            description="Failed recommendation rounds (nothing acceptable) and CRS turns without progress "
+            "(together) before the user gives up.",
         )
         accept_threshold: float = Field(
             4.0,
@@ -185,24 +195,25 @@ class AgendaBasedSimulator:
         understood = await self.nlu.understand(greeting.text, []) if greeting is not None else None
         crs_acts = understood.acts if understood is not None else None
         decision = self._model.opening(crs_acts)
-        return await self._turn(self._model, decision, understood, greeting.text if greeting else None)
+        return await self._turn(self._model, decision, understood, greeting)
 
     async def respond(self, reply: CRSReply) -> UserTurn:
         """React to a CRS reply, understood from `reply.text` alone."""
         if self._model is None:
             raise RuntimeError("respond() called before start()")
         understood = await self.nlu.understand(reply.text, self._model.items_hint())
-        decision = self._model.respond(understood.acts)
-        return await self._turn(self._model, decision, understood, reply.text)
+        decision = self._model.respond(understood.acts, setback(reply.text))
+        return await self._turn(self._model, decision, understood, reply)
 
     async def _turn(
         self,
         model: InteractionModel,
         decision: PolicyTurn,
         understood: NLUResult | None,
-        crs_text: str | None,
+        reply: CRSReply | None,
     ) -> UserTurn:
         crs_acts = understood.acts if understood is not None else []
+        crs_text = reply.text if reply is not None else None
         context = NLGContext(
             focus_title=model.focus_title(),
             topic_title=model.title(model.topic),
@@ -218,9 +229,30 @@ class AgendaBasedSimulator:
             "agenda": model.agenda.as_strings(),
             **decision.annotations,
         }
-        generated = await self.nlg.realize(decision.acts, context)
-        annotations.update(generated.notes)
+        option = _option(decision, reply.options) if reply is not None else None
+        if option is not None:
+            text = option.label
+        else:
+            generated = await self.nlg.realize(decision.acts, context)
+            annotations.update(generated.notes)
+            text = generated.text
         model.after_utterance(decision.acts)
+        outcome = decision.annotations.get("outcome") if decision.end else None
         return UserTurn(
-            text=generated.text, acts=list(decision.acts), end=decision.end, annotations=annotations
+            text=text,
+            acts=list(decision.acts),
+            end=decision.end,
+            annotations=annotations,
+            option=option,
+            end_reason=outcome if isinstance(outcome, str) else None,
         )
+
+
+def _option(decision: PolicyTurn, options: list[ReplyOption]) -> ReplyOption | None:
+    """The offered option that says the turn: after relaxing a constraint, one that gives it up;
+    otherwise one that says the turn's act (`crsim.sim.options`)."""
+    relaxed = decision.annotations.get("relaxed")
+    if isinstance(relaxed, dict):
+        values = [v for vs in relaxed.values() for v in vs if isinstance(v, str)]
+        return option_dropping(values, options)
+    return option_for_turn(decision.acts, options)

@@ -121,6 +121,7 @@ class ChatUser:
                 items=self.words.items,
                 shown=None,
                 pending=[],
+                options=[],
                 wait=False,
                 correction=problem[0],
             )

@@ -17,13 +17,22 @@ conversation so far and what to write next). How the conversation reaches the mo
 
 The stopping prompt of `llm_dual` is always a transcript: it judges the conversation from outside.
 
+Buttons and progress. A message that repeats an offered button's label (ignoring case and
+punctuation) picks that button (`UserTurn.option`; `crsim.sim.options.chosen_label`). A CRS reply
+makes no progress when it reports a setback (`crsim.sim.progress`: it found nothing, it cannot help)
+or repeats its previous reply nearly word for word; after `no_progress_patience` such replies the
+user ends (`giving_up_utterance`; `end_reason` `no_progress`) without asking the model: the rule
+the agenda user follows, taken as the stop decision.
+
 Template variables: `part`, `history_format`, `domain` (the domain's name), `persona` (text or
 None), `need` (a `NeedView`), `examples` (list of transcripts), `stop_token` (text or None),
 `transcript` (the shown history, "" before anyone spoke), `omitted` (utterances left out of
-it), `user_label`, `crs_label`, `item` and `items` (the domain's item nouns). The turn's guidance
-(`guidance.j2`: the item just suggested and whether it fits, requests still to ask, a correction)
-is added in brackets to the end of the last message, whatever the template. Undefined variables
-are errors, so a custom template cannot silently lose part of the prompt.
+it), `user_label`, `crs_label`, `item` and `items` (the domain's item nouns), `options` (the labels
+of the buttons the recommender's latest reply offers), `stalled` (its replies without progress so
+far). The turn's guidance (`guidance.j2`: the item just suggested and whether it fits, requests
+still to ask, the buttons offered, a correction) is added in brackets to the end of the last
+message, whatever the template. Undefined variables are errors, so a custom template cannot
+silently lose part of the prompt.
 """
 
 from __future__ import annotations
@@ -51,12 +60,14 @@ from crsim.llm.types import assistant as assistant_message
 from crsim.llm.types import system as system_message
 from crsim.llm.types import user as user_message
 from crsim.model import annotations as keys
-from crsim.model.dialogue import Role
+from crsim.model.dialogue import ReplyOption, Role
 from crsim.model.domain import Domain, SlotKind, indefinite
 from crsim.model.io import iter_dialogues
-from crsim.model.text import normalize
+from crsim.model.text import near_duplicate, normalize
 from crsim.model.user import SimulatedUser
 from crsim.sim.base import UserTurn
+from crsim.sim.options import chosen_label
+from crsim.sim.progress import setback
 from crsim.sim.prompt import checks
 from crsim.sim.prompt.policy import NeedTracker, question
 
@@ -130,6 +141,12 @@ class PromptParams(BaseParams):
         "Thanks anyway, but that is not what I am looking for. Goodbye!",
         min_length=1,
         description="What the user says when they end right after a recommendation that misses the need.",
+    )
+    no_progress_patience: int = Field(
+        3,
+        ge=1,
+        description="Recommender replies without progress (it found nothing, cannot help, or repeats "
+        "its previous reply) after which the user ends, saying `giving_up_utterance`.",
     )
 
     @field_validator("examples")
@@ -338,6 +355,9 @@ class PromptSimulator:
         self._persona: str | None = None
         self.tracker = NeedTracker(self.domain, {}, [])
         self.checker = checks.DraftChecker.build(self.words)
+        #: The buttons of the recommender's latest reply, and its replies without progress so far.
+        self.options: list[ReplyOption] = []
+        self.stalled = 0
 
     async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
         """The user's first utterance (answering the CRS's greeting, if it spoke first)."""
@@ -347,8 +367,7 @@ class PromptSimulator:
         self.tracker = NeedTracker(self.domain, constraints, list(self._need.requests))
         self.checker = checks.DraftChecker.build(self.words, self._need.targets)
         if greeting is not None:
-            self.history.append(Entry(Role.CRS, greeting.text))
-            self.tracker.heard(greeting)
+            self._heard(greeting)
         self.turn = 1
         return await self._next_turn()
 
@@ -356,10 +375,25 @@ class PromptSimulator:
         """The user's next utterance after a CRS reply (its text, and the ids of the items it recommends)."""
         if self._need is None:
             raise RuntimeError("respond() called before start()")
+        self._heard(reply)
+        self.turn += 1
+        if self.stalled >= self.settings.no_progress_patience:
+            return self.give_up()
+        return await self._next_turn()
+
+    def give_up(self) -> UserTurn:
+        """End after `no_progress_patience` replies without progress, with `giving_up_utterance`."""
+        notes: dict[str, Any] = {"closing_utterance": True, "stalled_turns": self.stalled}
+        return self.say(self.settings.giving_up_utterance, None, notes, end=True, reason="no_progress")
+
+    def _heard(self, reply: CRSReply) -> None:
+        """Take in a recommender reply: history, items, buttons, and whether it made progress."""
+        previous = next((e.text for e in reversed(self.history) if e.role == Role.CRS), None)
+        if setback(reply.text) is not None or (previous is not None and near_duplicate(previous, reply.text)):
+            self.stalled += 1
         self.history.append(Entry(Role.CRS, reply.text))
         self.tracker.heard(reply)
-        self.turn += 1
-        return await self._next_turn()
+        self.options = list(reply.options)
 
     async def _next_turn(self) -> UserTurn:
         raise NotImplementedError
@@ -375,6 +409,8 @@ class PromptSimulator:
             "crs_label": CRS_LABEL,
             "item": self.words["item"],
             "items": self.words["items"],
+            "options": [o.label for o in self.options],
+            "stalled": self.stalled,
             **extra,
         }
 
@@ -413,6 +449,7 @@ class PromptSimulator:
             shown=self.tracker.shown(),
             pending=self.tracker.pending(),
             ask=[question(slot, self.domain) for slot in self.tracker.pending()],
+            options=[o.label for o in self.options],
             wait=wait,
             correction=correction,
         )
@@ -555,10 +592,20 @@ class PromptSimulator:
             raw,
         )
 
-    def say(self, text: str, raw: str | None, notes: dict[str, Any], *, end: bool = False) -> UserTurn:
-        """Record the utterance in the history; keep the raw answer when the text differs from it."""
+    def say(
+        self,
+        text: str,
+        raw: str | None,
+        notes: dict[str, Any],
+        *,
+        end: bool = False,
+        reason: str | None = None,
+    ) -> UserTurn:
+        """Record the utterance in the history; keep the raw answer when the text differs from it. A
+        text that is an offered button's label picks that button; `reason` says why the user ends."""
         if raw is not None and text != raw.strip():
             notes["raw_answer"] = raw
         self.history.append(Entry(Role.USER, text))
         self.tracker.said(text)
-        return UserTurn(text=text, end=end, annotations=notes)
+        option = chosen_label(text, self.options)
+        return UserTurn(text=text, end=end, annotations=notes, option=option, end_reason=reason)

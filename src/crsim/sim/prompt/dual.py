@@ -12,7 +12,9 @@ The stopping prompt is told which items were recommended and which requests are 
 "stop" before anything was recommended is overruled until the `patience` turn, and so is one right
 after a fitting recommendation while a request is still to ask (the message then asks it), and one
 right after a recommendation that misses the need while the recommender has missed fewer than
-`give_up_after` times (`stop_after_miss`); a later stop on a miss says `giving_up_utterance`. A
+`give_up_after` times (`stop_after_miss`); a later stop on a miss says `giving_up_utterance`. After
+`no_progress_patience` replies without progress (`crsim.sim.prompt.common`) the decision is "stop"
+without asking, and the prompt shows how many there were so far. A
 reason naming an item that was never recommended is asked again once. All are recorded under
 `draft_checks`.
 """
@@ -104,6 +106,13 @@ class DualPromptSimulator(PromptSimulator):
             raise self.empty_answer(raw)
         text, _ = self.ask_pending(text, notes)
         return self.say(text, raw, notes)
+
+    def give_up(self) -> UserTurn:
+        """The stop decision taken by the no-progress rule, without asking the model."""
+        turn = super().give_up()
+        reason = f"no progress in {self.stalled} recommender replies"
+        turn.annotations.update(stop_decision="stop", stop_reason=reason)
+        return turn
 
     async def _decide(self, notes: dict[str, Any]) -> StopDecision:
         """The stop decision; a "stop" whose reason names an item never recommended is asked again
