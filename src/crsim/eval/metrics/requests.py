@@ -28,7 +28,7 @@ from crsim.eval.metrics.structure import recommendation_rounds, recommends, requ
 from crsim.model.acts import Intent
 from crsim.model.dialogue import Dialogue, Fault, Role, Utterance
 from crsim.model.domain import Domain
-from crsim.model.text import normalize
+from crsim.model.text import normalize, states_value
 from crsim.registry import Params as BaseParams
 
 #: Missing reasons of these metrics.
@@ -73,10 +73,12 @@ def _matches(informed: str, truth: str) -> bool:
     return len(informed) >= _PREFIX_CHARS and truth.startswith(informed)
 
 
-def answers(reply: Sequence[Utterance], slot: str, truths: Sequence[str], titles: Sequence[str] = ()) -> bool:
+def answers(
+    reply: Sequence[Utterance], slot: str, truths: Sequence[str], titles: Sequence[str] = ()
+) -> bool:
     """Whether CRS utterances give `slot` one of the (normalised) true values: an `inform` act whose
-    value matches, or the value as a whole phrase of the text once the (normalised) `titles` are
-    taken out of it (a year inside "Forrest Gump (1994)" answers nothing)."""
+    value matches, or the value as a whole phrase of the text outside the items' `titles`
+    (`crsim.model.text.states_value`)."""
     for utterance in reply:
         for act in utterance.acts:
             if act.intent != Intent.INFORM:
@@ -84,10 +86,7 @@ def answers(reply: Sequence[Utterance], slot: str, truths: Sequence[str], titles
             for name, value in act.slots:
                 if name == slot and value and any(_matches(normalize(value), t) for t in truths):
                     return True
-        text = f" {normalize(utterance.text)} "
-        for title in titles:
-            text = text.replace(f" {title} ", " ")
-        if any(f" {t} " in text for t in truths):
+        if states_value(utterance.text, truths, titles):
             return True
     return False
 
@@ -111,13 +110,13 @@ def _recommended(utterance: Utterance, domain: Domain) -> list[str]:
 
 
 def _titles(domain: Domain, items: Sequence[str]) -> list[str]:
-    """Normalised titles of the items, with and without the year, longest first."""
-    out: set[str] = set()
+    """The items' titles, with and without the year."""
+    out: list[str] = []
     for item_id in items:
         item = domain.items.get(item_id)
         if item is not None:
-            out.update(t for t in (normalize(item.display_title), normalize(item.title)) if t)
-    return sorted(out, key=len, reverse=True)
+            out += [item.display_title, item.title]
+    return out
 
 
 def _reply(dialogue: Dialogue, user_index: int) -> list[Utterance]:
