@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
+from rich.table import Table
 
 from crsim.cli._support import console, parse_args, show_summaries, stopped_by_signals, user_errors
 from crsim.errors import CrsimError
 
 if TYPE_CHECKING:  # the evaluation's modules are imported when the command runs, not for --help
     from crsim.eval.evaluation import EvaluationResult
+    from crsim.studies.behaviour.attribution import PairingIssues
+
+#: The simulator measures shown beside the metrics (`crsim.studies.behaviour.attribution`).
+SIMULATOR_ISSUES = ("missed_recommendation", "restated_constraint", "asked_stated_slot")
 
 app = typer.Typer(add_completion=False)
 
@@ -139,9 +145,55 @@ def evaluate(
                 run_dir, options, out=out, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r))
             )
     report.print_summary()
+    issues, why_not = _simulator_issues(run_dir)
+    if as_json:
+        typer.echo(json.dumps(_with_issues(result.summaries, issues), indent=2))
+        return
     show_summaries(result.summaries, as_json)
-    if not as_json:
-        _print_notes(result)
+    if issues:
+        console.print(issues_table(issues))
+    elif why_not:
+        console.print(escape(f"simulator-attributed issues not counted: {why_not}"), highlight=False)
+    _print_notes(result)
+
+
+def _simulator_issues(run_dir: Path) -> tuple[list[PairingIssues], str]:
+    """The run's simulator-attributed issues per pairing, or none and why (a dialogue file that does
+    not name its domain); they never fail the evaluation."""
+    from crsim.studies.behaviour.attribution import simulator_issues_of
+
+    try:
+        return simulator_issues_of(run_dir), ""
+    except CrsimError as exc:
+        return [], str(exc)
+
+
+def _with_issues(summaries: list[Any], issues: list[PairingIssues]) -> list[dict[str, Any]]:
+    """The summaries as JSON, each with its pairing's `simulator_issues` ({measure: {k, n, examples}})."""
+    by_pairing = {(p.crs_id, p.simulator_id): p for p in issues}
+    out = []
+    for summary in summaries:
+        data = summary.model_dump(mode="json")
+        found = by_pairing.get((summary.crs_id, summary.simulator_id))
+        if found is not None:
+            data["simulator_issues"] = {m: c.model_dump(mode="json") for m, c in found.issues.items()}
+        out.append(data)
+    return out
+
+
+def issues_table(issues: list[PairingIssues]) -> Table:
+    """Measures as rows, pairings as columns: dialogues flagged of those the measure could judge."""
+    table = Table(
+        title="Simulator-attributed issues (dialogues flagged / judged)",
+        title_justify="left",
+    )
+    table.add_column("issue", style="bold", no_wrap=True)
+    for pairing in issues:
+        table.add_column(escape(f"{pairing.crs_id} × {pairing.simulator_id}"), justify="right")
+    for measure in SIMULATOR_ISSUES:
+        cells = [f"{p.issues[measure].k} / {p.issues[measure].n}" for p in issues]
+        table.add_row(measure, *cells)
+    return table
 
 
 def _print_notes(result: EvaluationResult) -> None:

@@ -73,9 +73,7 @@ def _matches(informed: str, truth: str) -> bool:
     return len(informed) >= _PREFIX_CHARS and truth.startswith(informed)
 
 
-def answers(
-    reply: Sequence[Utterance], slot: str, truths: Sequence[str], titles: Sequence[str] = ()
-) -> bool:
+def answers(reply: Sequence[Utterance], slot: str, truths: Sequence[str], titles: Sequence[str] = ()) -> bool:
     """Whether CRS utterances give `slot` one of the (normalised) true values: an `inform` act whose
     value matches, or the value as a whole phrase of the text outside the items' `titles`
     (`crsim.model.text.states_value`)."""
