@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 import crsim
 from crsim.components import BuildContext
@@ -18,6 +19,7 @@ from crsim.model.acts import DialogueAct, parse_acts
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.domain import Domain
 from crsim.model.user import InformationNeed
+from crsim.report.tables import summary_table
 
 
 @pytest.fixture(scope="module")
@@ -148,3 +150,8 @@ def test_a_crs_that_answers_nothing_scores_below_one_that_answers(domain: str, t
     assert answered["retrieval"] is not None and answered["retrieval"] > 0.9
     assert success["silent"] is not None and success["retrieval"] is not None
     assert success["silent"] < success["retrieval"]
+    # the results table keeps its wide layout in 80 columns: n= stands in for "(k missing)" there
+    console = Console(width=80, record=True)
+    console.print(summary_table(result.summaries))
+    text = console.export_text()
+    assert "Requests answered" in text and " n=" in text and "CRS × simulator" not in text

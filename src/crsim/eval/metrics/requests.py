@@ -2,7 +2,7 @@
 
 Success counts an accepted recommendation but not whether the CRS answered the user's questions
 about it; a CRS that answers nothing ("I don't have details about ...") can tie one that answers
-everything. These two metrics close that gap (docs/metrics.md#requests-answered):
+everything. These two metrics close that gap (`requests_answered` in docs/metrics.md):
 
 - `requests_answered`: the share of the user's requests about a recommended item that the CRS's
   reply answered with the item's value in the catalogue;
