@@ -155,3 +155,13 @@ def test_a_crs_that_answers_nothing_scores_below_one_that_answers(domain: str, t
     console.print(summary_table(result.summaries))
     text = console.export_text()
     assert "Requests answered" in text and " n=" in text and "CRS × simulator" not in text
+
+
+def test_the_wide_layout_writes_the_values_present_instead_of_the_missing() -> None:
+    from crsim.eval.stats import aggregate
+    from crsim.report.tables import format_aggregate
+
+    some = aggregate([1.0, 0.0, 1.0, 1.0, None, None])
+    assert format_aggregate(some).endswith(" (2 missing)")
+    assert format_aggregate(some, compact=True).endswith("] n=4")
+    assert format_aggregate(aggregate([1.0, None]), compact=True) == "1.000 (n=1, no CI)"

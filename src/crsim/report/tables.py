@@ -35,7 +35,7 @@ def format_aggregate(agg: Aggregate, compact: bool = False) -> str:
             text += USER_MARK
     else:
         text += f" (n={agg.n}, no CI)"
-    if agg.missing:
+    if agg.missing and not (compact and "n=" in text):
         text += f" n={agg.n}" if compact else f" ({agg.missing} missing)"
     return text
 
