@@ -140,7 +140,13 @@ def test_run_then_evaluate_reproduces_the_summary(tmp_path: Path) -> None:
         assert (run_dir / name).exists()
     again = runner.invoke(app, ["evaluate", str(run_dir), "--json"])
     assert again.exit_code == 0
-    assert json.loads(again.output) == summary
+    scored = json.loads(again.output)
+    # evaluate adds the simulator-attributed issues of each pairing beside its metrics
+    issues = [s.pop("simulator_issues") for s in scored]
+    assert scored == summary
+    assert all(
+        set(i) == {"missed_recommendation", "restated_constraint", "asked_stated_slot"} for i in issues
+    )
 
 
 @pytest.mark.slow

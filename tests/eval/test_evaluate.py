@@ -87,7 +87,16 @@ class Exploding(Metric):
 def test_default_metrics_build() -> None:
     metrics = build_metrics(default_metrics())
     labels = [m.label for m in metrics]
-    assert labels == ["Success", "SRRR", "RDL(turns)", "Turns", "Recall@(t,10)", "PC@10"]
+    assert labels == [
+        "Success",
+        "SRRR",
+        "RDL(turns)",
+        "Turns",
+        "Recall@(t,10)",
+        "PC@10",
+        "Requests answered",
+        "Task success",
+    ]
 
 
 def test_build_errors_are_config_errors() -> None:
@@ -185,7 +194,7 @@ def test_write_and_read_scores_and_summary(tmp_path: Path) -> None:
     path = tmp_path / "scores.jsonl"
     write_scores(records, path)
     lines = path.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 12
+    assert len(lines) == 2 * len(default_metrics())
     assert json.loads(lines[0])["metric"] == "Success"
     assert read_scores(path) == records
     summary_path = tmp_path / "summary.json"

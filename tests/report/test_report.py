@@ -242,7 +242,7 @@ def test_comparisons_section_matches_crsim_compare(two_sims: Path, tmp_path: Pat
     html = build_report([open_run(two_sims)])
     section = html[html.index('<section id="compare">') : html.index('<section id="plots">')]
     found = compare_folders([open_run(two_sims)]).comparison
-    assert section.count('<div class="comparison">') == len(found.results) == 2 * 6  # 2 simulators
+    assert section.count('<div class="comparison">') == len(found.results) == 2 * 8  # 2 simulators
     for result in found.results:
         assert f"<h3>{result.metric} · {result.simulator}</h3>" in section
         (pair,) = result.pairs
@@ -267,7 +267,8 @@ def test_many_metrics_make_one_compact_figure_not_a_wall_of_box_plots(two_sims: 
     restamp(run)
     html = build_report([open_run(run)])
     assert 'id="plot-summary"' in html and 'id="plot-distributions"' not in html
-    assert "11 metrics at a glance" in html  # SRRR, RDL, Turns, Recall, PC and the six added
+    # SRRR, RDL, Turns, Recall, PC, Requests answered and the six added (Task success is a proportion)
+    assert "12 metrics at a glance" in html
     assert 'id="plot-proportions"' in html and "95% Wilson score interval" in html
 
 

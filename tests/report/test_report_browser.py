@@ -160,7 +160,7 @@ def test_comparisons_section_shows_rankings_and_pairs(reports: dict[str, Path], 
     page, problems = _open(browser, reports["compare"])
     page.click("header nav a[href='#compare']")
     blocks = page.locator("#compare .comparison")
-    assert blocks.count() == 6  # one simulator × the six default metrics
+    assert blocks.count() == 8  # one simulator × the eight default metrics
     success = blocks.filter(has_text="Success · abus")
     assert success.count() == 1 and success.is_visible()
     ranking = success.locator("table.ranking tbody tr")

@@ -109,17 +109,20 @@ def show_summaries(
     as_json: bool,
     failed: frozenset[str] | None = None,
     complete: bool | None = None,
+    more: dict[tuple[str, str], dict[str, Any]] | None = None,
 ) -> None:
     """The summary as JSON, or as a table followed by the errors by kind. The pairings named in
     `failed` (`crs × simulator`; given by `crsim run`) are marked in the table and, when it is given,
     each group in the JSON says whether it `failed`; `complete` (whether the run holds every planned
-    dialogue), when known, is a key of each group in the JSON."""
+    dialogue), when known, is a key of each group in the JSON; `more` adds keys to the JSON of the
+    groups it names by (CRS, simulator)."""
     if as_json:
 
         def extra(group: Any) -> dict[str, Any]:
             found: dict[str, Any] = {} if complete is None else {"complete": complete}
             if failed is not None:
                 found["failed"] = f"{group.crs_id} × {group.simulator_id}" in failed
+            found.update((more or {}).get((group.crs_id, group.simulator_id), {}))
             return found
 
         typer.echo(json.dumps([{**s.model_dump(mode="json"), **extra(s)} for s in summaries], indent=2))

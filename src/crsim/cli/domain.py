@@ -16,14 +16,22 @@ domain_app = typer.Typer(
 @domain_app.command()
 def check(
     file: Annotated[str, typer.Argument(help="A domain file (YAML), or the name of a shipped domain.")],
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Fail (exit 1) when there are warnings, not only problems.")
+    ] = False,
 ) -> None:
-    """Check a domain file: every problem with its file, line and field; else its items and slots."""
+    """Check a domain file: every problem with its file, line and field; else its items and slots.
+    Warnings name what loads but will hurt a study (placeholder values, values two slots share,
+    titles that collide, requestable slots without values)."""
     from crsim.domains import check_domain_file, domain_file
     from crsim.domains.summary import summarize
+    from crsim.domains.warnings import study_warnings
 
     with user_errors():
         path = domain_file(file)
     result = check_domain_file(path)
+    if result.ok and result.domain is not None:
+        result.warnings.extend(study_warnings(result.domain))
     for warning in result.warnings:
         errors.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     if not result.ok or result.domain is None:
@@ -57,6 +65,17 @@ def check(
             f"{row.coverage:>8.0%}  {', '.join(row.examples)}".rstrip()
         )
     typer.echo("use: I = informable (users state it), R = requestable (users ask about it)")
+    if result.warnings:
+        count = len(result.warnings)
+        errors.print(
+            f"{path}: {count} warning{'s' if count != 1 else ''}"
+            + (" (--strict: failing)" if strict else ""),
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        if strict:
+            raise typer.Exit(1)
 
 
 @domain_app.command("list")

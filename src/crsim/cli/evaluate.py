@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
+from rich.table import Table
 
 from crsim.cli._support import (
     console,
@@ -21,6 +22,10 @@ from crsim.core.errors import CrsimError
 
 if TYPE_CHECKING:  # the evaluation's modules are imported when the command runs, not for --help
     from crsim.eval.run_scoring import EvaluationResult
+    from crsim.studies.behaviour.attribution import PairingIssues
+
+#: The simulator measures shown beside the metrics (`crsim.studies.behaviour.attribution`).
+SIMULATOR_ISSUES = ("missed_recommendation", "restated_constraint", "asked_stated_slot")
 
 app = typer.Typer(add_completion=False)
 
@@ -149,11 +154,50 @@ def evaluate(
                 run_dir, options, out=out, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r))
             )
     report.print_summary()
+    issues, why_not = _simulator_issues(run_dir)
     known = result.completeness is not None and result.completeness.planned is not None
-    show_summaries(result.summaries, as_json, complete=result.complete if known else None)
+    more = _issues_json(issues)
+    show_summaries(result.summaries, as_json, complete=result.complete if known else None, more=more)
     if not as_json:
+        if issues:
+            console.print(issues_table(issues))
+        elif why_not:
+            console.print(escape(f"simulator-attributed issues not counted: {why_not}"), highlight=False)
         _print_notes(result)
     warn_incomplete(result.completeness)
+
+
+def _simulator_issues(run_dir: Path) -> tuple[list[PairingIssues], str]:
+    """The run's simulator-attributed issues per pairing, or none and why (a dialogue file that does
+    not name its domain); they never fail the evaluation."""
+    from crsim.studies.behaviour.attribution import simulator_issues_of
+
+    try:
+        return simulator_issues_of(run_dir), ""
+    except CrsimError as exc:
+        return [], str(exc)
+
+
+def _issues_json(issues: list[PairingIssues]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Each pairing's `simulator_issues` ({measure: {k, n, examples}}) for the JSON output."""
+    return {
+        (p.crs_id, p.simulator_id): {
+            "simulator_issues": {m: c.model_dump(mode="json") for m, c in p.issues.items()}
+        }
+        for p in issues
+    }
+
+
+def issues_table(issues: list[PairingIssues]) -> Table:
+    """Measures as rows, pairings as columns: dialogues flagged of those the measure could judge."""
+    table = Table(title="Simulator-attributed issues (dialogues flagged / judged)", title_justify="left")
+    table.add_column("issue", style="bold", no_wrap=True)
+    for pairing in issues:
+        table.add_column(escape(f"{pairing.crs_id} × {pairing.simulator_id}"), justify="right")
+    for measure in SIMULATOR_ISSUES:
+        cells = [f"{p.issues[measure].k} / {p.issues[measure].n}" for p in issues]
+        table.add_row(measure, *cells)
+    return table
 
 
 def _print_notes(result: EvaluationResult) -> None:

@@ -2,7 +2,8 @@
 
 Each turn, the CRS retrieves the top-k items for the conversation so far (the user's utterances,
 recent ones weighing more), shows them to the model as a numbered list under the user's message
-(title, year, genres, directors, leading actors, plot: the only facts the prompt lets it state),
+(title, year, genres, directors, leading actors, plot, and the values of the domain's other slots:
+the only facts the prompt lets it state),
 and asks for a JSON answer `{"recommend": [numbers], "message": text}`. The JSON schema limits the
 numbers to the list (1..k), so with constrained decoding every recommended id is in the collection;
 an answer that still breaks the schema is repaired once, then fails the dialogue with the raw text
@@ -34,6 +35,13 @@ repeats an earlier reply as well, or the reply kept still stops mid-sentence, th
 without the model: a recommendation of the listed items (else the best candidate), a single item with
 its genres and leading actors from the catalogue (`composed`). Each turn makes at most two calls.
 
+A question about a requestable slot of the item under discussion (the last recommended; the CRSs'
+rule-based understanding of the user's text) that the message does not answer with the catalogue's
+value is answered from the catalogue: the domain's answer sentence follows the model's words, with
+its `inform` acts, and the annotation `answered_from_catalogue` names the item and slot. The model
+sees every slot value of the candidates and of the items under discussion; only values longer than
+`description_chars` (a plot, a description) are cut.
+
 An item the message names without listing it counts as recommended when the dialogue names it for
 the first time (after the listed ones; kept apart in `named_in_text`). Items named before, by the
 user or in an earlier reply, are `mentioned_items` (the rule of `crsim.model.mentions`,
@@ -45,7 +53,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Annotated, Any, ClassVar
 
@@ -59,12 +67,12 @@ from crsim.crs.candidates import RetrieverName, candidate_retriever
 from crsim.crs.llm_checks import ends_unfinished, year_conflicts
 from crsim.crs.llm_reply import ReplyMaker, Settled
 from crsim.language.cues import prompt_nouns
-from crsim.language.phrasings import item_details
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
 from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, Message, assistant, system, user
 from crsim.model.acts import DialogueAct, Intent
+from crsim.model.annotations import ANSWERED_FROM_CATALOGUE
 from crsim.model.items import Item
 
 _PROMPTS = "crsim.crs.prompts"
@@ -279,6 +287,10 @@ class LLMCRS(BaseCRS):
         candidates = await asyncio.to_thread(self._candidates, state)
         notes: dict[str, Any] = {"candidates": [item.id for item in candidates]}
         settled = await self._answer(session.seed, state, candidates, notes)
+        shown, answered, informs = self.replies.catalogue_answers(settled.text, text, state.last_recommended)
+        if answered:
+            settled = replace(settled, text=shown)
+            ANSWERED_FROM_CATALOGUE.put(notes, answered)
         chosen = settled.listed + [self.domain.items[i] for i in settled.fresh]
         state.named.update([item.id for item in chosen], settled.mentioned)
         state.messages.append(assistant(settled.text))
@@ -291,7 +303,7 @@ class LLMCRS(BaseCRS):
             notes["year_conflicts"] = [c.record() for c in conflicts]
         acts = [
             DialogueAct(intent=Intent.RECOMMEND, slots=[("title", item.display_title)]) for item in chosen
-        ]
+        ] + informs
         return CRSReply(
             text=settled.text,
             recommended_items=ids,
@@ -419,8 +431,25 @@ class LLMCRS(BaseCRS):
             "directors": item.directors if people or self.params.cast else [],
             "actors": item.actors[: 3 if people else self.params.cast],
             "plot": _shorten(item.plot or "", self.params.description_chars),
-            "details": item_details(self.domain, item, self.params.description_chars),
+            "details": self._details(item),
         }
+
+    def _details(self, item: Item) -> str:
+        """Every value the item has of the domain's slots that are not built-in item fields ("food:
+        british; phone: 01223369299"), so a question about any requestable slot can be answered from
+        them; only a value longer than `description_chars` (a description) is cut, as the plot is."""
+        parts = []
+        for slot in self.domain.slots.values():
+            if slot.attribute not in item.extra:
+                continue
+            values = [
+                v
+                for v in (_shorten(v, self.params.description_chars) for v in item.values(slot.attribute))
+                if v
+            ]
+            if values:
+                parts.append(f"{slot.name.replace('_', ' ')}: {', '.join(values)}")
+        return "; ".join(dict.fromkeys(parts))
 
 
 def _shorten(text: str, limit: int) -> str:

@@ -16,11 +16,13 @@ from typing import Any
 
 from crsim.crs.llm_checks import shorten, tidy_ending
 from crsim.crs.nlg import sentences_for
+from crsim.language.understanding import Context, understand
+from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain
 from crsim.model.items import Item
 from crsim.model.linking import Mention
 from crsim.model.mentions import split_linked
-from crsim.model.text import near_duplicate
+from crsim.model.text import near_duplicate, states_value
 
 #: An earlier reply at least this long that a new one begins with makes the new one a repeat.
 ECHO_CHARS = 40
@@ -130,6 +132,37 @@ class ReplyMaker:
     def recommendation(self, items: list[Item], rng: random.Random) -> str:
         """One sentence recommending `items` by title ("How about Heat (1995)?")."""
         return sentences_for(self.domain).recommendation([item.display_title for item in items], rng)
+
+    def catalogue_answers(
+        self, text: str, user_text: str, about: list[str]
+    ) -> tuple[str, list[dict[str, str]], list[DialogueAct]]:
+        """The reply with the answers the model's `text` left out: for each requestable slot the user
+        asks about (the CRSs' rule-based understanding of its text) whose value the catalogue has for
+        the item under discussion (the one of `about`, the last recommended items, that the user names,
+        else the first) and the text does not state (`crsim.model.text.states_value`), the domain's
+        answer sentence is appended. Also returns what was answered ({item, slot}) and its `inform`
+        acts."""
+        known = [i for i in about if i in self.domain.items]
+        if not known:
+            return text, [], []
+        named = [m.item_id for m in self.domain.items.linker.link(user_text) if m.item_id in known]
+        item = self.domain.items[named[0] if named else known[0]]
+        heard = understand(user_text, self.domain, Context(recommended=item.id))
+        asked = [s for a in heard.acts if a.intent == Intent.INQUIRE for s, _ in a.slots]
+        say = sentences_for(self.domain)
+        sentences: list[str] = []
+        answered: list[dict[str, str]] = []
+        acts: list[DialogueAct] = []
+        titles = (item.display_title, item.title)
+        for slot in dict.fromkeys(asked):
+            attribute = self.domain.requestable_slots.get(slot)
+            values = item.values(attribute) if attribute else []
+            if not values or states_value(text, values, titles):
+                continue
+            sentences.append(say.answer(slot, values))
+            answered.append({"item": item.id, "slot": slot})
+            acts += [DialogueAct(intent=Intent.INFORM, slots=[(slot, v)]) for v in values]
+        return " ".join([text, *sentences]), answered, acts
 
 
 def _folded(text: str) -> str:

@@ -44,6 +44,7 @@ from crsim.eval.scoring import AnnotationCounts, DialogueAnnotator, OnScored, sc
 from crsim.llm.client import LLMHub
 from crsim.llm.config import LLMSettings
 from crsim.model.dialogue import Dialogue
+from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
 from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, MANIFEST, SCORES, SUMMARY
 from crsim.model.run_folder.folder import Completeness, completeness
@@ -201,7 +202,12 @@ def _evaluate_path(
         specs = [*specs, *options.judge.judges]
     out_dir.mkdir(parents=True, exist_ok=True)
     hub = LLMHub(settings, cache_path=out_dir / LLM_CACHE)
-    ctx = BuildContext(llms=hub, seed=manifest.seed, run_folder=path if path.is_dir() else None)
+    ctx = BuildContext(
+        domain=_metric_domain(manifest),
+        llms=hub,
+        seed=manifest.seed,
+        run_folder=path if path.is_dir() else None,
+    )
     metrics = build_metrics(specs, ctx)
     annotator = _annotator(options, manifest, ctx)
     counts = AnnotationCounts()
@@ -275,6 +281,17 @@ def _manifest_metrics(config: dict[str, Any], path: Path) -> list[ComponentSpec]
 
 def _manifest_llm(config: dict[str, Any], path: Path) -> LLMSettings:
     return validate_located(LLMSettings, config.get("llm", {}), str(path / MANIFEST), ("config", "llm"))
+
+
+def _metric_domain(manifest: Manifest) -> Domain | None:
+    """The run's domain for metrics that check answers against the catalogue; None when it cannot
+    be read (those metrics then say so in their missing reason, the others are scored as usual)."""
+    from crsim.domains import domain_of
+
+    try:
+        return domain_of(manifest)
+    except ConfigError:
+        return None
 
 
 def _annotator(options: EvaluateOptions, manifest: Manifest, ctx: BuildContext) -> DialogueAnnotator | None:

@@ -81,6 +81,8 @@ def default_metrics() -> list[ComponentSpec]:
         ComponentSpec(name="turns"),
         ComponentSpec(name="recall", args={"k": 10}),
         ComponentSpec(name="pc", args={"k": 10}),
+        ComponentSpec(name="requests_answered"),
+        ComponentSpec(name="task_success"),
     ]
 
 

@@ -178,6 +178,13 @@ class DraftCheck(_Open):
     detail: str | None = None
 
 
+class CatalogueAnswer(_Open):
+    """A request the CRS's own text left unanswered, answered from the catalogue: the item, the slot."""
+
+    item: str
+    slot: str
+
+
 class _KnownLabels(_Open):
     intents: list[str] | None = None
     top_level: list[str] | None = None
@@ -358,6 +365,18 @@ DATASET_LABELS: Key[dict[str, Any]] = _declare(
     readers=("eval/metrics/structure.py", "users/iard.py", "data/augment/need_eval.py"),
     description="A converted dataset's own labels of the utterance (intent labels, accepted recommendation).",
 )
+
+ANSWERED_FROM_CATALOGUE: Key[list[CatalogueAnswer]] = _declare(
+    "answered_from_catalogue",
+    A,
+    list[CatalogueAnswer],
+    "[{item: id, slot: str}]",
+    writers=("crs/llm.py",),
+    readers=("eval/metrics/requests.py (via its text)", "record readers (docs/data-format.md)"),
+    description="Requests about a recommended item that the model's message did not answer, answered by "
+    "a sentence from the catalogue appended to it (CRS utterances); absent when there were none.",
+)
+
 
 # --- Dialogue.metadata --------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ import json
 import math
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -102,6 +103,19 @@ def near_duplicate(a: str, b: str) -> bool:
     check of its own loops)."""
     x, y = normalize(a), normalize(b)
     return bool(x and y) and fuzz.ratio(x, y) >= REPEAT_RATIO
+
+
+def states_value(text: str, values: Iterable[str], leave_out: Iterable[str] = ()) -> bool:
+    """Whether `text` states one of `values` as a whole phrase, all normalised, not counting what it
+    says inside the `leave_out` phrases (the item's titles: the year in "Heat (1995)" states nothing).
+
+    The one rule by which an answer is found in a reply: the `llm` CRS's check that its model answered
+    a request, and the `requests_answered` metric (docs/metrics.md)."""
+    said = f" {normalize(text)} "
+    for phrase in sorted((normalize(p) for p in leave_out), key=len, reverse=True):
+        if phrase:
+            said = said.replace(f" {phrase} ", " ")
+    return any(f" {value} " in said for value in (normalize(v) for v in values) if value)
 
 
 _ARTICLE_SUFFIX = re.compile(r"^(?P<rest>.*?),\s*(?P<article>the|a|an|les|la|le|el|il|die|der|das)$", re.I)

@@ -19,7 +19,13 @@ USER_NOTE = f"{USER_MARK} interval resamples users, not dialogues (users hold se
 TITLE = "Results: mean [95% bootstrap CI]"
 
 
-def format_aggregate(agg: Aggregate) -> str:
+#: What a wide table's `n=` says (it stands in for "(k missing)" there, to keep the columns narrow).
+N_NOTE = "n=: dialogues the metric applies to (the rest: not applicable, or failed)"
+
+
+def format_aggregate(agg: Aggregate, compact: bool = False) -> str:
+    """'mean [low, high]' and the missing values: '(k missing)', or with `compact` the values present
+    ('n=53'), which is shorter."""
     if agg.mean is None:
         return "n/a"
     text = f"{agg.mean:.3f}"
@@ -29,8 +35,8 @@ def format_aggregate(agg: Aggregate) -> str:
             text += USER_MARK
     else:
         text += f" (n={agg.n}, no CI)"
-    if agg.missing:
-        text += f" ({agg.missing} missing)"
+    if agg.missing and not (compact and "n=" in text):
+        text += f" n={agg.n}" if compact else f" ({agg.missing} missing)"
     return text
 
 
@@ -72,10 +78,13 @@ def _labels(summaries: Sequence[GroupSummary]) -> list[str]:
     return labels
 
 
-def _caption(summaries: Sequence[GroupSummary]) -> str | None:
+def _caption(summaries: Sequence[GroupSummary], compact: bool = False) -> str | None:
+    notes = []
     if any(a.method == USER_BOOTSTRAP for s in summaries for a in s.metrics.values()):
-        return USER_NOTE
-    return None
+        notes.append(USER_NOTE)
+    if compact and any(a.missing and a.mean is not None for s in summaries for a in s.metrics.values()):
+        notes.append(N_NOTE)
+    return "\n".join(notes) or None
 
 
 def _errors_cell(summary: GroupSummary) -> str:
@@ -101,7 +110,8 @@ def wide_table(
 ) -> Table:
     """Metrics as rows and CRS × simulator pairings as columns: the layout for a few pairings.
     Pairings named in `failed` (as `pairing` names them) are marked FAILED."""
-    table = Table(title=title, title_justify="left", caption=_caption(summaries), caption_justify="left")
+    caption = _caption(summaries, compact=True)
+    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
     table.add_column("metric", style="bold", no_wrap=True)
     for summary in summaries:
         table.add_column(_name(summary, failed), justify="right")
@@ -109,7 +119,7 @@ def wide_table(
     table.add_row("evaluable", *(evaluable_text(s) for s in summaries))
     table.add_row("users", *(users_text(s) for s in summaries))
     for label in _labels(summaries):
-        cells = (format_aggregate(s.metrics[label]) if label in s.metrics else "" for s in summaries)
+        cells = (format_aggregate(s.metrics[label], True) if label in s.metrics else "" for s in summaries)
         table.add_row(escape(label), *cells)
     table.add_row("errors", *(_errors_cell(s) for s in summaries))
     table.add_row("ambiguous links", *(ambiguous_text(s) for s in summaries))

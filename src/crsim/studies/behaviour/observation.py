@@ -91,6 +91,19 @@ MEASURES: dict[str, Measure] = {
         Measure(
             "stop_before_recommendation", _S, "dialogue", "the user ended before any item was recommended"
         ),
+        Measure(
+            "missed_recommendation",
+            _S,
+            "dialogue",
+            "the CRS's text named a recommended target or acceptable item and the user did not react to it",
+        ),
+        Measure(
+            "restated_constraint",
+            _S,
+            "dialogue",
+            "the user stated a constraint three or more times and the CRS never recommended an item with it",
+        ),
+        Measure("asked_stated_slot", _S, "dialogue", "the user asked about a slot it had stated a value of"),
         Measure("truncated", _C, "message", "the CRS message is cut (no complete ending, or at the cap)"),
         Measure(
             "text_names_item", _C, "message", "the text names every item the message recommends", wanted=True

@@ -230,6 +230,113 @@ def stop_before_recommendation(facts: Facts) -> Iterator[Observation]:
     yield _obs(facts, "stop_before_recommendation", not recommended)
 
 
+#: Intents by which a user message reacts to a recommendation (took it in, whatever it then decided).
+_REACTIONS = frozenset({Intent.ACCEPT, Intent.REJECT, Intent.SEEN, Intent.INQUIRE, Intent.DENY})
+
+
+def _wanted(facts: Facts, item: Item, constraints: list[tuple[str, str]]) -> bool:
+    """A target of the need, or an item that meets every constraint its metadata can be checked on
+    (at least one)."""
+    need = facts.dialogue.information_need
+    if need is not None and item.id in need.targets:
+        return True
+    broken, checked = _violations(item, constraints, facts)
+    return checked > 0 and not broken
+
+
+def _reacted(facts: Facts, index: int) -> bool:
+    """Whether a user message reacts to a recommendation: a recorded or understood accept, reject,
+    seen, deny or inquiry, or an item it accepts or says it has seen."""
+    recorded = {a.intent for a in facts.utterances[index].acts}
+    understood = facts.understood[index]
+    heard = recorded | understood.intents
+    return bool(
+        heard & _REACTIONS or understood.inquiries or understood.accepted_items or understood.seen_items
+    )
+
+
+def missed_recommendation(facts: Facts) -> Iterator[Observation]:
+    """The CRS's text named an item it recommended that is a target or meets the need, and the user's
+    next message did not react to any recommendation (it did not hear it: asked again, restated)."""
+    if facts.broken:
+        yield _obs(facts, "missed_recommendation", None, facts.broken)
+        return
+    constraints = _constraints(facts)
+    users = set(facts.user_indices())
+    checked = False
+    for index in facts.crs_indices():
+        if index + 1 not in users:
+            continue
+        message = facts.utterances[index]
+        named = [
+            item
+            for item in (facts.item(i) for i in message.recommended_items)
+            if item is not None and title_in(message.text, item) and _wanted(facts, item, constraints)
+        ]
+        if not named:
+            continue
+        checked = True
+        if not _reacted(facts, index + 1):
+            yield _obs(facts, "missed_recommendation", True, named[0].display_title)
+            return
+    note = "" if checked else "no named target or acceptable item followed by a user message"
+    yield _obs(facts, "missed_recommendation", False if checked else None, note)
+
+
+def _takes(facts: Facts, item_id: str, slot: str, value: str) -> bool:
+    item = facts.item(item_id)
+    return item is not None and value in (v.lower() for v in item.values(facts.domain.attribute(slot)))
+
+
+def restated_constraint(facts: Facts) -> Iterator[Observation]:
+    """A constraint of the need stated in three or more user messages (restated twice or more) while no
+    item the CRS recommended after its first statement has it: the CRS did not take it (often it did
+    not read the words; the note says in how many statements the CRSs' rules read it)."""
+    constraints = _constraints(facts)
+    if not constraints or facts.broken:
+        yield _obs(facts, "restated_constraint", None, facts.broken or "the need has no constraints")
+        return
+    users = facts.user_indices()
+    for slot, value in constraints:
+        said = [i for i in users if (slot, value) in facts.stated(i)]
+        if len(said) < 3:
+            continue
+        later = [
+            item_id
+            for u in facts.utterances[said[0] + 1 :]
+            if u.role is Role.CRS
+            for item_id in u.recommended_items
+        ]
+        if any(_takes(facts, item_id, slot, value) for item_id in later):
+            continue
+        read = sum(
+            1
+            for i in said
+            if any(
+                s == slot and (v or "").lower() == value for a in facts.understood[i].acts for s, v in a.slots
+            )
+        )
+        note = f"{slot}={value} stated {len(said)} times; the CRSs' rules read it in {read}"
+        yield _obs(facts, "restated_constraint", True, note)
+        return
+    yield _obs(facts, "restated_constraint", False)
+
+
+def asked_stated_slot(facts: Facts) -> Iterator[Observation]:
+    """A user message asked about a slot the user had stated a value of (in it or before it)."""
+    if facts.broken:
+        yield _obs(facts, "asked_stated_slot", None, facts.broken)
+        return
+    stated: set[str] = set()
+    for index in facts.user_indices():
+        stated |= {slot for slot, _ in facts.stated(index)}
+        both = sorted(facts.asked(index) & stated)
+        if both:
+            yield _obs(facts, "asked_stated_slot", True, both[0])
+            return
+    yield _obs(facts, "asked_stated_slot", False)
+
+
 def simulator_observations(facts: Facts, patterns: list[re.Pattern[str]]) -> Iterator[Observation]:
     """Every simulator measure of one dialogue."""
     yield from first_turn_end(facts)
@@ -242,3 +349,6 @@ def simulator_observations(facts: Facts, patterns: list[re.Pattern[str]]) -> Ite
     yield from repetition(facts)
     yield from contradicting_acceptance(facts)
     yield from stop_before_recommendation(facts)
+    yield from missed_recommendation(facts)
+    yield from restated_constraint(facts)
+    yield from asked_stated_slot(facts)

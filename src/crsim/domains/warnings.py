@@ -1,0 +1,154 @@
+"""What in a valid domain will quietly hurt a study: warnings of `crsim domain check`, each located.
+
+A domain that loads can still make wrong numbers: a placeholder such as `?` is a value users state
+and CRSs read back; a value two slots share is set on both; two items with one title cannot be told
+apart by a user or by the linking of titles in text; a requestable slot that most items lack is a
+question no CRS can answer. None of these stops a run, so they are warnings (`--strict` makes them
+fail the check). Each names the file, the record (item id and record number) or slot, and the field.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+from crsim.core.yaml_files import load_yaml
+from crsim.domains.schema import DomainFile
+from crsim.model.domain import Domain, SlotKind
+from crsim.model.text import normalize
+
+#: Cell values that stand for "unknown" rather than being one (compared stripped and lower-cased).
+PLACEHOLDERS = frozenset(
+    {"", "?", "??", "-", "--", "—", "n/a", "na", "n.a.", "nan", "null", "unknown", "tbd"}
+)
+
+_YES_NO = frozenset({"yes", "no", "true", "false"})
+
+#: Records named in one warning before "and N more".
+_SHOWN = 5
+
+
+def study_warnings(domain: Domain) -> list[str]:
+    """Every warning about `domain`, naming its domain file and item file."""
+    items_path = _items_path(domain.source)
+    items_file = str(items_path) if items_path is not None else f"items of {domain.name}"
+    domain_file = str(domain.source) if domain.source is not None else f"domain {domain.name}"
+    return [
+        *placeholder_warnings(domain, items_file),
+        *shared_value_warnings(domain, domain_file),
+        *title_warnings(domain, items_file),
+        *requestable_warnings(domain, domain_file),
+    ]
+
+
+def _items_path(domain_path: Path | None) -> Path | None:
+    """The item file a (valid) domain file names, to locate warnings; None without a domain file."""
+    if domain_path is None:
+        return None
+    spec = DomainFile.model_validate(load_yaml(domain_path.read_text(encoding="utf-8")))
+    return domain_path.parent / spec.items.path
+
+
+def _records(domain: Domain, ids: Iterable[str]) -> str:
+    """'records 3 (id 'a'), 7 (id 'b') and 2 more': record numbers count items in file order from 1."""
+    position = {item_id: n for n, item_id in enumerate(domain.items.ids, start=1)}
+    listed = list(ids)
+    shown = ", ".join(f"{position.get(i, '?')} (id {i!r})" for i in listed[:_SHOWN])
+    more = f" and {len(listed) - _SHOWN} more" if len(listed) > _SHOWN else ""
+    return f"record{'s' if len(listed) > 1 else ''} {shown}{more}"
+
+
+def _few(values: list[str]) -> str:
+    head = ", ".join(repr(v) for v in values[:_SHOWN])
+    return head + (f" and {len(values) - _SHOWN} more" if len(values) > _SHOWN else "")
+
+
+def _fields(domain: Domain) -> dict[str, list[str]]:
+    """Item attribute -> the slots that read it."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for slot in domain.slots.values():
+        out[slot.attribute].append(slot.name)
+    return out
+
+
+def placeholder_warnings(domain: Domain, items_file: str) -> list[str]:
+    """Values such as `?`, `-`, `n/a` or blank text in a slot's field: users would state them and CRSs
+    read them back as if they were values."""
+    found: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for item in domain.items:
+        for attribute in _fields(domain):
+            for value in item.values(attribute):
+                if value.strip().lower() in PLACEHOLDERS:
+                    found[(attribute, value)].append(item.id)
+    return [
+        f"{items_file}: {_records(domain, ids)}, field {attribute!r}: placeholder value {value!r}; "
+        "expected a value: leave the field out (empty CSV cell) to declare it missing, or replace it"
+        for (attribute, value), ids in found.items()
+    ]
+
+
+def shared_value_warnings(domain: Domain, domain_file: str) -> list[str]:
+    """Values two informable single-valued slots share ('free': entrance fee and price range): said by
+    a user, such a value may be set on both. One warning per pair of slots. Multi-valued slots (people,
+    keywords) are left out, sharing is their nature; so are yes/no values, which the understanding
+    reads only through a slot's synonyms ("free parking")."""
+    single = [s for s in domain.informable if s.kind in (SlotKind.CATEGORICAL, SlotKind.ORDINAL)]
+    vocab = {s.name: {v.lower() for v in domain.values(s.name)} - PLACEHOLDERS - _YES_NO for s in single}
+    out = []
+    for n, first in enumerate(single):
+        for second in single[n + 1 :]:
+            if first.attribute == second.attribute:
+                continue
+            shared = sorted(vocab[first.name] & vocab[second.name])
+            if shared:
+                out.append(
+                    f"{domain_file}: fields 'slots.{first.name}', 'slots.{second.name}': "
+                    f"{len(shared)} value{'s' if len(shared) > 1 else ''} in both ({_few(shared)}); a user "
+                    "who says one may be understood to set both slots (give the values distinct wordings)"
+                )
+    return out
+
+
+def title_warnings(domain: Domain, items_file: str) -> list[str]:
+    """Items whose titles are the same once normalised (case, accents, punctuation, a year told apart):
+    a user or the linking of titles in text cannot tell which one is meant."""
+    by_title: dict[str, list[str]] = defaultdict(list)
+    for item in domain.items:
+        key = normalize(item.display_title)
+        if key:
+            by_title[key].append(item.id)
+    return [
+        f"{items_file}: {_records(domain, ids)}, field 'title': {len(ids)} items share the title "
+        f"{domain.items[ids[0]].display_title!r} once case, accents and punctuation are ignored; "
+        "expected distinct titles (add what tells them apart, e.g. a place or a year)"
+        for ids in by_title.values()
+        if len(ids) > 1
+    ]
+
+
+def requestable_warnings(domain: Domain, domain_file: str) -> list[str]:
+    """A requestable slot that items lack (or hold only placeholders for): users ask, no CRS can answer."""
+    out = []
+    total = len(domain.items)
+    for slot in domain.requestable:
+        lacking = [
+            item.id
+            for item in domain.items
+            if not [v for v in item.values(slot.attribute) if v.strip().lower() not in PLACEHOLDERS]
+        ]
+        if not lacking:
+            continue
+        if len(lacking) == total:
+            out.append(
+                f"{domain_file}: field 'slots.{slot.name}': requestable slot with no values (field "
+                f"{slot.attribute!r} is empty or a placeholder in every item); expected values, or "
+                "`requestable: false`"
+            )
+        elif len(lacking) * 2 >= total:
+            out.append(
+                f"{domain_file}: field 'slots.{slot.name}': requestable slot without a value in "
+                f"{len(lacking)} of {total} items; questions about them cannot be answered from the "
+                "catalogue"
+            )
+    return out
