@@ -66,7 +66,7 @@ async def two_turns(crs: LLMCRS) -> tuple[CRSReply, CRSReply]:
 async def test_the_model_sees_every_requestable_value_of_the_item_under_discussion(
     restaurants: Domain,
 ) -> None:
-    crs, provider = scripted(restaurants, ["It is lovely."], plot_chars=60)
+    crs, provider = scripted(restaurants, ["It is lovely."], description_chars=60)
     first, _ = await two_turns(crs)
     item = restaurants.items[first.recommended_items[0]]
     (messages, _), *_ = provider.requests[1:]
@@ -76,7 +76,7 @@ async def test_the_model_sees_every_requestable_value_of_the_item_under_discussi
         for value in item.values(slot.attribute):
             if len(value) <= 60:
                 assert value in recent, slot.name
-            else:  # a long text (a description) is cut as the plot is, at plot_chars
+            else:  # a long text (a description) is cut as the plot is, at description_chars
                 assert value[:30] in recent and value not in recent, slot.name
     assert item.values("phone") and item.values("address") and item.values("postcode")
 
