@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from crsim.cli import app
 from crsim.core.errors import DataError
+from crsim.eval.scores import default_metrics
 from crsim.model.io import iter_dialogues
 from crsim.report.dataframes import dialogues_df, scores_df, utterances_df
 from report_support import small_run
@@ -39,7 +40,7 @@ def test_frames_match_the_records(run_dir: Path) -> None:
     user = first[first["role"] == "user"].iloc[0]
     assert json.loads(user["annotations"]) == dialogues[0].utterances[1].annotations
     scores = scores_df(run_dir)
-    assert len(scores) == 6 * len(dialogues)
+    assert len(scores) == len(default_metrics()) * len(dialogues)
     wide = scores[scores["turn"].isna()].pivot(index="dialogue_id", columns="metric", values="value")
     assert list(wide.loc[dialogues[0].id, ["Turns"]]) == [dialogues[0].num_turns]
 

