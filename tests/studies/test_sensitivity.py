@@ -131,3 +131,15 @@ def test_noise_end_to_end(tmp_path: Path) -> None:
     (metric,) = found["results"]
     assert metric["metric"] == "Turns" and len(metric["rankings"]) == 2
     assert "ranking flips in" in result.output
+
+
+def test_a_twin_meets_each_user_with_its_originals_seed(tmp_path: Path) -> None:
+    from crsim.runner.build import build_experiment
+
+    cfg = config_from_mapping({"crss": [{"name": "popular"}, {"name": "retrieval"}], "users": {"size": 3}})
+    experiment = build_experiment(with_twins(cfg, ["random"]), run_folder=tmp_path / "run")
+    seeds = {(t.crs_label, t.user.id): t.seed for t in experiment.tasks}
+    for user in experiment.users:
+        assert seeds[("retrieval~random", user.id)] == seeds[("retrieval", user.id)]
+        assert seeds[("popular~random", user.id)] == seeds[("popular", user.id)]
+        assert seeds[("popular", user.id)] != seeds[("retrieval", user.id)]  # other CRSs: their own

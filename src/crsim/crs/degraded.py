@@ -82,6 +82,9 @@ class DegradedCRS:
         self.kind: DegradationKind = params.kind
         self.domain: Domain = ctx.require_domain(f"crs 'degraded' ({params.kind})")
         self.inner: CRS = build(crs_registry, params.of, ctx, "args.of")
+        #: The twin's dialogues take the seeds of the CRS it degrades (`crsim.runner.build`), so that
+        #: both meet each user with the same simulator and CRS randomness until their replies differ.
+        self.seed_label = params.of.label
         self.say = sentences_for(self.domain)
         index = item_index(self.domain)
         order = sorted(range(len(index.ids)), key=lambda k: (-float(index.popularity[k]), k))
