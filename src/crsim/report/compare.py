@@ -164,8 +164,8 @@ LEGEND = (
     "over the pairs of one metric and simulator (* below alpha); MDE 80%: smallest difference "
     "this many users detect with 80% power "
     "(alpha, two-sided); trial SD (runs with --trials): the standard deviation over trials of a CRS's "
-    "mean, the run-to-run spread; dropped: pairs left out because a dialogue was not evaluable (broken by the "
-    "simulator or the infrastructure) or had no value. CRSs that share a group letter are not "
+    "mean, the run-to-run spread; dropped: pairs left out because a dialogue was not evaluable "
+    "(broken by the simulator or the infrastructure) or had no value. CRSs that share a group letter are not "
     "significantly different. See docs/compare.md."
 )
 
