@@ -155,28 +155,22 @@ def analyse(
             f"--metrics: no scores for {', '.join(unknown)}; the study has {', '.join(metrics)}"
         )
     compare_options = ComparisonOptions(seed=options.seed)
+    order = {k: i for i, k in enumerate(DEGRADATIONS)}
     rows: list[SensitivityRow] = []
     kinds: dict[str, None] = {}
     for simulator in sorted({s for s, _ in cells}):
         for metric in wanted:
             by_crs = cells.get((simulator, metric), {})
             for crs in originals:
-                for twin in sorted(c for c in by_crs if c.startswith(crs + TWIN_MARK)):
-                    kind = twin[len(crs) + len(TWIN_MARK) :]
+                twins = [c[len(crs) + len(TWIN_MARK) :] for c in by_crs if c.startswith(crs + TWIN_MARK)]
+                for kind in sorted(twins, key=lambda k: (order.get(k, len(order)), k)):
                     kinds.setdefault(kind)
+                    twin = by_crs[twin_label(crs, kind)]
                     rows.append(
                         _row(
-                            simulator,
-                            metric,
-                            crs,
-                            kind,
-                            by_crs.get(crs, []),
-                            by_crs[twin],
-                            options,
-                            compare_options,
+                            simulator, metric, crs, kind, by_crs.get(crs, []), twin, options, compare_options
                         )
                     )
-    order = {k: i for i, k in enumerate(DEGRADATIONS)}
     return Sensitivity(
         options=options,
         crss=list(originals),
