@@ -155,7 +155,7 @@ def analyse(
             f"--metrics: no scores for {', '.join(unknown)}; the study has {', '.join(metrics)}"
         )
     compare_options = ComparisonOptions(seed=options.seed)
-    order = {k: i for i, k in enumerate(DEGRADATIONS)}
+    order: dict[str, int] = {k: i for i, k in enumerate(DEGRADATIONS)}
     rows: list[SensitivityRow] = []
     kinds: dict[str, None] = {}
     for simulator in sorted({s for s, _ in cells}):
