@@ -142,3 +142,39 @@ def test_the_wrapped_crs_is_closed_and_its_model_roles_are_the_twins(domain: Dom
     assert DegradedCRS.llm_roles(params) == ["crs"]
     with pytest.raises(Exception, match="kind"):
         crs_registry.params("degraded", {"of": {"name": "popular"}, "kind": "sleepy"}, where="crss[0]")
+
+
+async def test_a_crs_over_http_degrades_as_the_same_crs_in_process(tmp_path: Any) -> None:
+    """The twin wraps whatever follows the CRS protocol: `retrieval` served on 127.0.0.1 and reached
+    with `generic_http` gives, degraded, the records the in-process `retrieval` gives degraded."""
+    from crsim.crs.server import create_app
+    from crsim.runner.batch import run_batch
+    from crsim.runner.build import build_domain, build_experiment
+    from crsim.runner.config import ExperimentConfig
+    from faults.servers import running_server
+    from support import records_without_timing
+
+    base = {"users": {"size": 5}, "max_turns": 10, "concurrency": 2}
+
+    def twins(of: dict[str, Any]) -> list[dict[str, Any]]:
+        return [
+            {"name": "degraded", "id": f"retrieval~{kind}", "args": {"of": of, "kind": kind}}
+            for kind in ("random", "stale", "garbled")
+        ]
+
+    local = ExperimentConfig.model_validate({**base, "crss": twins({"name": "retrieval"})})
+    await run_batch(build_experiment(local), tmp_path / "local")
+    served = crs_registry.get("retrieval")(
+        crs_registry.params("retrieval", {}), BuildContext(build_domain(local))
+    )
+    with running_server(create_app(served)) as url:
+        remote_spec = {
+            "name": "generic_http",
+            "id": "retrieval",
+            "args": {"base_url": url, "link_titles": False},
+        }
+        remote = ExperimentConfig.model_validate({**base, "crss": twins(remote_spec)})
+        await run_batch(build_experiment(remote), tmp_path / "remote")
+    local_records = records_without_timing(tmp_path / "local" / "dialogues.jsonl")
+    assert len(local_records) == 15
+    assert local_records == records_without_timing(tmp_path / "remote" / "dialogues.jsonl")
