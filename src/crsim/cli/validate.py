@@ -154,8 +154,8 @@ def noise(
     from crsim.core.atomic_files import atomic_output
     from crsim.model.run_folder.folder import open_run
     from crsim.report.compare import compare_folders
+    from crsim.studies.noise import NOISE_FILE, noise_lines
     from crsim.studies.noise import noise as noise_of
-    from crsim.studies.noise import noise_lines
 
     with user_errors():
         cfg = _study_config(config, users, max_turns, None)
@@ -167,7 +167,7 @@ def noise(
         with user_errors():
             comparisons.append(compare_folders([open_run(folder_path)]).comparison)
     found = noise_of(chosen, comparisons)
-    with user_errors(), atomic_output(out / "noise.json") as handle:
+    with user_errors(), atomic_output(out / NOISE_FILE) as handle:
         handle.write(found.model_dump_json(indent=2))
     if as_json:
         typer.echo(found.model_dump_json(indent=2))

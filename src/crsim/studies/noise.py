@@ -24,6 +24,9 @@ from crsim.studies.compare import Comparison, MetricComparison, PairResult
 
 PairVerdict = Literal["A>B", "B>A", "n.s."]
 
+#: The file a noise study writes beside its run folders.
+NOISE_FILE = "noise.json"
+
 
 class CRSSpread(BaseModel):
     crs: str
