@@ -107,6 +107,8 @@ def test_sensitivity_end_to_end_and_resumed_after_a_cut(tmp_path: Path) -> None:
     assert all(r["n_users"] == 4 and r["crs"] == "retrieval" for r in written["rows"])
     lines = (out / "dialogues.jsonl").read_text().splitlines()
     assert len(lines) == 12  # 4 users × (retrieval + 2 twins)
+    refused = runner.invoke(app, args)
+    assert refused.exit_code != 0 and "pass --resume" in refused.output and "Traceback" not in refused.output
     (out / "dialogues.jsonl").write_text("\n".join(lines[:5]) + "\n" + lines[5][:40])  # cut mid-record
     (out / "sensitivity.json").unlink()
     again = runner.invoke(app, [*args, "--resamples", "200", "--resume"])
@@ -143,3 +145,12 @@ def test_a_twin_meets_each_user_with_its_originals_seed(tmp_path: Path) -> None:
         assert seeds[("retrieval~random", user.id)] == seeds[("retrieval", user.id)]
         assert seeds[("popular~random", user.id)] == seeds[("popular", user.id)]
         assert seeds[("popular", user.id)] != seeds[("retrieval", user.id)]  # other CRSs: their own
+
+
+def test_an_unknown_degradation_is_named_before_anything_runs(tmp_path: Path) -> None:
+    out = tmp_path / "study"
+    result = runner.invoke(
+        app, ["validate", "sensitivity", str(_config(tmp_path)), "--out", str(out), "--kinds", "sleepy"]
+    )
+    assert result.exit_code != 0 and "--kinds: unknown degradation 'sleepy'" in result.output
+    assert not out.exists()

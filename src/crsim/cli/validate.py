@@ -115,8 +115,8 @@ def sensitivity(
         cfg = _study_config(config, users, max_turns, seed)
         originals = [spec.label for spec in cfg.crss]
         chosen = [k.strip() for k in kinds.split(",") if k.strip()]
-        study = with_twins(cfg, chosen)  # type: ignore[arg-type]  # checked by the degraded CRS's Params
-    _hold(study, out, resume)
+        study = with_twins(cfg, chosen)
+        _hold(study, out, resume)
     with user_errors():
         folder = open_run(out)
         found = analyse(
@@ -163,8 +163,8 @@ def noise(
     comparisons = []
     for one in chosen:
         folder_path = out / f"seed-{one}"
-        _hold(cfg.model_copy(update={"seed": one}), folder_path, resume and folder_path.exists())
         with user_errors():
+            _hold(cfg.model_copy(update={"seed": one}), folder_path, resume and folder_path.exists())
             comparisons.append(compare_folders([open_run(folder_path)]).comparison)
     found = noise_of(chosen, comparisons)
     with user_errors(), atomic_output(out / NOISE_FILE) as handle:

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 
 from crsim.core.errors import ConfigError
 from crsim.core.plugins import ComponentSpec
-from crsim.crs.degraded import DEGRADATIONS, DegradationKind
+from crsim.crs.degraded import DEGRADATIONS
 from crsim.runner.config import ExperimentConfig
 from crsim.studies.compare import ComparisonOptions, Observation, compare_pair, users_needed
 
@@ -57,10 +57,15 @@ def twin_label(crs: str, kind: str) -> str:
     return f"{crs}{TWIN_MARK}{kind}"
 
 
-def with_twins(config: ExperimentConfig, kinds: Sequence[DegradationKind] = DEGRADATIONS) -> ExperimentConfig:
+def with_twins(config: ExperimentConfig, kinds: Sequence[str] = DEGRADATIONS) -> ExperimentConfig:
     """The config with a degraded twin of each CRS per kind, after the originals."""
     if not kinds:
         raise ConfigError("--kinds: name at least one degradation")
+    unknown = [k for k in kinds if k not in DEGRADATIONS]
+    if unknown:
+        raise ConfigError(
+            f"--kinds: unknown degradation {unknown[0]!r}; expected some of: {', '.join(DEGRADATIONS)}"
+        )
     originals = list(config.crss)
     if any(spec.name == "degraded" for spec in originals):
         raise ConfigError("crss: a sensitivity study makes the degraded twins itself; list only originals")
