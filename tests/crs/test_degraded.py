@@ -178,3 +178,16 @@ async def test_a_crs_over_http_degrades_as_the_same_crs_in_process(tmp_path: Any
     local_records = records_without_timing(tmp_path / "local" / "dialogues.jsonl")
     assert len(local_records) == 15
     assert local_records == records_without_timing(tmp_path / "remote" / "dialogues.jsonl")
+
+
+def test_the_wrapped_crs_is_checked_where_the_config_names_it() -> None:
+    from crsim.core.errors import ConfigError
+
+    for of, expected in [
+        ({"name": "retreival"}, "unknown crs 'retreival' (did you mean 'retrieval'?)"),
+        ({"name": "retrieval", "args": {"bogus": 1}}, "of.args.bogus: unknown argument for crs 'retrieval'"),
+        ({"name": "degraded", "args": {"of": {"name": "popular"}, "kind": "stale"}}, "not another twin"),
+    ]:
+        with pytest.raises(ConfigError) as caught:
+            crs_registry.params("degraded", {"of": of, "kind": "stale"}, where="crss[1]")
+        assert "crss[1].args.of" in str(caught.value) and expected in str(caught.value)

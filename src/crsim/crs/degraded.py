@@ -26,9 +26,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from crsim.core.components import BuildContext, build, llm_roles_of
+from crsim.core.errors import ConfigError
 from crsim.core.plugins import ComponentSpec
 from crsim.core.plugins import Params as RegistryParams
 from crsim.core.seeding import derive_seed
@@ -68,6 +69,18 @@ class DegradedCRS:
     class Params(RegistryParams):
         of: ComponentSpec = Field(description="The CRS to degrade (name, args, id), as in `crss:`.")
         kind: DegradationKind = Field(description="The property removed: " + ", ".join(DEGRADATIONS) + ".")
+
+        @field_validator("of")
+        @classmethod
+        def _a_crs_to_wrap(cls, of: ComponentSpec) -> ComponentSpec:
+            """The wrapped CRS's name and arguments, checked where the config names them."""
+            if of.name == "degraded":
+                raise ValueError("a degraded twin wraps an original CRS, not another twin")
+            try:
+                crs_registry.params(of.name, of.args, where="of")
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
+            return of
 
     needs_llm: ClassVar[bool] = True  # when the wrapped CRS does: `llm_roles` gives its roles
 
