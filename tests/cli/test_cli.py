@@ -109,13 +109,13 @@ def test_missing_files_are_named(tmp_path: Path) -> None:
 def test_validate_lists_problems_and_fails(tmp_path: Path) -> None:
     path = tmp_path / "d.jsonl"
     path.write_text('{"id": "a"}\n{"id": "b", "termination": {"reason": "bored"}}\nnot json\n')
-    result = runner.invoke(app, ["validate", str(path)])
+    result = runner.invoke(app, ["validate", "file", str(path)])
     assert result.exit_code == 1
     assert "record 2, field 'termination.reason'" in result.output
     assert "record 3" in result.output
     items = tmp_path / "items.jsonl"
     items.write_text('{"id": "1", "title": "Heat"}\n{"id": "2", "year": 1999}\n')
-    result = runner.invoke(app, ["validate", str(items), "--kind", "items"])
+    result = runner.invoke(app, ["validate", "file", str(items), "--kind", "items"])
     assert result.exit_code == 1 and "record 2, field 'title'" in result.output
 
 
@@ -168,8 +168,8 @@ def test_brackets_in_paths_are_text_not_markup(tmp_path: Path) -> None:
     folder.mkdir()
     path = folder / "d.jsonl"
     path.write_text('{"id": "a"}\n')
-    result = runner.invoke(app, ["validate", str(path)])
+    result = runner.invoke(app, ["validate", "file", str(path)])
     assert result.exit_code == 0 and f"{path}: 1 dialogues valid" in result.output
     path.write_text('{"id": "a", "termination": {"reason": "bored"}}\n')
-    result = runner.invoke(app, ["validate", str(path)])
+    result = runner.invoke(app, ["validate", "file", str(path)])
     assert result.exit_code == 1 and f"{path}, record 1, field 'termination.reason'" in result.output

@@ -88,11 +88,11 @@ def test_validate_suggests_the_kind_every_record_fits(tmp_path: Path) -> None:
         Path(__file__).parents[2] / "src/crsim/domains/movielens/items.jsonl.gz", "rt", encoding="utf-8"
     ) as f:
         items.write_text("".join(next(f) for _ in range(3)), encoding="utf-8")
-    result = runner.invoke(app, ["validate", str(items)])
+    result = runner.invoke(app, ["validate", "file", str(items)])
     assert result.exit_code == 1 and "every record is valid as items: try --kind items" in result.output
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"x": 1}\n', encoding="utf-8")
-    assert "try --kind" not in runner.invoke(app, ["validate", str(broken)]).output
+    assert "try --kind" not in runner.invoke(app, ["validate", "file", str(broken)]).output
 
 
 def test_metrics_parse_errors_name_metrics(tmp_path: Path) -> None:

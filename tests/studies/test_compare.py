@@ -326,3 +326,22 @@ def test_one_person_simulated_under_several_ids_counts_once() -> None:
     b = [Observation("B", "s", "m", uid, (0, 0), 0.0, True, "p1") for uid in ("p1", "p1#2")]
     sample = pair([*a, obs("A", "u2", 1.0)], [*b, obs("B", "u2", 0.0)])
     assert sample.users == ["p1", "u2"] and list(sample.differences) == [2.0, 1.0] and sample.pairs == 3
+
+
+def test_the_ranking_gives_the_run_to_run_spread_over_trials_and_the_text_shows_it() -> None:
+    from crsim.report.compare import FolderComparison, comparison_lines
+
+    found = [obs("a", f"u{k}", float(trial), trial=trial) for k in range(4) for trial in (0, 1, 2)]
+    found += [obs("b", f"u{k}", 0.5, trial=trial) for k in range(4) for trial in (0, 1, 2)]
+    (metric,) = compare(found).results
+    entries = {e.crs: e for e in metric.ranking}
+    assert entries["a"].trials == 3 and entries["a"].trial_sd == pytest.approx(1.0)  # means 0, 1, 2
+    assert entries["b"].trial_sd == pytest.approx(0.0)
+    lines = comparison_lines(FolderComparison(compare(found)))
+    (header,) = [line for line in lines if "rank" in line and "CRS" in line]
+    assert "trial SD" in header and all(len(line) <= 80 for line in lines)
+    first = [o for o in found if o.unit[0] == 0]
+    (single,) = compare(first).results
+    assert all(e.trials == 1 and e.trial_sd is None for e in single.ranking)
+    (header,) = [line for line in comparison_lines(FolderComparison(compare(first))) if "rank" in line]
+    assert "trial SD" not in header

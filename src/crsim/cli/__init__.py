@@ -80,7 +80,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "validate": LazyCommand(
         "crsim.cli.validate",
         "app",
-        "Check every record of a file against the unified format; list what is wrong and where.",
+        "Check a file against the unified format; check whether simulated verdicts can be trusted.",
     ),
     "data": LazyCommand(
         "crsim.cli.data",

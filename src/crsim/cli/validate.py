@@ -1,17 +1,22 @@
-"""`crsim validate`: check every record of a file against the unified format."""
+"""`crsim validate`: check a file against the unified format (`file`), and check the simulated verdict
+itself: would it notice a worse CRS (`sensitivity`), and how much do seeds move it (`noise`)."""
 
 from __future__ import annotations
 
 from contextlib import suppress
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from crsim.cli._support import console, errors, user_errors
 from crsim.core.errors import CrsimError
 
-app = typer.Typer(add_completion=False)
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Check a file against the unified format; check whether simulated verdicts can be trusted.",
+)
 
 
 def _valid_as_another_kind(file: Path, kind: str) -> str | None:
@@ -28,8 +33,8 @@ def _valid_as_another_kind(file: Path, kind: str) -> str | None:
     return None
 
 
-@app.command()
-def validate(
+@app.command("file")
+def validate_file_command(
     file: Annotated[Path, typer.Argument(help="A .jsonl (one record per line) or .json (array) file.")],
     kind: Annotated[str, typer.Option(help="dialogues or items.")] = "dialogues",
 ) -> None:
@@ -52,3 +57,120 @@ def validate(
             errors.print(hint, highlight=False, markup=False)
         raise typer.Exit(1)
     console.print(f"{file}: {count} {kind} valid", highlight=False, markup=False, soft_wrap=True)
+
+
+def _study_config(config: Path | None, users: int | None, max_turns: int | None, seed: int | None) -> Any:
+    from crsim.runner.config import load_config
+
+    return load_config(config, {"users": users, "max_turns": max_turns, "seed": seed})
+
+
+def _hold(cfg: Any, out: Path, resume: bool) -> None:
+    """Hold and score a study's run (resumable like `crsim run`); a failed pairing is reported, not fatal."""
+    from crsim import api
+    from crsim.runner.outcome import FailedPairings
+
+    mapping = cfg.model_dump(mode="json", exclude_none=True)
+    mapping.pop("out", None)
+    try:
+        api.run(mapping, out=out, resume=resume)
+    except FailedPairings as failed:
+        errors.print(f"warning: {failed}", highlight=False, markup=False, soft_wrap=True)
+
+
+@app.command("sensitivity")
+def sensitivity(
+    config: Annotated[
+        Path | None, typer.Argument(help="Experiment config (default: the quickstart).")
+    ] = None,
+    out: Annotated[Path, typer.Option(help="The study folder: a run folder plus sensitivity.json.")] = Path(
+        "runs/sensitivity"
+    ),
+    kinds: Annotated[
+        str, typer.Option(help="Degradations, comma-separated: random,stale,deaf,eager,mute,garbled.")
+    ] = "random,stale,deaf,eager,mute,garbled",
+    users: Annotated[int | None, typer.Option(help="Simulated users (overrides the config).")] = None,
+    max_turns: Annotated[int | None, typer.Option(help="Turns per dialogue (overrides the config).")] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed (overrides the config).")] = None,
+    resamples: Annotated[int, typer.Option(min=100, help="Draws of n users per pairwise accuracy.")] = 2000,
+    resume: Annotated[bool, typer.Option(help="Continue the study in --out.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the study as JSON.")] = False,
+) -> None:
+    """Counterfactual sensitivity: run every CRS of CONFIG beside degraded twins (random, stale, deaf,
+    eager, mute, garbled) on the same users; per simulator × metric × degradation the paired
+    difference with its CI, the pairwise accuracy at n = 10, 30, 100 and the users for 80% power.
+    See docs/validate.md."""
+    from crsim.core.atomic_files import atomic_output
+    from crsim.model.run_folder.folder import open_run
+    from crsim.studies.compare import read_observations
+    from crsim.studies.sensitivity import (
+        SENSITIVITY_FILE,
+        SensitivityOptions,
+        analyse,
+        table_lines,
+        with_twins,
+    )
+
+    with user_errors():
+        cfg = _study_config(config, users, max_turns, seed)
+        originals = [spec.label for spec in cfg.crss]
+        chosen = [k.strip() for k in kinds.split(",") if k.strip()]
+        study = with_twins(cfg, chosen)
+        _hold(study, out, resume)
+    with user_errors():
+        folder = open_run(out)
+        found = analyse(
+            read_observations(folder.dialogues_path, folder.scores_path),
+            originals,
+            SensitivityOptions(resamples=resamples, seed=study.seed),
+        )
+        with atomic_output(out / SENSITIVITY_FILE) as handle:
+            handle.write(found.model_dump_json(indent=2))
+    if as_json:
+        typer.echo(found.model_dump_json(indent=2))
+        return
+    for line in table_lines(found):
+        typer.echo(line)
+
+
+@app.command("noise")
+def noise(
+    config: Annotated[
+        Path | None, typer.Argument(help="Experiment config (default: the quickstart).")
+    ] = None,
+    seeds: Annotated[
+        int, typer.Option(min=2, help="Runs, with seeds s, s+1, ... (s: the config's seed).")
+    ] = 5,
+    out: Annotated[Path, typer.Option(help="Folder of the K run folders (seed-<s>) and noise.json.")] = Path(
+        "runs/noise"
+    ),
+    users: Annotated[int | None, typer.Option(help="Simulated users (overrides the config).")] = None,
+    max_turns: Annotated[int | None, typer.Option(help="Turns per dialogue (overrides the config).")] = None,
+    resume: Annotated[bool, typer.Option(help="Continue the runs in --out.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """The noise floor: run CONFIG with K seeds and say how often the CRS ranking and each significant
+    difference flip, with each metric's run-to-run spread. See docs/validate.md."""
+    from crsim.core.atomic_files import atomic_output
+    from crsim.model.run_folder.folder import open_run
+    from crsim.report.compare import compare_folders
+    from crsim.studies.noise import NOISE_FILE, noise_lines
+    from crsim.studies.noise import noise as noise_of
+
+    with user_errors():
+        cfg = _study_config(config, users, max_turns, None)
+        chosen = [cfg.seed + k for k in range(seeds)]
+    comparisons = []
+    for one in chosen:
+        folder_path = out / f"seed-{one}"
+        with user_errors():
+            _hold(cfg.model_copy(update={"seed": one}), folder_path, resume and folder_path.exists())
+            comparisons.append(compare_folders([open_run(folder_path)]).comparison)
+    found = noise_of(chosen, comparisons)
+    with user_errors(), atomic_output(out / NOISE_FILE) as handle:
+        handle.write(found.model_dump_json(indent=2))
+    if as_json:
+        typer.echo(found.model_dump_json(indent=2))
+        return
+    for line in noise_lines(found):
+        typer.echo(line)

@@ -66,6 +66,7 @@ COMPONENT_KINDS = frozenset(kind for kind, spec in KINDS.items() if spec.compone
 BUILTINS: dict[str, dict[str, str]] = {
     "crs": {
         "crs_arena": "crsim.crs.http.crs_arena:CRSArenaCRS",
+        "degraded": "crsim.crs.degraded:DegradedCRS",
         "generic_http": "crsim.crs.http.generic:GenericHTTPCRS",
         "llm": "crsim.crs.llm:LLMCRS",
         "moviebot": "crsim.crs.http.moviebot:MovieBotCRS",

@@ -108,11 +108,14 @@ def metric_lines(found: MetricComparison, options: ComparisonOptions) -> list[st
         f"Holm over {pairs} pair{'s' if pairs != 1 else ''}"
     )
     lines = [title, "-" * min(WIDTH, len(title))]
-    lines.append(f"  {'rank':>4}  {'CRS':<{NAME}}  {'mean':>9}  {'users':>6}  group")
+    spread = any(entry.trial_sd is not None for entry in found.ranking)
+    sd_head = f"  {'trial SD':>8}" if spread else ""
+    lines.append(f"  {'rank':>4}  {'CRS':<{NAME}}  {'mean':>9}  {'users':>6}{sd_head}  group")
     for entry in found.ranking:
+        sd = f"  {number(entry.trial_sd):>8}" if spread else ""
         lines.append(
             f"  {entry.rank:>4}  {clean(entry.crs):<{NAME}}  {number(entry.mean):>9}  "
-            f"{entry.n_users:>6}  {entry.group or '-'}"
+            f"{entry.n_users:>6}{sd}  {entry.group or '-'}"
         )
     for result in found.pairs:
         lines.append("")
@@ -160,8 +163,9 @@ LEGEND = (
     "else a sign-flip permutation test (a paired t-test above 1,000 users); p Holm: Holm-corrected "
     "over the pairs of one metric and simulator (* below alpha); MDE 80%: smallest difference "
     "this many users detect with 80% power "
-    "(alpha, two-sided); dropped: pairs left out because a dialogue was not evaluable (broken by the "
-    "simulator or the infrastructure) or had no value. CRSs that share a group letter are not "
+    "(alpha, two-sided); trial SD (runs with --trials): the standard deviation over trials of a CRS's "
+    "mean, the run-to-run spread; dropped: pairs left out because a dialogue was not evaluable "
+    "(broken by the simulator or the infrastructure) or had no value. CRSs that share a group letter are not "
     "significantly different. See docs/compare.md."
 )
 

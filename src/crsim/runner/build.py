@@ -93,10 +93,12 @@ def build_experiment(config: ExperimentConfig, run_folder: Path | None = None) -
     components: dict[str, list[dict[str, Any]]] = {"crss": [], "simulators": []}
 
     crss: dict[str, CRS] = {}
+    seed_labels: dict[str, str] = {}  # a degraded twin's dialogues take its original's seeds
     for i, (spec, label) in enumerate(zip(config.crss, _labels(config.crss, "crss"), strict=True)):
         cls, params = prepare(crs_registry, spec, ctx, f"crss[{i}]")
         uses(llm_roles_of(cls, params), f"crss[{i}] {label!r}")
         crss[label] = construct(cls, params, ctx)
+        seed_labels[label] = getattr(crss[label], "seed_label", None) or label
         components["crss"].append({"id": label, "name": spec.name, "args": params.model_dump(mode="json")})
 
     factories: dict[str, Callable[[int], UserSimulator]] = {}
@@ -120,7 +122,9 @@ def build_experiment(config: ExperimentConfig, run_folder: Path | None = None) -
             crs_label=crs_label,
             simulator_label=sim_label,
             user=user,
-            seed=derive_seed(config.seed, crs_label, sim_label, user.id, *([trial] if trial else [])),
+            seed=derive_seed(
+                config.seed, seed_labels[crs_label], sim_label, user.id, *([trial] if trial else [])
+            ),
             trial=trial,
         )
         for index, (crs_label, sim_label, user, trial) in enumerate(combinations[: config.limit])

@@ -19,6 +19,7 @@ do not count as several independent observations. Over those per-user difference
 - the smallest difference the run could detect with 80% power at alpha 0.05 (two-sided): the
   one-sample t-test effect size solved for n users (`statsmodels` `TTestPower`) times the standard
   deviation of the differences; and the users needed for a chosen difference;
+- the run-to-run spread where the run has `--trials`: per CRS, the SD over trials of its mean;
 - a ranking by mean with significance groups (compact letter display: CRSs that share a letter are
   not significantly different after correction).
 
@@ -404,6 +405,12 @@ class RankEntry(BaseModel):
     n_users: int
     rank: int
     group: str
+    trials: int = Field(1, description="Trials the CRS's dialogues came from (`--trials`).")
+    trial_sd: float | None = Field(
+        None,
+        description="Run-to-run spread: the standard deviation (ddof=1) over trials of the CRS's mean; "
+        "None with one trial.",
+    )
 
 
 class MetricComparison(BaseModel):
@@ -499,6 +506,16 @@ def _user_means(observations: Sequence[Observation]) -> tuple[float | None, int]
     return float(np.mean([np.mean(v) for v in by_user.values()])), len(by_user)
 
 
+def trial_spread(observations: Sequence[Observation]) -> tuple[int, float | None]:
+    """The trials of a CRS's observations and the SD over trials of its mean (each trial's mean taken
+    as the CRS's mean is, over its users); None below two trials."""
+    by_trial: dict[int, list[Observation]] = defaultdict(list)
+    for o in observations:
+        by_trial[o.unit[0]].append(o)
+    means = [m for m in (_user_means(found)[0] for found in by_trial.values()) if m is not None]
+    return len(by_trial), (float(np.std(means, ddof=1)) if len(means) >= 2 else None)
+
+
 def compare_metric(
     simulator: str, metric: str, by_crs: dict[str, list[Observation]], options: ComparisonOptions
 ) -> MetricComparison | None:
@@ -528,7 +545,18 @@ def compare_metric(
     for name in order:
         mean, n = means[name]
         place = 1 + sum(1 for other in names if (means[other][0] or -math.inf) > (mean or -math.inf))
-        ranking.append(RankEntry(crs=name, mean=mean, n_users=n, rank=place, group=letters.get(name, "")))
+        trials, spread = trial_spread(by_crs[name])
+        ranking.append(
+            RankEntry(
+                crs=name,
+                mean=mean,
+                n_users=n,
+                rank=place,
+                group=letters.get(name, ""),
+                trials=trials,
+                trial_sd=spread,
+            )
+        )
     return MetricComparison(simulator=simulator, metric=metric, pairs=results, ranking=ranking)
 
 
