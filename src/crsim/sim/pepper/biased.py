@@ -63,9 +63,10 @@ class TargetBiasedSimulator(ChatUser):
             "for the judge.",
         )
 
+    params: Params
+
     def __init__(self, params: Params, ctx: BuildContext) -> None:
         super().__init__(params, ctx)
-        self.params = params
         self.template = load_template(PROMPTS, params.prompt)
         self.targets: list[ItemView] = []
 

@@ -65,7 +65,7 @@ from crsim.model.domain import Domain, SlotKind, indefinite
 from crsim.model.io import iter_dialogues
 from crsim.model.text import near_duplicate, normalize
 from crsim.model.user import SimulatedUser
-from crsim.sim.base import UserTurn
+from crsim.sim.base import BaseSimulator, UserTurn
 from crsim.sim.options import chosen_label
 from crsim.sim.progress import setback
 from crsim.sim.prompt import checks
@@ -327,7 +327,7 @@ def prompt_messages(template: jinja2.Template, name: str, variables: dict[str, A
 DRAFT_CHECKS = ("meta_text", "role_flip", "target_named", "accepts_unfit", "parrot", "repeat")
 
 
-class PromptSimulator:
+class PromptSimulator(BaseSimulator):
     """One dialogue of an LLM-played user: keeps the history, builds prompts, checks and cleans answers.
 
     Subclasses decide what happens before each user turn (`_next_turn`). One object per
@@ -336,6 +336,7 @@ class PromptSimulator:
     failure falls back to a deterministic utterance; both are recorded under `draft_checks`.
     """
 
+    params: PromptParams
     needs_llm: ClassVar[bool] = True
 
     @classmethod
@@ -343,8 +344,8 @@ class PromptSimulator:
         return [params.role]
 
     def __init__(self, params: PromptParams, ctx: BuildContext) -> None:
-        self.settings, self.domain, self.seed = params, ctx.require_domain(type(self).__name__), ctx.seed
-        self.llm = ctx.require_llms(type(self).__name__).role(params.role)
+        super().__init__(params, ctx)
+        self.llm = self.role_llm(params.role)
         self.template = load_template(PROMPTS, params.prompt)
         self.guidance_template = load_template(PROMPTS, "guidance.j2")
         self.examples = load_examples(params.examples, params.num_examples) if params.examples else ()
@@ -361,8 +362,8 @@ class PromptSimulator:
 
     async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
         """The user's first utterance (answering the CRS's greeting, if it spoke first)."""
-        self._need = need_view(user, self.domain, preferences=self.settings.include_preferences)
-        self._persona = persona_text(user, self.settings.persona)
+        self._need = need_view(user, self.domain, preferences=self.params.include_preferences)
+        self._persona = persona_text(user, self.params.persona)
         constraints = {c.slot: c.values for c in self._need.constraints}
         self.tracker = NeedTracker(self.domain, constraints, list(self._need.requests))
         self.checker = checks.DraftChecker.build(self.words, self._need.targets)
@@ -377,14 +378,14 @@ class PromptSimulator:
             raise RuntimeError("respond() called before start()")
         self._heard(reply)
         self.turn += 1
-        if self.stalled >= self.settings.no_progress_patience:
+        if self.stalled >= self.params.no_progress_patience:
             return self.give_up()
         return await self._next_turn()
 
     def give_up(self) -> UserTurn:
         """End after `no_progress_patience` replies without progress, with `giving_up_utterance`."""
         notes: dict[str, Any] = {"closing_utterance": True, "stalled_turns": self.stalled}
-        return self.say(self.settings.giving_up_utterance, None, notes, end=True, reason="no_progress")
+        return self.say(self.params.giving_up_utterance, None, notes, end=True, reason="no_progress")
 
     def _heard(self, reply: CRSReply) -> None:
         """Take in a recommender reply: history, items, buttons, and whether it made progress."""
@@ -401,7 +402,7 @@ class PromptSimulator:
     def variables(self, **extra: Any) -> dict[str, Any]:
         """Template variables common to every prompt of this dialogue, plus `extra`."""
         return {
-            "history_format": self.settings.history_format,
+            "history_format": self.params.history_format,
             "domain": self.domain.name,
             "persona": self._persona,
             "need": self._need,
@@ -419,7 +420,7 @@ class PromptSimulator:
 
     def waiting(self) -> bool:
         """Nothing recommended yet and the user's patience not spent: the user must not end now."""
-        return not self.tracker.recommended and self.turn < self.settings.patience
+        return not self.tracker.recommended and self.turn < self.params.patience
 
     def settling_for_a_miss(self) -> bool:
         """The item just recommended misses the need, the recommender has missed fewer than
@@ -427,18 +428,14 @@ class PromptSimulator:
         item that does not fit (a small model thanks and leaves after the first suggestion)."""
         shown = self.tracker.shown()
         missed = shown is not None and bool(shown.mismatched)
-        return (
-            missed
-            and self.tracker.misses < self.settings.give_up_after
-            and self.turn < self.settings.patience
-        )
+        return missed and self.tracker.misses < self.params.give_up_after and self.turn < self.params.patience
 
     def closing(self) -> str:
         """The fixed last words: a goodbye that turns the item down after a miss, else the closing."""
         shown = self.tracker.shown()
         if shown is not None and shown.mismatched:
-            return self.settings.giving_up_utterance
-        return self.settings.closing_utterance
+            return self.params.giving_up_utterance
+        return self.params.closing_utterance
 
     def guidance(self, *, wait: bool, correction: str | None = None) -> str:
         """The notes for this turn (`guidance.j2`): the item just suggested, requests to ask, a correction."""
@@ -459,20 +456,20 @@ class PromptSimulator:
     ) -> tuple[str, str, dict[str, Any]]:
         """(cleaned text, raw answer, annotations) from the response prompt over the recent history,
         with this turn's guidance at the end of the prompt."""
-        shown, omitted = recent_turns(self.history, self.settings.max_history_turns)
+        shown, omitted = recent_turns(self.history, self.params.max_history_turns)
         variables = self.variables(examples=list(self.examples), stop_token=stop_token, omitted=omitted)
-        if self.settings.history_format == "messages":
+        if self.params.history_format == "messages":
             messages = self._chat_messages(shown, variables)
         else:
             variables["transcript"] = transcript(shown)
-            messages = prompt_messages(self.template, self.settings.prompt, variables)
+            messages = prompt_messages(self.template, self.params.prompt, variables)
         if guidance and messages[-1]["role"] == "user":
             messages[-1] = user_message(f"{messages[-1]['content']}\n\n[{guidance}]")
         elif guidance:
             messages.append(user_message(f"[{guidance}]"))
         config = GenerationConfig(
-            temperature=self.settings.temperature,
-            max_tokens=self.settings.max_tokens,
+            temperature=self.params.temperature,
+            max_tokens=self.params.max_tokens,
             seed=self.call_seed(purpose),
             stop=(f"\n{CRS_LABEL}:", f"\n{USER_LABEL}:"),
         )
@@ -579,7 +576,7 @@ class PromptSimulator:
         """System message, then the recommender's utterances as `user` and the simulated user's as
         `assistant`; before the recommender has spoken, the conversation part opens the dialogue."""
         variables["transcript"] = ""
-        opening = prompt_messages(self.template, self.settings.prompt, variables)
+        opening = prompt_messages(self.template, self.params.prompt, variables)
         if not shown:
             return opening
         turns = [user_message(e.text) if e.role == Role.CRS else assistant_message(e.text) for e in shown]
