@@ -22,7 +22,8 @@ from crsim.sim.base import BaseSimulator, DialogueNotes, UserTurn
 from crsim.sim.pepper.profile import PROMPTS, GeneralPreferences, domain_words, general_preferences
 from crsim.sim.prompt import checks
 from crsim.sim.prompt.common import PROMPTS as USER_PROMPTS
-from crsim.sim.prompt.common import Entry, clean_utterance, recent_turns
+from crsim.sim.prompt.common import Entry, recent_turns
+from crsim.sim.shared.utterance import clean_utterance
 
 TemplateName = Annotated[str, template_check(PROMPTS)]
 
@@ -146,7 +147,7 @@ class ChatUser(BaseSimulator):
             stop=("\nRecommender:", "\nUser:"),
         )
         completion = await self.llm.generate(messages, config)
-        text = clean_utterance(completion.text)
+        text = clean_utterance(completion.text).text
         if not text:
             raise LLMOutputError(
                 f"{self.llm.describe()}: the user message is empty once cleaned", completion.text

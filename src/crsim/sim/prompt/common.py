@@ -1,4 +1,4 @@
-"""What the prompt-based simulators share: parameters, prompt variables, history, examples, cleaning.
+"""What the prompt-based simulators share: parameters, prompt variables, history, examples, checks.
 
 Messages. A prompt is one jinja2 template rendered per part: `part == "system"` (the task, the
 persona, the information need, few-shot examples) and `part == "conversation"` (the
@@ -37,7 +37,6 @@ silently lose part of the prompt.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -70,6 +69,7 @@ from crsim.sim.options import chosen_label
 from crsim.sim.progress import setback
 from crsim.sim.prompt import checks
 from crsim.sim.prompt.policy import NeedTracker, question
+from crsim.sim.shared.utterance import clean_utterance
 
 #: Package holding the shipped templates; a `prompt` argument may also be a path to a file.
 PROMPTS = "crsim.sim.prompt.prompts"
@@ -272,36 +272,6 @@ def _read_examples(path: str, _version: int, count: int) -> tuple[str, ...]:
     )
 
 
-_USER_PREFIX = re.compile(
-    r"^\s*[*_]*\s*(?:the\s+)?(?:user|seeker|you)(?:'s(?:\s+(?:next|first|last))?\s+(?:message|reply))?"
-    r"(?:\s+is)?\s*[*_]*\s*:\s*[*_]*\s*",
-    re.IGNORECASE,
-)
-_OTHER_SPEAKER = re.compile(
-    r"^\s*[*_]*\s*(?:recommender|crs|assistant|system|bot|agent)\s*[*_]*\s*:", re.IGNORECASE
-)
-_QUOTES = {'"': '"', "“": "”"}
-
-
-def clean_utterance(raw: str) -> str:
-    """The user's words in a model answer: a leading `User:` label removed, everything from a line
-    where the model starts the recommender's part (or a second user turn) cut, quotes unwrapped."""
-    kept: list[str] = []
-    for line in raw.strip().splitlines():
-        if _OTHER_SPEAKER.match(line):
-            break
-        prefix = _USER_PREFIX.match(line)
-        if prefix:
-            if any(k.strip() for k in kept):
-                break
-            line = line[prefix.end() :]
-        kept.append(line)
-    text = "\n".join(kept).strip()
-    if len(text) >= 2 and _QUOTES.get(text[0]) == text[-1]:
-        text = text[1:-1].strip()
-    return text
-
-
 def split_at_stop(text: str, token: str) -> tuple[str, bool]:
     """(text before the stop token, whether it occurs); the token is matched ignoring case."""
     at = text.lower().find(token.lower())
@@ -475,7 +445,7 @@ class PromptSimulator(BaseSimulator):
         )
         completion = await self.llm.generate(messages, config)
         notes: dict[str, Any] = {"history_omitted": omitted} if omitted else {}
-        text = clean_utterance(completion.text)
+        text = clean_utterance(completion.text).text
         whole = complete_sentences(text) if completion.finish_reason == "length" else None
         if whole:  # the token limit cut the last sentence: keep the whole ones before it
             notes["cut_to_sentence"] = len(text)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
 import time
 from collections import Counter
 from typing import Any, ClassVar, Literal, cast
@@ -57,7 +56,6 @@ from crsim.sim.prompt.common import (
     CRS_LABEL,
     USER_LABEL,
     Entry,
-    clean_utterance,
     need_view,
     recent_turns,
     transcript,
@@ -88,7 +86,8 @@ from crsim.sim.recusersim.refine import (
     get_tool,
     refine_in_order,
 )
-from crsim.sim.recusersim.voice import PARROT, named_titles, role_flip, strip_meta, without_flips
+from crsim.sim.recusersim.voice import PARROT, named_titles, role_flip, without_flips
+from crsim.sim.shared.utterance import clean_utterance
 
 PROMPTS = "crsim.sim.recusersim.prompts"
 #: The role-flip cue of a draft of which nothing is left once the recommender's part is cut.
@@ -113,29 +112,8 @@ _STYLE_RICHNESS = {
 
 
 #: Openings of the task parts of our prompts: a small model that starts repeating them has stopped
-#: writing the user's message (stop sequences), and a rewrite that opens with them is cut to what follows.
+#: writing the user's message (stop sequences; a line repeating them is cut by the cleaner's `meta`).
 _ECHOES = ("\nIn your next message", "\nRewrite it", "\nYour draft message", "\nThe conversation so far")
-_ECHO_LINE = re.compile(
-    r"^\s*(?:(?:rewrite it|your draft message|in your next message|write only)\b.*"
-    r"|here(?: is|'s) (?:the |your |my )?(?:revised |rewritten |new |next )?"
-    r"(?:version|message|reply)\b[^\n]*:)\s*$",
-    re.I | re.M,
-)
-
-
-def clean_reply(raw: str) -> str:
-    """The user's words in an answer (`cleaned_reply` without the list of what was removed)."""
-    return cleaned_reply(raw)[0]
-
-
-def cleaned_reply(raw: str) -> tuple[str, list[str]]:
-    """The user's words in an answer, and what was removed: lines that repeat our instructions,
-    assistant framing (`voice.strip_meta`: preamble, quotes, a closing note) and what
-    `clean_utterance` cuts (a `User:` label, the recommender's part)."""
-    text, removed = strip_meta(_ECHO_LINE.sub("", raw))
-    text = clean_utterance(text)
-    text, again = strip_meta(text)
-    return text, list(dict.fromkeys([*removed, *again]))
 
 
 @simulator("recusersim")
@@ -553,7 +531,7 @@ class RecUserSim(BaseSimulator):
     def _note_cleaning(self, text: str, raw: str, notes: dict[str, Any]) -> None:
         if text != raw.strip():
             notes["raw_answer"] = raw
-            removed = cleaned_reply(raw)[1]
+            removed = clean_utterance(raw, meta=True).removed
             if removed:
                 notes["meta_removed"] = list(dict.fromkeys([*notes.get("meta_removed", []), *removed]))
 
@@ -609,7 +587,7 @@ class RecUserSim(BaseSimulator):
         )
         self._calls[kind] += 1
         completion = await self.llm.generate(self._messages(template, variables), config)
-        return clean_reply(completion.text), completion.text
+        return clean_utterance(completion.text, meta=True).text, completion.text
 
     # --- helpers --------------------------------------------------------------------------------
 
