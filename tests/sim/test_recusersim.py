@@ -307,7 +307,7 @@ async def test_excitation_stores_a_discovered_preference_and_later_prompts_use_i
 def test_only_items_outside_the_known_preferences_are_excitation_candidates(domain: Domain) -> None:
     profile = sample_profile(load_dictionary("movies"), random.Random(2))
     profile.preferences["favourite_genres"] = ["sci-fi"]
-    from crsim.sim.prompt.common import NeedView
+    from crsim.sim.shared.conversation import NeedView
 
     memory = Memory(profile, NeedView(constraints=[], requests=[], targets=[]))
     assert memory.excitation_candidate(["2571"], domain.items) is None  # The Matrix is sci-fi: known

@@ -37,7 +37,7 @@ from crsim.model.user import SimulatedUser
 from crsim.sim.base import UserTurn, simulator
 from crsim.sim.pepper.common import ChatUser, PepperParams, TemplateName
 from crsim.sim.pepper.profile import PROMPTS, Feedback, ItemView, item_view, seen_feedback
-from crsim.sim.prompt import checks
+from crsim.sim.shared import checks
 
 
 class Reflection(BaseModel):

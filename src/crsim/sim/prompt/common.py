@@ -37,7 +37,6 @@ silently lose part of the prompt.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
@@ -60,20 +59,28 @@ from crsim.llm.types import system as system_message
 from crsim.llm.types import user as user_message
 from crsim.model import annotations as keys
 from crsim.model.dialogue import ReplyOption, Role
-from crsim.model.domain import Domain, SlotKind, indefinite
+from crsim.model.domain import SlotKind, indefinite
 from crsim.model.io import iter_dialogues
 from crsim.model.text import near_duplicate, normalize
 from crsim.model.user import SimulatedUser
 from crsim.sim.base import BaseSimulator, UserTurn
 from crsim.sim.options import chosen_label
 from crsim.sim.progress import setback
-from crsim.sim.prompt import checks
 from crsim.sim.prompt.policy import NeedTracker, question
+from crsim.sim.shared import checks
+from crsim.sim.shared.conversation import (
+    CRS_LABEL,
+    USER_LABEL,
+    Entry,
+    NeedView,
+    need_view,
+    recent_turns,
+    transcript,
+)
 from crsim.sim.shared.utterance import clean_utterance
 
 #: Package holding the shipped templates; a `prompt` argument may also be a path to a file.
 PROMPTS = "crsim.sim.prompt.prompts"
-USER_LABEL, CRS_LABEL = "User", "Recommender"
 PARTS = ("system", "conversation")
 
 
@@ -162,79 +169,12 @@ class PromptParams(BaseParams):
         return value
 
 
-@dataclass(frozen=True)
-class SlotValues:
-    slot: str
-    values: list[str]
-
-
-@dataclass(frozen=True)
-class NeedView:
-    """The information need (and, optionally, slot preferences) in the words a prompt uses:
-    constraint values, the slots to ask about, target items by title."""
-
-    constraints: list[SlotValues]
-    requests: list[str]
-    targets: list[str]
-    likes: list[SlotValues] = field(default_factory=list)
-    dislikes: list[SlotValues] = field(default_factory=list)
-
-
-def need_view(user: SimulatedUser, domain: Domain, *, preferences: bool = True) -> NeedView:
-    """Targets become display titles; a target id unknown to the domain is an error, not skipped."""
-    titles = []
-    for item_id in user.need.targets:
-        item = domain.items.get(item_id)
-        if item is None:
-            raise DataError(
-                f"user {user.id!r}: target item {item_id!r} is not among the {domain.name} items; "
-                "expected ids of the domain's items"
-            )
-        titles.append(item.display_title)
-    constraints = [SlotValues(s, user.need.constraint_values(s)) for s in user.need.constraints]
-    prefs = user.profile.preferences if preferences else {}
-    return NeedView(
-        constraints=[c for c in constraints if c.values],
-        requests=list(user.need.requests),
-        targets=titles,
-        likes=[SlotValues(s, list(p.likes)) for s, p in prefs.items() if p.likes],
-        dislikes=[SlotValues(s, list(p.dislikes)) for s, p in prefs.items() if p.dislikes],
-    )
-
-
 def persona_text(user: SimulatedUser, fallback: str | None) -> str | None:
     """The user's own persona (persona `DESCRIPTION`) if it has one, else the configured one."""
     described = keys.user_persona(keys.DESCRIPTION, user.id, user.profile.persona)
     if isinstance(described, str) and described.strip():
         return described.strip()
     return fallback.strip() if fallback and fallback.strip() else None
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One utterance of the conversation as the simulator saw or said it."""
-
-    role: Role
-    text: str
-
-
-def transcript(entries: list[Entry]) -> str:
-    """`User: ...` / `Recommender: ...` lines; whitespace inside an utterance collapsed to single spaces."""
-    lines = []
-    for entry in entries:
-        label = USER_LABEL if entry.role == Role.USER else CRS_LABEL
-        lines.append(f"{label}: {' '.join(entry.text.split())}")
-    return "\n".join(lines)
-
-
-def recent_turns(history: list[Entry], max_turns: int | None) -> tuple[list[Entry], int]:
-    """The last `max_turns` turns (each from a user utterance up to the next one) and how many
-    utterances were left out before them (a CRS greeting counts as left out once a turn is)."""
-    starts = [i for i, entry in enumerate(history) if entry.role == Role.USER]
-    if max_turns is None or len(starts) <= max_turns:
-        return list(history), 0
-    cut = starts[-max_turns]
-    return history[cut:], cut
 
 
 def within_chars(history: list[Entry], budget: int | None) -> tuple[list[Entry], int]:

@@ -32,16 +32,16 @@ from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig
 from crsim.model.linking import heard_titles
 from crsim.sim.base import UserTurn, simulator
-from crsim.sim.prompt import checks
 from crsim.sim.prompt.common import (
     PROMPTS,
     PromptParams,
     PromptSimulator,
     TemplateName,
     prompt_messages,
-    transcript,
     within_chars,
 )
+from crsim.sim.shared import checks
+from crsim.sim.shared.conversation import transcript
 
 
 class StopDecision(BaseModel):

@@ -21,7 +21,7 @@ from crsim.model.linking import heard_titles
 from crsim.model.mentions import split_linked
 from crsim.model.text import normalize
 from crsim.sim.agenda.nlg import DomainWords, domain_template_set, load_templates
-from crsim.sim.prompt.checks import item_facts, mismatches
+from crsim.sim.shared.checks import item_facts, mismatches
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 

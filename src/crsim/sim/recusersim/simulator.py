@@ -52,14 +52,6 @@ from crsim.model.items import Item
 from crsim.model.linking import heard_titles
 from crsim.model.user import SimulatedUser
 from crsim.sim.base import BaseSimulator, DialogueNotes, UserTurn, simulator
-from crsim.sim.prompt.common import (
-    CRS_LABEL,
-    USER_LABEL,
-    Entry,
-    need_view,
-    recent_turns,
-    transcript,
-)
 from crsim.sim.recusersim.actions import INQUIRE, REQUEST, UserAction, get_action, get_actions
 from crsim.sim.recusersim.evidence import Inquiry, TurnFacts, tells, turn_facts
 from crsim.sim.recusersim.guard import GuardState, guard_actions
@@ -87,6 +79,14 @@ from crsim.sim.recusersim.refine import (
     refine_in_order,
 )
 from crsim.sim.recusersim.voice import PARROT, named_titles, role_flip, without_flips
+from crsim.sim.shared.conversation import (
+    CRS_LABEL,
+    USER_LABEL,
+    Entry,
+    need_view,
+    recent_turns,
+    transcript,
+)
 from crsim.sim.shared.utterance import clean_utterance
 
 PROMPTS = "crsim.sim.recusersim.prompts"
