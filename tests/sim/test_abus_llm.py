@@ -41,9 +41,9 @@ from crsim.sim.agenda.llm_nlu import (
     iard_acts,
     load_examples,
 )
-from crsim.sim.agenda.nlg import NLGContext
 from crsim.sim.agenda.simulator import AgendaBasedSimulator
 from crsim.sim.base import UserTurn, simulator_registry
+from crsim.sim.shared.nlg import NLGContext
 from support import needs_local_model
 
 IARD_GOLD = Path(__file__).parents[1] / "fixtures" / "iard" / "formatted_IARD_annotated_gold.json.gz"

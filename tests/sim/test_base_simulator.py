@@ -59,6 +59,9 @@ def test_every_built_in_simulator_is_built_by_the_base_class(name: str, domain: 
     sim = cls(params, BuildContext(domain, hub, 42))
     assert (sim.params, sim.domain, sim.seed, sim.llms) == (params, domain, 42, hub)
     assert not hasattr(sim, "settings")
+    if name in ("llm_single", "llm_dual", "pepper", "target_biased"):
+        custom = simulator_registry.params(name, {"role": "player"})
+        assert cls.llm_roles(params) == ["user"] and cls.llm_roles(custom) == ["player"]
 
 
 def test_a_simulator_calling_a_model_without_llm_settings_is_a_config_error(domain: Domain) -> None:

@@ -68,8 +68,8 @@ class BaseSimulator:
     """What every simulator needs, once: its arguments, the run's domain and LLM hub, the dialogue's seed.
 
     A subclass nests its `Params` (and annotates `params: Params` for the type checker), writes
-    `start` and `respond`, and, when it calls a model, sets `needs_llm = True`, names the roles in
-    `llm_roles(params)` and gets each role's model with `role_llm`. One object serves one dialogue.
+    `start` and `respond`, and, when it calls a model, sets `needs_llm = True` and gets the model of
+    each role it calls (`llm_roles(params)`) with `role_llm`. One object serves one dialogue.
     """
 
     Params: ClassVar[type[Params]] = Params
@@ -83,8 +83,9 @@ class BaseSimulator:
 
     @classmethod
     def llm_roles(cls, params: Any) -> list[str]:
-        """The model roles the simulator calls (none unless `needs_llm`)."""
-        return []
+        """The model roles the simulator calls: none unless `needs_llm`, else the one its `role`
+        argument names (`user` when it has none); a simulator calling other roles overrides this."""
+        return [getattr(params, "role", "user")] if cls.needs_llm else []
 
     def role_llm(self, role: str, use: str = "") -> LLM:
         """The model playing `role`; a ConfigError naming the simulator (and `use`, the argument that

@@ -30,7 +30,12 @@ from crsim.model.dialogue import ReplyOption
 from crsim.model.user import SimulatedUser
 from crsim.sim.agenda.llm_nlg import LLMNLG
 from crsim.sim.agenda.llm_nlu import LLMNLU
-from crsim.sim.agenda.nlg import (
+from crsim.sim.agenda.policy import InteractionModel, PolicyTurn
+from crsim.sim.agenda.preferences import PreferenceModel
+from crsim.sim.base import BaseSimulator, UserTurn, simulator
+from crsim.sim.options import option_dropping, option_for_turn
+from crsim.sim.progress import setback
+from crsim.sim.shared.nlg import (
     NLG,
     DomainWords,
     NLGContext,
@@ -38,11 +43,6 @@ from crsim.sim.agenda.nlg import (
     domain_template_set,
     load_templates,
 )
-from crsim.sim.agenda.policy import InteractionModel, PolicyTurn
-from crsim.sim.agenda.preferences import PreferenceModel
-from crsim.sim.base import BaseSimulator, UserTurn, simulator
-from crsim.sim.options import option_dropping, option_for_turn
-from crsim.sim.progress import setback
 
 
 @simulator("abus")

@@ -58,10 +58,6 @@ class ChatUser(BaseSimulator):
     params: PepperParams
     needs_llm: ClassVar[bool] = True
 
-    @classmethod
-    def llm_roles(cls, params: PepperParams) -> list[str]:
-        return [params.role]
-
     def __init__(self, params: PepperParams, ctx: BuildContext) -> None:
         super().__init__(params, ctx)
         self.llm = self.role_llm(params.role)

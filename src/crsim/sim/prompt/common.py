@@ -249,10 +249,6 @@ class PromptSimulator(BaseSimulator):
     params: PromptParams
     needs_llm: ClassVar[bool] = True
 
-    @classmethod
-    def llm_roles(cls, params: PromptParams) -> list[str]:
-        return [params.role]
-
     def __init__(self, params: PromptParams, ctx: BuildContext) -> None:
         super().__init__(params, ctx)
         self.llm = self.role_llm(params.role)
