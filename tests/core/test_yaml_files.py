@@ -23,8 +23,8 @@ from crsim.eval.judge.rubric import load_rubric
 from crsim.eval.run_scoring import load_judge_config
 from crsim.llm.config import load_llm_settings
 from crsim.runner.config import load_config
-from crsim.sim.agenda.nlg import load_templates
 from crsim.sim.recusersim.profile import load_dictionary
+from crsim.sim.shared.nlg import load_templates
 from crsim.studies.gcdf1.config import load_config as load_gcdf1_config
 from crsim.studies.pairwise import load_criteria
 

@@ -21,7 +21,7 @@ from crsim.domains import domain_named
 from crsim.language.understanding import Context, understand
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain, SlotKind
-from crsim.sim.agenda.nlg import DomainWords, NLGContext, TemplateNLG, domain_template_set, load_templates
+from crsim.sim.shared.nlg import DomainWords, NLGContext, TemplateNLG, domain_template_set, load_templates
 
 
 @pytest.fixture(scope="module")

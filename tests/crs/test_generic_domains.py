@@ -200,11 +200,12 @@ GENERIC_MODULES = [
     "language/lexicon.py",
     "language/understanding.py",
     "language/intents.py",
+    "language/results.py",
     "crs/nlg.py",
     "crs/popular.py",
     "crs/candidates.py",
     "language/crs_text.py",
-    "sim/agenda/nlg.py",
+    "sim/shared/nlg.py",
     "sim/agenda/policy.py",
     "sim/agenda/preferences.py",
 ]

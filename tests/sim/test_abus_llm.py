@@ -29,7 +29,7 @@ from crsim.model.dialogue import Role, TerminationReason
 from crsim.model.domain import Domain
 from crsim.model.user import InformationNeed, SimulatedUser, UserProfile
 from crsim.runner.loop import run_dialogue
-from crsim.sim.agenda.llm_nlg import LLMNLG, clean_utterance
+from crsim.sim.agenda.llm_nlg import LLMNLG
 from crsim.sim.agenda.llm_nlu import (
     CRS_INTENTS,
     EXAMPLE_FILES,
@@ -41,9 +41,9 @@ from crsim.sim.agenda.llm_nlu import (
     iard_acts,
     load_examples,
 )
-from crsim.sim.agenda.nlg import NLGContext
 from crsim.sim.agenda.simulator import AgendaBasedSimulator
 from crsim.sim.base import UserTurn, simulator_registry
+from crsim.sim.shared.nlg import NLGContext
 from support import needs_local_model
 
 IARD_GOLD = Path(__file__).parents[1] / "fixtures" / "iard" / "formatted_IARD_annotated_gold.json.gz"
@@ -331,13 +331,6 @@ async def test_empty_generation_is_an_error_after_one_repair() -> None:
     with pytest.raises(LLMOutputError, match="empty"):
         await LLMNLG(llm, seed=1, words=movie_words()).realize(parse_acts("greeting()"), NLGContext())
     assert len(provider.requests) == 2
-
-
-def test_clean_utterance_keeps_the_first_line_without_label_or_quotes() -> None:
-    assert clean_utterance('\n\nMe: "Sounds good!"\nRecommender: great') == "Sounds good!"
-    assert clean_utterance("I'd like a comedy.") == "I'd like a comedy."
-    with pytest.raises(ValueError, match="empty"):
-        clean_utterance("User:   ")
 
 
 # --- the simulator ---------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 
 from crsim.core.errors import DataError
 from crsim.model.acts import DialogueAct, Intent, parse_acts
-from crsim.sim.agenda.nlg import NLGContext, TemplateNLG, load_templates
+from crsim.sim.shared.nlg import NLGContext, TemplateNLG, load_templates
 
 COMMON = [
     ("greeting", "default"),

@@ -29,8 +29,8 @@ from crsim.model.acts import DialogueAct, Intent
 from crsim.model.dialogue import Dialogue, Utterance
 from crsim.model.domain import Domain, indefinite, plural
 from crsim.model.user import InformationNeed, SimulatedUser, UserProfile
-from crsim.sim.agenda.nlg import DomainWords, NLGContext, TemplateNLG, load_templates
 from crsim.sim.agenda.simulator import AgendaBasedSimulator
+from crsim.sim.shared.nlg import DomainWords, NLGContext, TemplateNLG, load_templates
 from crsim.studies.gcdf1.evaluator import Gcdf1Evaluator
 from crsim.users.goals import build_goal_population
 from crsim.users.population import PopulationConfig

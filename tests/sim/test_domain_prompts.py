@@ -15,8 +15,8 @@ from crsim.crs.llm import LLMCRS, LLMCRSState
 from crsim.domains import domain_named
 from crsim.model.acts import DialogueAct
 from crsim.model.domain import Domain
-from crsim.sim.agenda.nlg import NLGContext
 from crsim.sim.agenda.simulator import AgendaBasedSimulator
+from crsim.sim.shared.nlg import NLGContext
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "movie_prompts_abus.json"
 

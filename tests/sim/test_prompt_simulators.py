@@ -33,9 +33,10 @@ from crsim.runner.build import build_experiment
 from crsim.runner.config import ExperimentConfig
 from crsim.runner.loop import run_dialogue
 from crsim.sim.base import simulator_registry
-from crsim.sim.prompt.common import Entry, clean_utterance, recent_turns, split_at_stop, within_chars
+from crsim.sim.prompt.common import split_at_stop, within_chars
 from crsim.sim.prompt.dual import DualPromptSimulator
 from crsim.sim.prompt.single import SinglePromptSimulator
+from crsim.sim.shared.conversation import Entry, recent_turns
 from support import ScriptedHub, needs_local_model
 
 EXAMPLES = Path(__file__).parents[1] / "fixtures" / "prompt_examples.jsonl"
@@ -158,28 +159,6 @@ async def test_a_custom_stop_token(domain: Domain) -> None:
     turn = await single(provider, domain, stop_token="<<DONE>>", patience=1).start(movie_fan())
     assert (turn.text, turn.end) == ("That settles it", True)
     assert "<<DONE>>" in provider.requests[0][0][0]["content"]
-
-
-@pytest.mark.parametrize(
-    ("raw", "clean"),
-    [
-        ("User: I want a comedy.", "I want a comedy."),
-        ("**User:** I want a comedy.", "I want a comedy."),
-        ('"I want a comedy."', "I want a comedy."),
-        ("I want a comedy.\nRecommender: Sure, how about Jumanji?", "I want a comedy."),
-        ("I want a comedy.\n\nAssistant: ok\nUser: more", "I want a comedy."),
-        ("User: I want a comedy.\nUser: And a short one.", "I want a comedy."),
-        ("I want a comedy,\nsomething light.", "I want a comedy,\nsomething light."),
-        ("Userland is a fine word: keep it", "Userland is a fine word: keep it"),
-        ("The user's next message is: A comedy, please.", "A comedy, please."),
-        ("The user: A comedy, please.", "A comedy, please."),
-        ("You: A comedy, please.", "A comedy, please."),
-        ("Recommender: How can I help?", ""),
-        ("   ", ""),
-    ],
-)
-def test_cleaning(raw: str, clean: str) -> None:
-    assert clean_utterance(raw) == clean
 
 
 def test_split_at_stop() -> None:

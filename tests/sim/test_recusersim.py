@@ -45,7 +45,7 @@ from crsim.sim.recusersim.profile import (
     sample_profile,
 )
 from crsim.sim.recusersim.refine import count_words
-from crsim.sim.recusersim.simulator import RecUserSim, clean_reply
+from crsim.sim.recusersim.simulator import RecUserSim
 from crsim.studies.language.measures import word_count
 from support import ScriptedHub
 
@@ -307,7 +307,7 @@ async def test_excitation_stores_a_discovered_preference_and_later_prompts_use_i
 def test_only_items_outside_the_known_preferences_are_excitation_candidates(domain: Domain) -> None:
     profile = sample_profile(load_dictionary("movies"), random.Random(2))
     profile.preferences["favourite_genres"] = ["sci-fi"]
-    from crsim.sim.prompt.common import NeedView
+    from crsim.sim.shared.conversation import NeedView
 
     memory = Memory(profile, NeedView(constraints=[], requests=[], targets=[]))
     assert memory.excitation_candidate(["2571"], domain.items) is None  # The Matrix is sci-fi: known
@@ -600,12 +600,6 @@ def test_the_shipped_config_validates() -> None:
     assert {c.name for c in config.crss} == {"popular", "retrieval"}
     assert any(m.name == "user_ratings" for m in config.metrics)
     assert isinstance(load_dictionary("movies"), ProfileDictionary)
-
-
-def test_a_reply_that_repeats_our_instructions_is_cut_to_the_users_words() -> None:
-    assert clean_reply('Rewrite it to 20 words:\n"Just a comedy, thanks."') == "Just a comedy, thanks."
-    assert clean_reply("Here is your next message:\n\nUser: A thriller, please.") == "A thriller, please."
-    assert clean_reply("Here is what I want: a comedy.") == "Here is what I want: a comedy."
 
 
 async def test_the_action_answer_can_leave_out_its_reason(domain: Domain) -> None:

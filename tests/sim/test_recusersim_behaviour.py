@@ -21,7 +21,6 @@ from crsim.sim.recusersim.evidence import Inquiry, turn_facts
 from crsim.sim.recusersim.guard import GuardState, guard_actions
 from crsim.sim.recusersim.profile import apply_fixes, load_dictionary, sample_profile
 from crsim.sim.recusersim.rating import check_ratings
-from crsim.sim.recusersim.simulator import cleaned_reply
 from crsim.sim.recusersim.voice import role_flip
 from test_recusersim import MATRIX, Answers, _dialogue, fan, simulator
 
@@ -74,17 +73,6 @@ async def test_a_meta_preamble_and_quotes_are_stripped_from_the_reply_and_annota
     assert turn.text == "I want a sci-fi film, please."
     assert turn.annotations["meta_removed"] == ["preamble", "note", "quotes"]
     assert turn.annotations["raw_answer"] == raw
-
-
-def test_meta_cleaning_keeps_a_users_own_colon_and_quotes() -> None:
-    assert cleaned_reply("Response time is no problem: any film works.") == (
-        "Response time is no problem: any film works.",
-        [],
-    )
-    assert cleaned_reply('"Heat" is great, but "Ronin" too?')[0] == '"Heat" is great, but "Ronin" too?'
-    assert cleaned_reply("My reply to the recommender: Is it long?") == ("Is it long?", ["preamble"])
-    assert cleaned_reply("Here's a more formal version: Is it long?") == ("Is it long?", ["preamble"])
-    assert cleaned_reply("Here is what I think: it is fine.") == ("Here is what I think: it is fine.", [])
 
 
 async def test_a_draft_in_the_recommenders_voice_is_drafted_once_more(domain: Domain) -> None:

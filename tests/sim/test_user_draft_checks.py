@@ -24,9 +24,9 @@ from crsim.model.user import InformationNeed, SimulatedUser
 from crsim.sim.base import simulator_registry
 from crsim.sim.pepper.biased import TargetBiasedSimulator
 from crsim.sim.pepper.simulator import PepperSimulator
-from crsim.sim.prompt import checks
 from crsim.sim.prompt.dual import DualPromptSimulator
 from crsim.sim.prompt.single import SinglePromptSimulator
+from crsim.sim.shared import checks
 from support import ScriptedHub
 
 MATRIX, HEAT, TOY_STORY = "2571", "6", "1"

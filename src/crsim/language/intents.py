@@ -14,7 +14,7 @@ from crsim.model.items import ItemCollection
 
 if TYPE_CHECKING:
     from crsim.language.lexicon import Lexicon
-    from crsim.language.understanding import Context, Period, Understanding
+    from crsim.language.results import Context, Period, Understanding
 
 
 class ParsedText(Protocol):

@@ -350,7 +350,7 @@ DRAFT_CHECKS: Key[list[DraftCheck]] = _declare(
     A,
     list[DraftCheck],
     "[{check: str, action: str, draft?: str, detail?: str}]",
-    writers=("sim/prompt/checks.py",),
+    writers=("sim/shared/checks.py",),
     readers=("record readers (docs/data-format.md)",),
     description="What the LLM user's draft checks found and did on this turn (a re-ask, a fallback, an "
     "end marker ignored, ...); absent when every check passed.",

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from crsim.core.components import Buildable, BuildContext
+from crsim.core.errors import ConfigError
 from crsim.core.plugins import Params, Registry
 from crsim.crs.base import CRSReply
-from crsim.llm.client import LLMHub
+from crsim.llm.client import LLM, LLMHub
 from crsim.model.acts import DialogueAct
 from crsim.model.dialogue import ReplyOption
 from crsim.model.domain import Domain
@@ -66,8 +67,9 @@ class UserSimulator(Buildable, Protocol):
 class BaseSimulator:
     """What every simulator needs, once: its arguments, the run's domain and LLM hub, the dialogue's seed.
 
-    A subclass nests its `Params`, writes `start` and `respond`, and, when it calls a model, sets
-    `needs_llm = True` and names the roles in `llm_roles(params)`. One object serves one dialogue.
+    A subclass nests its `Params` (and annotates `params: Params` for the type checker), writes
+    `start` and `respond`, and, when it calls a model, sets `needs_llm = True` and gets the model of
+    each role it calls (`llm_roles(params)`) with `role_llm`. One object serves one dialogue.
     """
 
     Params: ClassVar[type[Params]] = Params
@@ -81,8 +83,17 @@ class BaseSimulator:
 
     @classmethod
     def llm_roles(cls, params: Any) -> list[str]:
-        """The model roles the simulator calls (none unless `needs_llm`)."""
-        return []
+        """The model roles the simulator calls: none unless `needs_llm`, else the one its `role`
+        argument names (`user` when it has none); a simulator calling other roles overrides this."""
+        return [getattr(params, "role", "user")] if cls.needs_llm else []
+
+    def role_llm(self, role: str, use: str = "") -> LLM:
+        """The model playing `role`; a ConfigError naming the simulator (and `use`, the argument that
+        asks for a model, when given) when the run has no LLM settings."""
+        if self.llms is None:
+            what = f" ({use})" if use else ""
+            raise ConfigError(f"{type(self).__name__} uses a language model{what}; give LLM settings")
+        return self.llms.role(role)
 
     async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
         raise NotImplementedError

@@ -5,13 +5,12 @@ optional annotations: a speaking `style` (e.g. an emotion), the user's persona, 
 notes on the turn (e.g. `outcome` when the user gives up). Item titles are written into the prompt
 exactly as the acts give them, and the model is told to copy them; whether it did is recorded
 (`nlg_missing_titles`). A few IARD user utterances with their acts show how people phrase them.
-The answer is cut to its first non-empty line, without a speaker label or quotes; an empty answer,
-after one repair, is an `LLMOutputError`.
+The answer is cut to its first non-empty line, without a speaker label or quotes
+(`crsim.sim.shared.utterance`); an empty answer, after one repair, is an `LLMOutputError`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,22 +22,17 @@ from crsim.llm.types import GenerationConfig, Message, user
 from crsim.model.acts import DialogueAct, Intent, format_acts
 from crsim.model.text import fold
 from crsim.sim.agenda.llm_nlu import EXAMPLE_FILES, load_examples, prompt_template
-from crsim.sim.agenda.nlg import NLGContext, NLGResult
-
-_LABEL = re.compile(r"^\s*(user|you|me|your (message|reply|answer)|message|reply|answer)\s*:\s*", re.I)
-_QUOTES = "\"'“”‘’`"
+from crsim.sim.shared.nlg import NLGContext, NLGResult
+from crsim.sim.shared.utterance import clean_utterance
 
 
-def clean_utterance(raw: str) -> str:
-    """The first non-empty line of an answer without a leading speaker label or wrapping quotes;
-    ValueError when nothing is left (so the structured call repairs once, then fails)."""
-    for line in raw.splitlines():
-        text = _LABEL.sub("", line.strip()).strip()
-        if len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES:
-            text = text[1:-1].strip()
-        if text:
-            return text
-    raise ValueError("the answer is empty; expected the user's message")
+def parse_utterance(raw: str) -> str:
+    """The first line of the user's words in an answer (`clean_utterance` with `first_line`); a
+    ValueError when nothing is left, so that the structured call repairs once, then fails."""
+    text = clean_utterance(raw, first_line=True).text
+    if not text:
+        raise ValueError("the answer is empty; expected the user's message")
+    return text
 
 
 class LLMNLG:
@@ -87,7 +81,7 @@ class LLMNLG:
         result = await generate_structured(
             self.llm,
             self.messages(acts, context),
-            clean_utterance,
+            parse_utterance,
             config,
             describe="the user's message as plain text on one line",
         )

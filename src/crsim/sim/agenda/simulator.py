@@ -20,19 +20,22 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from crsim.core.components import BuildContext
-from crsim.core.errors import ConfigError
 from crsim.core.plugins import Params as BaseParams
 from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply
 from crsim.language.crs_text import NLU, NLUResult, RuleNLU
 from crsim.language.cues import prompt_words
-from crsim.llm.client import LLMHub
 from crsim.model.acts import format_acts
 from crsim.model.dialogue import ReplyOption
 from crsim.model.user import SimulatedUser
 from crsim.sim.agenda.llm_nlg import LLMNLG
 from crsim.sim.agenda.llm_nlu import LLMNLU
-from crsim.sim.agenda.nlg import (
+from crsim.sim.agenda.policy import InteractionModel, PolicyTurn
+from crsim.sim.agenda.preferences import PreferenceModel
+from crsim.sim.base import BaseSimulator, UserTurn, simulator
+from crsim.sim.options import option_dropping, option_for_turn
+from crsim.sim.progress import setback
+from crsim.sim.shared.nlg import (
     NLG,
     DomainWords,
     NLGContext,
@@ -40,15 +43,10 @@ from crsim.sim.agenda.nlg import (
     domain_template_set,
     load_templates,
 )
-from crsim.sim.agenda.policy import InteractionModel, PolicyTurn
-from crsim.sim.agenda.preferences import PreferenceModel
-from crsim.sim.base import UserTurn, simulator
-from crsim.sim.options import option_dropping, option_for_turn
-from crsim.sim.progress import setback
 
 
 @simulator("abus")
-class AgendaBasedSimulator:
+class AgendaBasedSimulator(BaseSimulator):
     """Agenda-based simulated user guided by an information need (UserSimCRS v2, section 4.2)."""
 
     class Params(BaseParams):
@@ -113,6 +111,7 @@ class AgendaBasedSimulator:
             None, description="`nlg: llm`: speaking style or emotion, e.g. 'impatient' (none: neutral)."
         )
 
+    params: Params
     #: May call models (through `ctx.llms`); the roles actually used are `llm_roles(params)`.
     needs_llm: ClassVar[bool] = True
 
@@ -122,27 +121,19 @@ class AgendaBasedSimulator:
         return [params.role] if "llm" in (params.nlu, params.nlg) else []
 
     def __init__(self, params: Params, ctx: BuildContext) -> None:
-        self.params, self.domain, self.seed = params, ctx.require_domain(type(self).__name__), ctx.seed
-        llms = ctx.llms
-        self.nlu: NLU = self._nlu(llms)
-        self.nlg: NLG = self._nlg(llms)
+        super().__init__(params, ctx)
+        self.nlu: NLU = self._nlu()
+        self.nlg: NLG = self._nlg()
         self._rng = random.Random(self.seed)
         self._model: InteractionModel | None = None
         self._persona: dict[str, Any] = {}
 
-    def _hub(self, llms: LLMHub | None, part: str) -> LLMHub:
-        if llms is None:
-            raise ConfigError(
-                f"simulator abus with {part}: llm needs language models (a build context with an LLM hub)"
-            )
-        return llms
-
-    def _nlu(self, llms: LLMHub | None) -> NLU:
+    def _nlu(self) -> NLU:
         p = self.params
         if p.nlu == "rules":
             return RuleNLU(self.domain)
         return LLMNLU(
-            self._hub(llms, "nlu").role(p.role),
+            self.role_llm(p.role, "nlu: llm"),
             self.domain,
             self.seed,
             examples=p.nlu_examples,
@@ -151,15 +142,14 @@ class AgendaBasedSimulator:
             prompt=p.nlu_prompt,
         )
 
-    def _nlg(self, llms: LLMHub | None) -> NLG:
+    def _nlg(self) -> NLG:
         p = self.params
         if p.nlg == "templates":
             templates = load_templates(self._template_set())
             rng = random.Random(derive_seed(self.seed, "nlg"))
             return TemplateNLG(templates, rng, DomainWords.of(self.domain))
-        llm = self._hub(llms, "nlg").role(p.role)
         return LLMNLG(
-            llm,
+            self.role_llm(p.role, "nlg: llm"),
             self.seed,
             style=p.style,
             examples=p.nlg_examples,

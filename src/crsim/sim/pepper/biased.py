@@ -33,7 +33,7 @@ from crsim.model.user import SimulatedUser
 from crsim.sim.base import UserTurn, simulator
 from crsim.sim.pepper.common import ChatUser, PepperParams, TemplateName, split_targets
 from crsim.sim.pepper.profile import PROMPTS, ItemView, item_view
-from crsim.sim.prompt import checks
+from crsim.sim.shared import checks
 
 
 def target_split(user: SimulatedUser, count: int, seed: int) -> tuple[list[str], list[str]]:
@@ -63,9 +63,10 @@ class TargetBiasedSimulator(ChatUser):
             "for the judge.",
         )
 
+    params: Params
+
     def __init__(self, params: Params, ctx: BuildContext) -> None:
         super().__init__(params, ctx)
-        self.params = params
         self.template = load_template(PROMPTS, params.prompt)
         self.targets: list[ItemView] = []
 

@@ -18,11 +18,12 @@ from crsim.llm.types import GenerationConfig, Message, assistant, system, user
 from crsim.model import annotations as keys
 from crsim.model.dialogue import Role
 from crsim.model.user import SimulatedUser
-from crsim.sim.base import DialogueNotes, UserTurn
+from crsim.sim.base import BaseSimulator, DialogueNotes, UserTurn
 from crsim.sim.pepper.profile import PROMPTS, GeneralPreferences, domain_words, general_preferences
-from crsim.sim.prompt import checks
 from crsim.sim.prompt.common import PROMPTS as USER_PROMPTS
-from crsim.sim.prompt.common import Entry, clean_utterance, recent_turns
+from crsim.sim.shared import checks
+from crsim.sim.shared.conversation import Entry, recent_turns
+from crsim.sim.shared.utterance import clean_utterance
 
 TemplateName = Annotated[str, template_check(PROMPTS)]
 
@@ -50,19 +51,16 @@ class PepperParams(BaseParams):
     plot_chars: int = Field(160, ge=0, description="Plots are cut to this many characters in prompts.")
 
 
-class ChatUser:
+class ChatUser(BaseSimulator):
     """One dialogue of an LLM-played user whose prompt is a system message plus the conversation as
     chat messages (the recommender's as `user`, the simulated user's own as `assistant`)."""
 
+    params: PepperParams
     needs_llm: ClassVar[bool] = True
 
-    @classmethod
-    def llm_roles(cls, params: PepperParams) -> list[str]:
-        return [params.role]
-
     def __init__(self, params: PepperParams, ctx: BuildContext) -> None:
-        self.settings, self.domain, self.seed = params, ctx.require_domain(type(self).__name__), ctx.seed
-        self.llm = ctx.require_llms(type(self).__name__).role(params.role)
+        super().__init__(params, ctx)
+        self.llm = self.role_llm(params.role)
         #: What the prompts call the domain's items and people (`profile.domain_words`).
         self.words = domain_words(self.domain)
         self.history: list[Entry] = []
@@ -83,9 +81,9 @@ class ChatUser:
             self.llm,
             user,
             self.domain,
-            narrative_items=self.settings.narrative_items,
-            plot_chars=self.settings.plot_chars,
-            max_tokens=self.settings.narrative_max_tokens,
+            narrative_items=self.params.narrative_items,
+            plot_chars=self.params.plot_chars,
+            max_tokens=self.params.narrative_max_tokens,
         )
         self.notes.persona.update(
             {
@@ -97,7 +95,7 @@ class ChatUser:
 
     def messages(self, template: jinja2.Template, variables: dict[str, Any], latest: str) -> list[Message]:
         """System part, the recent conversation, and `latest` (the cue after the last CRS message)."""
-        shown, _ = recent_turns(self.history, self.settings.max_history_turns)
+        shown, _ = recent_turns(self.history, self.params.max_history_turns)
         chat: list[Message] = [system(render(template, part="system", **{"words": self.words, **variables}))]
         for entry in shown:
             chat.append(user(entry.text) if entry.role == Role.CRS else assistant(entry.text))
@@ -139,13 +137,13 @@ class ChatUser:
     async def _generate(self, messages: list[Message], purpose: str) -> tuple[str, str]:
         """(cleaned text, raw answer); an answer empty once cleaned is an error."""
         config = GenerationConfig(
-            temperature=self.settings.temperature,
-            max_tokens=self.settings.max_tokens,
+            temperature=self.params.temperature,
+            max_tokens=self.params.max_tokens,
             seed=derive_seed(self.seed, purpose, self.turn) % 2**31,
             stop=("\nRecommender:", "\nUser:"),
         )
         completion = await self.llm.generate(messages, config)
-        text = clean_utterance(completion.text)
+        text = clean_utterance(completion.text).text
         if not text:
             raise LLMOutputError(
                 f"{self.llm.describe()}: the user message is empty once cleaned", completion.text

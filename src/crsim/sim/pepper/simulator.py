@@ -37,7 +37,7 @@ from crsim.model.user import SimulatedUser
 from crsim.sim.base import UserTurn, simulator
 from crsim.sim.pepper.common import ChatUser, PepperParams, TemplateName
 from crsim.sim.pepper.profile import PROMPTS, Feedback, ItemView, item_view, seen_feedback
-from crsim.sim.prompt import checks
+from crsim.sim.shared import checks
 
 
 class Reflection(BaseModel):
@@ -105,9 +105,10 @@ class PepperSimulator(ChatUser):
             "so that they say something new.",
         )
 
+    params: Params
+
     def __init__(self, params: Params, ctx: BuildContext) -> None:
         super().__init__(params, ctx)
-        self.params = params
         self.template = load_template(PROMPTS, params.prompt)
         self.reflect_template = load_template(PROMPTS, params.reflect_prompt)
         self.reflections: dict[str, Reflected | dict[str, Any]] = {}
@@ -176,7 +177,7 @@ class PepperSimulator(ChatUser):
     def _said(self) -> list[str]:
         """The user's own earlier messages that fall outside the history the prompt shows."""
         own = [e.text for e in self.history if e.role == Role.USER]
-        window = self.settings.max_history_turns
+        window = self.params.max_history_turns
         hidden = own[:-window] if window is not None and len(own) > window else []
         return hidden[-self.params.recall_said :] if self.params.recall_said else []
 
@@ -218,7 +219,7 @@ class PepperSimulator(ChatUser):
         ]
         purpose = "reflect-again" if contradiction else "reflect"
         config = GenerationConfig(
-            temperature=self.settings.temperature,
+            temperature=self.params.temperature,
             max_tokens=self.params.reflect_max_tokens,
             seed=derive_seed(0, purpose, shown.item.id) % 2**31,
         )

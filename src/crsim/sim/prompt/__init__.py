@@ -2,7 +2,7 @@
 
 `llm_single` (single.py) writes each user utterance from one prompt and ends the dialogue by
 writing a stop token; `llm_dual` (dual.py) asks a separate stopping prompt before each turn
-whether to go on. common.py holds what both share: parameters, the information need as prompt
-variables, the conversation history and its transcript, few-shot examples and answer cleaning.
+whether to go on. common.py holds what both share: parameters, prompt variables, few-shot examples
+and the drafting loop (the history, the draft checks and the cleaning are in `crsim.sim.shared`).
 The jinja2 prompts live in prompts/.
 """

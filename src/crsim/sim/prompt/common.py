@@ -1,4 +1,4 @@
-"""What the prompt-based simulators share: parameters, prompt variables, history, examples, cleaning.
+"""What the prompt-based simulators share: parameters, prompt variables, history, examples, checks.
 
 Messages. A prompt is one jinja2 template rendered per part: `part == "system"` (the task, the
 persona, the information need, few-shot examples) and `part == "conversation"` (the
@@ -37,8 +37,6 @@ silently lose part of the prompt.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
@@ -61,19 +59,28 @@ from crsim.llm.types import system as system_message
 from crsim.llm.types import user as user_message
 from crsim.model import annotations as keys
 from crsim.model.dialogue import ReplyOption, Role
-from crsim.model.domain import Domain, SlotKind, indefinite
+from crsim.model.domain import SlotKind, indefinite
 from crsim.model.io import iter_dialogues
 from crsim.model.text import near_duplicate, normalize
 from crsim.model.user import SimulatedUser
-from crsim.sim.base import UserTurn
+from crsim.sim.base import BaseSimulator, UserTurn
 from crsim.sim.options import chosen_label
 from crsim.sim.progress import setback
-from crsim.sim.prompt import checks
 from crsim.sim.prompt.policy import NeedTracker, question
+from crsim.sim.shared import checks
+from crsim.sim.shared.conversation import (
+    CRS_LABEL,
+    USER_LABEL,
+    Entry,
+    NeedView,
+    need_view,
+    recent_turns,
+    transcript,
+)
+from crsim.sim.shared.utterance import clean_utterance
 
 #: Package holding the shipped templates; a `prompt` argument may also be a path to a file.
 PROMPTS = "crsim.sim.prompt.prompts"
-USER_LABEL, CRS_LABEL = "User", "Recommender"
 PARTS = ("system", "conversation")
 
 
@@ -162,79 +169,12 @@ class PromptParams(BaseParams):
         return value
 
 
-@dataclass(frozen=True)
-class SlotValues:
-    slot: str
-    values: list[str]
-
-
-@dataclass(frozen=True)
-class NeedView:
-    """The information need (and, optionally, slot preferences) in the words a prompt uses:
-    constraint values, the slots to ask about, target items by title."""
-
-    constraints: list[SlotValues]
-    requests: list[str]
-    targets: list[str]
-    likes: list[SlotValues] = field(default_factory=list)
-    dislikes: list[SlotValues] = field(default_factory=list)
-
-
-def need_view(user: SimulatedUser, domain: Domain, *, preferences: bool = True) -> NeedView:
-    """Targets become display titles; a target id unknown to the domain is an error, not skipped."""
-    titles = []
-    for item_id in user.need.targets:
-        item = domain.items.get(item_id)
-        if item is None:
-            raise DataError(
-                f"user {user.id!r}: target item {item_id!r} is not among the {domain.name} items; "
-                "expected ids of the domain's items"
-            )
-        titles.append(item.display_title)
-    constraints = [SlotValues(s, user.need.constraint_values(s)) for s in user.need.constraints]
-    prefs = user.profile.preferences if preferences else {}
-    return NeedView(
-        constraints=[c for c in constraints if c.values],
-        requests=list(user.need.requests),
-        targets=titles,
-        likes=[SlotValues(s, list(p.likes)) for s, p in prefs.items() if p.likes],
-        dislikes=[SlotValues(s, list(p.dislikes)) for s, p in prefs.items() if p.dislikes],
-    )
-
-
 def persona_text(user: SimulatedUser, fallback: str | None) -> str | None:
     """The user's own persona (persona `DESCRIPTION`) if it has one, else the configured one."""
     described = keys.user_persona(keys.DESCRIPTION, user.id, user.profile.persona)
     if isinstance(described, str) and described.strip():
         return described.strip()
     return fallback.strip() if fallback and fallback.strip() else None
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One utterance of the conversation as the simulator saw or said it."""
-
-    role: Role
-    text: str
-
-
-def transcript(entries: list[Entry]) -> str:
-    """`User: ...` / `Recommender: ...` lines; whitespace inside an utterance collapsed to single spaces."""
-    lines = []
-    for entry in entries:
-        label = USER_LABEL if entry.role == Role.USER else CRS_LABEL
-        lines.append(f"{label}: {' '.join(entry.text.split())}")
-    return "\n".join(lines)
-
-
-def recent_turns(history: list[Entry], max_turns: int | None) -> tuple[list[Entry], int]:
-    """The last `max_turns` turns (each from a user utterance up to the next one) and how many
-    utterances were left out before them (a CRS greeting counts as left out once a turn is)."""
-    starts = [i for i, entry in enumerate(history) if entry.role == Role.USER]
-    if max_turns is None or len(starts) <= max_turns:
-        return list(history), 0
-    cut = starts[-max_turns]
-    return history[cut:], cut
 
 
 def within_chars(history: list[Entry], budget: int | None) -> tuple[list[Entry], int]:
@@ -272,36 +212,6 @@ def _read_examples(path: str, _version: int, count: int) -> tuple[str, ...]:
     )
 
 
-_USER_PREFIX = re.compile(
-    r"^\s*[*_]*\s*(?:the\s+)?(?:user|seeker|you)(?:'s(?:\s+(?:next|first|last))?\s+(?:message|reply))?"
-    r"(?:\s+is)?\s*[*_]*\s*:\s*[*_]*\s*",
-    re.IGNORECASE,
-)
-_OTHER_SPEAKER = re.compile(
-    r"^\s*[*_]*\s*(?:recommender|crs|assistant|system|bot|agent)\s*[*_]*\s*:", re.IGNORECASE
-)
-_QUOTES = {'"': '"', "“": "”"}
-
-
-def clean_utterance(raw: str) -> str:
-    """The user's words in a model answer: a leading `User:` label removed, everything from a line
-    where the model starts the recommender's part (or a second user turn) cut, quotes unwrapped."""
-    kept: list[str] = []
-    for line in raw.strip().splitlines():
-        if _OTHER_SPEAKER.match(line):
-            break
-        prefix = _USER_PREFIX.match(line)
-        if prefix:
-            if any(k.strip() for k in kept):
-                break
-            line = line[prefix.end() :]
-        kept.append(line)
-    text = "\n".join(kept).strip()
-    if len(text) >= 2 and _QUOTES.get(text[0]) == text[-1]:
-        text = text[1:-1].strip()
-    return text
-
-
 def split_at_stop(text: str, token: str) -> tuple[str, bool]:
     """(text before the stop token, whether it occurs); the token is matched ignoring case."""
     at = text.lower().find(token.lower())
@@ -327,7 +237,7 @@ def prompt_messages(template: jinja2.Template, name: str, variables: dict[str, A
 DRAFT_CHECKS = ("meta_text", "role_flip", "target_named", "accepts_unfit", "parrot", "repeat")
 
 
-class PromptSimulator:
+class PromptSimulator(BaseSimulator):
     """One dialogue of an LLM-played user: keeps the history, builds prompts, checks and cleans answers.
 
     Subclasses decide what happens before each user turn (`_next_turn`). One object per
@@ -336,15 +246,12 @@ class PromptSimulator:
     failure falls back to a deterministic utterance; both are recorded under `draft_checks`.
     """
 
+    params: PromptParams
     needs_llm: ClassVar[bool] = True
 
-    @classmethod
-    def llm_roles(cls, params: PromptParams) -> list[str]:
-        return [params.role]
-
     def __init__(self, params: PromptParams, ctx: BuildContext) -> None:
-        self.settings, self.domain, self.seed = params, ctx.require_domain(type(self).__name__), ctx.seed
-        self.llm = ctx.require_llms(type(self).__name__).role(params.role)
+        super().__init__(params, ctx)
+        self.llm = self.role_llm(params.role)
         self.template = load_template(PROMPTS, params.prompt)
         self.guidance_template = load_template(PROMPTS, "guidance.j2")
         self.examples = load_examples(params.examples, params.num_examples) if params.examples else ()
@@ -361,8 +268,8 @@ class PromptSimulator:
 
     async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
         """The user's first utterance (answering the CRS's greeting, if it spoke first)."""
-        self._need = need_view(user, self.domain, preferences=self.settings.include_preferences)
-        self._persona = persona_text(user, self.settings.persona)
+        self._need = need_view(user, self.domain, preferences=self.params.include_preferences)
+        self._persona = persona_text(user, self.params.persona)
         constraints = {c.slot: c.values for c in self._need.constraints}
         self.tracker = NeedTracker(self.domain, constraints, list(self._need.requests))
         self.checker = checks.DraftChecker.build(self.words, self._need.targets)
@@ -377,14 +284,14 @@ class PromptSimulator:
             raise RuntimeError("respond() called before start()")
         self._heard(reply)
         self.turn += 1
-        if self.stalled >= self.settings.no_progress_patience:
+        if self.stalled >= self.params.no_progress_patience:
             return self.give_up()
         return await self._next_turn()
 
     def give_up(self) -> UserTurn:
         """End after `no_progress_patience` replies without progress, with `giving_up_utterance`."""
         notes: dict[str, Any] = {"closing_utterance": True, "stalled_turns": self.stalled}
-        return self.say(self.settings.giving_up_utterance, None, notes, end=True, reason="no_progress")
+        return self.say(self.params.giving_up_utterance, None, notes, end=True, reason="no_progress")
 
     def _heard(self, reply: CRSReply) -> None:
         """Take in a recommender reply: history, items, buttons, and whether it made progress."""
@@ -401,7 +308,7 @@ class PromptSimulator:
     def variables(self, **extra: Any) -> dict[str, Any]:
         """Template variables common to every prompt of this dialogue, plus `extra`."""
         return {
-            "history_format": self.settings.history_format,
+            "history_format": self.params.history_format,
             "domain": self.domain.name,
             "persona": self._persona,
             "need": self._need,
@@ -419,7 +326,7 @@ class PromptSimulator:
 
     def waiting(self) -> bool:
         """Nothing recommended yet and the user's patience not spent: the user must not end now."""
-        return not self.tracker.recommended and self.turn < self.settings.patience
+        return not self.tracker.recommended and self.turn < self.params.patience
 
     def settling_for_a_miss(self) -> bool:
         """The item just recommended misses the need, the recommender has missed fewer than
@@ -427,18 +334,14 @@ class PromptSimulator:
         item that does not fit (a small model thanks and leaves after the first suggestion)."""
         shown = self.tracker.shown()
         missed = shown is not None and bool(shown.mismatched)
-        return (
-            missed
-            and self.tracker.misses < self.settings.give_up_after
-            and self.turn < self.settings.patience
-        )
+        return missed and self.tracker.misses < self.params.give_up_after and self.turn < self.params.patience
 
     def closing(self) -> str:
         """The fixed last words: a goodbye that turns the item down after a miss, else the closing."""
         shown = self.tracker.shown()
         if shown is not None and shown.mismatched:
-            return self.settings.giving_up_utterance
-        return self.settings.closing_utterance
+            return self.params.giving_up_utterance
+        return self.params.closing_utterance
 
     def guidance(self, *, wait: bool, correction: str | None = None) -> str:
         """The notes for this turn (`guidance.j2`): the item just suggested, requests to ask, a correction."""
@@ -459,26 +362,26 @@ class PromptSimulator:
     ) -> tuple[str, str, dict[str, Any]]:
         """(cleaned text, raw answer, annotations) from the response prompt over the recent history,
         with this turn's guidance at the end of the prompt."""
-        shown, omitted = recent_turns(self.history, self.settings.max_history_turns)
+        shown, omitted = recent_turns(self.history, self.params.max_history_turns)
         variables = self.variables(examples=list(self.examples), stop_token=stop_token, omitted=omitted)
-        if self.settings.history_format == "messages":
+        if self.params.history_format == "messages":
             messages = self._chat_messages(shown, variables)
         else:
             variables["transcript"] = transcript(shown)
-            messages = prompt_messages(self.template, self.settings.prompt, variables)
+            messages = prompt_messages(self.template, self.params.prompt, variables)
         if guidance and messages[-1]["role"] == "user":
             messages[-1] = user_message(f"{messages[-1]['content']}\n\n[{guidance}]")
         elif guidance:
             messages.append(user_message(f"[{guidance}]"))
         config = GenerationConfig(
-            temperature=self.settings.temperature,
-            max_tokens=self.settings.max_tokens,
+            temperature=self.params.temperature,
+            max_tokens=self.params.max_tokens,
             seed=self.call_seed(purpose),
             stop=(f"\n{CRS_LABEL}:", f"\n{USER_LABEL}:"),
         )
         completion = await self.llm.generate(messages, config)
         notes: dict[str, Any] = {"history_omitted": omitted} if omitted else {}
-        text = clean_utterance(completion.text)
+        text = clean_utterance(completion.text).text
         whole = complete_sentences(text) if completion.finish_reason == "length" else None
         if whole:  # the token limit cut the last sentence: keep the whole ones before it
             notes["cut_to_sentence"] = len(text)
@@ -579,7 +482,7 @@ class PromptSimulator:
         """System message, then the recommender's utterances as `user` and the simulated user's as
         `assistant`; before the recommender has spoken, the conversation part opens the dialogue."""
         variables["transcript"] = ""
-        opening = prompt_messages(self.template, self.settings.prompt, variables)
+        opening = prompt_messages(self.template, self.params.prompt, variables)
         if not shown:
             return opening
         turns = [user_message(e.text) if e.role == Role.CRS else assistant_message(e.text) for e in shown]

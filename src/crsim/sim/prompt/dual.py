@@ -32,16 +32,16 @@ from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig
 from crsim.model.linking import heard_titles
 from crsim.sim.base import UserTurn, simulator
-from crsim.sim.prompt import checks
 from crsim.sim.prompt.common import (
     PROMPTS,
     PromptParams,
     PromptSimulator,
     TemplateName,
     prompt_messages,
-    transcript,
     within_chars,
 )
+from crsim.sim.shared import checks
+from crsim.sim.shared.conversation import transcript
 
 
 class StopDecision(BaseModel):
@@ -82,9 +82,10 @@ class DualPromptSimulator(PromptSimulator):
             "prompt fits the model's context window. None: never cut.",
         )
 
+    params: Params
+
     def __init__(self, params: Params, ctx: BuildContext) -> None:
         super().__init__(params, ctx)
-        self.dual = params
         self.stop_template = load_template(PROMPTS, params.stop_prompt)
 
     async def _next_turn(self) -> UserTurn:
@@ -137,7 +138,7 @@ class DualPromptSimulator(PromptSimulator):
         return "; ".join(wrong) or None
 
     async def _ask_decision(self, notes: dict[str, Any], *, correction: bool) -> StopDecision:
-        shown, omitted = within_chars(self.history, self.dual.stop_history_chars)
+        shown, omitted = within_chars(self.history, self.params.stop_history_chars)
         variables = self.variables(
             stop_token=None,
             examples=[],
@@ -147,10 +148,10 @@ class DualPromptSimulator(PromptSimulator):
             pending=[slot for slot in self.tracker.requests if slot not in self.tracker.asked],
             correction=correction,
         )
-        messages = prompt_messages(self.stop_template, self.dual.stop_prompt, variables)
+        messages = prompt_messages(self.stop_template, self.params.stop_prompt, variables)
         config = GenerationConfig(
-            temperature=self.settings.temperature,
-            max_tokens=self.dual.decision_max_tokens,
+            temperature=self.params.temperature,
+            max_tokens=self.params.decision_max_tokens,
             seed=self.call_seed("stop-retry" if correction else "stop"),
         )
         answer = await generate_json(self.llm, messages, StopDecision, config)

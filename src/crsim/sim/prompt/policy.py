@@ -20,8 +20,8 @@ from crsim.model.domain import Domain
 from crsim.model.linking import heard_titles
 from crsim.model.mentions import split_linked
 from crsim.model.text import normalize
-from crsim.sim.agenda.nlg import DomainWords, domain_template_set, load_templates
-from crsim.sim.prompt.checks import item_facts, mismatches
+from crsim.sim.shared.checks import item_facts, mismatches
+from crsim.sim.shared.nlg import DomainWords, domain_template_set, load_templates
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from crsim.core.components import BuildContext
 from crsim.language.cues import REJECT
 from crsim.model.text import normalize
 from crsim.sim.base import UserTurn, simulator
-from crsim.sim.prompt import checks
 from crsim.sim.prompt.common import PromptParams, PromptSimulator
+from crsim.sim.shared import checks
 
 
 @simulator("llm_single")
@@ -47,12 +46,10 @@ class SinglePromptSimulator(PromptSimulator):
                 raise ValueError("the stop token must contain visible characters")
             return value.strip()
 
-    def __init__(self, params: Params, ctx: BuildContext) -> None:
-        super().__init__(params, ctx)
-        self.stop_token = params.stop_token
+    params: Params
 
     async def _next_turn(self) -> UserTurn:
-        body, seen, raw, notes = await self.draft(self.stop_token)
+        body, seen, raw, notes = await self.draft(self.params.stop_token)
         notes["stop_token_seen"] = seen
         body, asked = self.ask_pending(body, notes)
         if seen and asked:

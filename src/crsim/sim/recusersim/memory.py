@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 from crsim.model.items import LIST_ATTRIBUTES, Item, ItemCollection
-from crsim.sim.prompt.common import Entry, NeedView
 from crsim.sim.recusersim.evidence import Inquiry
 from crsim.sim.recusersim.profile import Profile
+from crsim.sim.shared.conversation import Entry, NeedView
 
 
 class Discovery(BaseModel):

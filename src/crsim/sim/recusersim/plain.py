@@ -13,10 +13,10 @@ import random
 
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain
-from crsim.sim.agenda.nlg import DomainWords, NLGContext, TemplateNLG, domain_template_set, load_templates
-from crsim.sim.prompt.common import NeedView
 from crsim.sim.recusersim.actions import CLARIFY, END, INQUIRE, NEGATIVE, POSITIVE, REQUEST, UserAction
 from crsim.sim.recusersim.evidence import Inquiry
+from crsim.sim.shared.conversation import NeedView
+from crsim.sim.shared.nlg import DomainWords, NLGContext, TemplateNLG, domain_template_set, load_templates
 
 
 def plain_acts(

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
 import time
 from collections import Counter
 from typing import Any, ClassVar, Literal, cast
@@ -36,7 +35,6 @@ from typing import Any, ClassVar, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from crsim.core.components import BuildContext
-from crsim.core.plugins import Params as BaseParams
 from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply
 from crsim.language.cues import prompt_nouns
@@ -53,16 +51,7 @@ from crsim.model.domain import Domain, indefinite
 from crsim.model.items import Item
 from crsim.model.linking import heard_titles
 from crsim.model.user import SimulatedUser
-from crsim.sim.base import DialogueNotes, UserTurn, simulator
-from crsim.sim.prompt.common import (
-    CRS_LABEL,
-    USER_LABEL,
-    Entry,
-    clean_utterance,
-    need_view,
-    recent_turns,
-    transcript,
-)
+from crsim.sim.base import BaseSimulator, DialogueNotes, UserTurn, simulator
 from crsim.sim.recusersim.actions import INQUIRE, REQUEST, UserAction, get_action, get_actions
 from crsim.sim.recusersim.evidence import Inquiry, TurnFacts, tells, turn_facts
 from crsim.sim.recusersim.guard import GuardState, guard_actions
@@ -89,7 +78,16 @@ from crsim.sim.recusersim.refine import (
     get_tool,
     refine_in_order,
 )
-from crsim.sim.recusersim.voice import PARROT, named_titles, role_flip, strip_meta, without_flips
+from crsim.sim.recusersim.voice import PARROT, named_titles, role_flip, without_flips
+from crsim.sim.shared.conversation import (
+    CRS_LABEL,
+    USER_LABEL,
+    Entry,
+    need_view,
+    recent_turns,
+    transcript,
+)
+from crsim.sim.shared.utterance import clean_utterance
 
 PROMPTS = "crsim.sim.recusersim.prompts"
 #: The role-flip cue of a draft of which nothing is left once the recommender's part is cut.
@@ -114,36 +112,16 @@ _STYLE_RICHNESS = {
 
 
 #: Openings of the task parts of our prompts: a small model that starts repeating them has stopped
-#: writing the user's message (stop sequences), and a rewrite that opens with them is cut to what follows.
+#: writing the user's message (stop sequences; a line repeating them is cut by the cleaner's `meta`).
 _ECHOES = ("\nIn your next message", "\nRewrite it", "\nYour draft message", "\nThe conversation so far")
-_ECHO_LINE = re.compile(
-    r"^\s*(?:(?:rewrite it|your draft message|in your next message|write only)\b.*"
-    r"|here(?: is|'s) (?:the |your |my )?(?:revised |rewritten |new |next )?"
-    r"(?:version|message|reply)\b[^\n]*:)\s*$",
-    re.I | re.M,
-)
-
-
-def clean_reply(raw: str) -> str:
-    """The user's words in an answer (`cleaned_reply` without the list of what was removed)."""
-    return cleaned_reply(raw)[0]
-
-
-def cleaned_reply(raw: str) -> tuple[str, list[str]]:
-    """The user's words in an answer, and what was removed: lines that repeat our instructions,
-    assistant framing (`voice.strip_meta`: preamble, quotes, a closing note) and what
-    `clean_utterance` cuts (a `User:` label, the recommender's part)."""
-    text, removed = strip_meta(_ECHO_LINE.sub("", raw))
-    text = clean_utterance(text)
-    text, again = strip_meta(text)
-    return text, list(dict.fromkeys([*removed, *again]))
 
 
 @simulator("recusersim")
-class RecUserSim:
+class RecUserSim(BaseSimulator):
     """One dialogue of a RecUserSim-style simulated user (module docstring)."""
 
-    Params: ClassVar[type[BaseParams]] = RecUserSimParams
+    Params = RecUserSimParams
+    params: RecUserSimParams
     needs_llm: ClassVar[bool] = True
 
     @classmethod
@@ -151,10 +129,9 @@ class RecUserSim:
         return [params.role, params.profile_role] if params.resolve_conflicts else [params.role]
 
     def __init__(self, params: RecUserSimParams, ctx: BuildContext) -> None:
-        self.settings, self.domain, self.seed = params, ctx.require_domain(type(self).__name__), ctx.seed
-        llms = ctx.require_llms(type(self).__name__)
-        self.llm = llms.role(params.role)
-        self.profile_llm = llms.role(params.profile_role) if params.resolve_conflicts else self.llm
+        super().__init__(params, ctx)
+        self.llm = self.role_llm(params.role)
+        self.profile_llm = self.role_llm(params.profile_role) if params.resolve_conflicts else self.llm
         self.dictionary: ProfileDictionary = load_dictionary(self._profile_name(params, self.domain))
         self.actions = get_actions(params.actions, "actions")
         self.opening = get_actions(params.opening_actions, "opening_actions")
@@ -173,12 +150,12 @@ class RecUserSim:
 
     async def start(self, user: SimulatedUser, greeting: CRSReply | None = None) -> UserTurn:
         started = time.perf_counter()
-        need = need_view(user, self.domain, preferences=self.settings.include_preferences)
-        rng = random.Random(derive_seed(self.settings.profile_seed, "recusersim-profile", user.id))
+        need = need_view(user, self.domain, preferences=self.params.include_preferences)
+        rng = random.Random(derive_seed(self.params.profile_seed, "recusersim-profile", user.id))
         self.sampled = sample_profile(self.dictionary, rng)
         profile = self.sampled
         self.memory = Memory(profile, need)  # the resolution prompt reads the need from memory
-        if self.settings.resolve_conflicts:
+        if self.params.resolve_conflicts:
             profile = await self._timed("profile", self._resolve(self.sampled))
         self.memory.profile = profile
         self._system = system_message(
@@ -259,11 +236,11 @@ class RecUserSim:
             system_message(render(template, part="system", **variables)),
             user_message(render(template, part="task", **variables)),
         ]
-        schema = fix_schema(self.dictionary, self.settings.max_changes, self.settings.justification_chars)
+        schema = fix_schema(self.dictionary, self.params.max_changes, self.params.justification_chars)
         config = GenerationConfig(
-            temperature=self.settings.json_temperature,
-            max_tokens=self.settings.json_max_tokens * 2,
-            seed=derive_seed(self.settings.profile_seed, "recusersim-resolve", sampled.model_dump_json())
+            temperature=self.params.json_temperature,
+            max_tokens=self.params.json_max_tokens * 2,
+            seed=derive_seed(self.params.profile_seed, "recusersim-resolve", sampled.model_dump_json())
             % 2**31,
         )
         answer = await generate_json(self.profile_llm, messages, schema, config)
@@ -317,7 +294,7 @@ class RecUserSim:
                 lines.append(f"You still want to know its {', '.join(open_details)}.")
             elif open_details:
                 lines.append(f"You asked about its {', '.join(open_details)} and got no answer.")
-        budget = self.settings.turn_budget
+        budget = self.params.turn_budget
         if budget is None:
             lines.append(f"This is message {self.turn} of yours.")
         else:
@@ -334,7 +311,7 @@ class RecUserSim:
         dimensions = [d for d in DIMENSIONS if d != "recommendation" or items]
         jobs: list[Any] = [self._rate(d, items, facts.lines()) for d in dimensions]
         candidate = (
-            memory.excitation_candidate(recommended, self.domain.items) if self.settings.excitation else None
+            memory.excitation_candidate(recommended, self.domain.items) if self.params.excitation else None
         )
         if candidate is not None:
             memory.checked.add(candidate.id)
@@ -348,7 +325,7 @@ class RecUserSim:
         return dict(zip(dimensions, results, strict=False))
 
     async def _rate(self, dimension: str, items: list[Item], facts: list[str]) -> dict[str, Any]:
-        schema = score_schema(dimension, self.settings.justification_chars)
+        schema = score_schema(dimension, self.params.justification_chars)
         answer = await self.ask_json(
             "rating",
             "rate.j2",
@@ -365,7 +342,7 @@ class RecUserSim:
         schema = create_model(
             "Excitation",
             __config__=ConfigDict(extra="forbid"),
-            reasoning=(str, Field(max_length=self.settings.justification_chars)),
+            reasoning=(str, Field(max_length=self.params.justification_chars)),
             agreeable=(bool, ...),
             new_preference=(str, Field(max_length=60)),
         )
@@ -404,12 +381,12 @@ class RecUserSim:
         available = [a for a in self.actions if not a.needs_recommendation or self._memory().recommended]
         chosen = await self._ask_actions(available, described, facts, notes)
         notes["actions"] = chosen
-        if self.settings.action_guard:
+        if self.params.action_guard:
             guarded, rule = guard_actions(
                 chosen,
                 self._guard_state(facts, ratings),
                 {a.name for a in available},
-                self.settings.max_actions,
+                self.params.max_actions,
             )
             if rule is not None:
                 notes["action_guard"] = {"rule": rule, "chosen": chosen}
@@ -422,7 +399,7 @@ class RecUserSim:
         focus = memory.focus
         return GuardState(
             turn=self.turn,
-            budget=self.settings.turn_budget,
+            budget=self.params.turn_budget,
             anything_recommended=bool(memory.recommended),
             score=score,
             contradicts=bool(facts.contradicts),
@@ -436,9 +413,9 @@ class RecUserSim:
         memory = self._memory()
         names = cast(Any, Literal)[tuple(a.name for a in available)]
         fields: dict[str, Any] = {}
-        if self.settings.action_reason:
-            fields["reasoning"] = (str, Field(max_length=self.settings.justification_chars))
-        fields["actions"] = (list[names], Field(min_length=1, max_length=self.settings.max_actions))  # type: ignore[valid-type]
+        if self.params.action_reason:
+            fields["reasoning"] = (str, Field(max_length=self.params.justification_chars))
+        fields["actions"] = (list[names], Field(min_length=1, max_length=self.params.max_actions))  # type: ignore[valid-type]
         schema = create_model("ActionSelection", __config__=ConfigDict(extra="forbid"), **fields)
         pattern = self.dictionary.action_patterns[memory.profile.traits.action_pattern]
         details = prompt_nouns(self.domain)["details"]
@@ -460,11 +437,11 @@ class RecUserSim:
             pattern_name=memory.profile.traits.action_pattern,
             facts=facts.lines(),
             state=self._state_lines(),
-            reason=self.settings.action_reason,
+            reason=self.params.action_reason,
         )
         if answer.value is None:
             raise LLMOutputError(f"{self.llm.describe()}: action selection: {answer.error}", answer.raw)
-        if self.settings.action_reason:
+        if self.params.action_reason:
             notes["action_reasoning"] = answer.value.reasoning
         return list(dict.fromkeys(answer.value.actions))
 
@@ -485,7 +462,7 @@ class RecUserSim:
         notes["llm_calls_by_kind"] = dict(sorted(self._calls.items()))
         self._all_calls.update(self._calls)
         self._calls.clear()
-        if self.settings.record_timing:
+        if self.params.record_timing:
             self._timing["turn"] = time.perf_counter() - started
             notes["latency_s"] = {k: round(v, 3) for k, v in self._timing.items()}
         self._timing = {}
@@ -554,7 +531,7 @@ class RecUserSim:
     def _note_cleaning(self, text: str, raw: str, notes: dict[str, Any]) -> None:
         if text != raw.strip():
             notes["raw_answer"] = raw
-            removed = cleaned_reply(raw)[1]
+            removed = clean_utterance(raw, meta=True).removed
             if removed:
                 notes["meta_removed"] = list(dict.fromkeys([*notes.get("meta_removed", []), *removed]))
 
@@ -577,9 +554,7 @@ class RecUserSim:
         return next((e.text for e in reversed(history) if e.role == Role.CRS), None)
 
     async def _refine(self, text: str) -> tuple[str, list[Outcome]]:
-        return await refine_in_order(
-            self, self.tools, text, concurrent_judges=self.settings.concurrent_judges
-        )
+        return await refine_in_order(self, self.tools, text, concurrent_judges=self.params.concurrent_judges)
 
     # --- what the refinement tools use (crsim.sim.recusersim.refine.Refining) --------------------
 
@@ -595,8 +570,8 @@ class RecUserSim:
         self, kind: str, template: str, schema: type[BaseModel], **variables: Any
     ) -> Structured[Any]:
         config = GenerationConfig(
-            temperature=self.settings.json_temperature,
-            max_tokens=self.settings.json_max_tokens,
+            temperature=self.params.json_temperature,
+            max_tokens=self.params.json_max_tokens,
             seed=self._seed(kind, variables.get("dimension", "")),
         )
         answer = await generate_json(self.llm, self._messages(template, variables), schema, config)
@@ -605,14 +580,14 @@ class RecUserSim:
 
     async def ask_text(self, kind: str, template: str, **variables: Any) -> tuple[str, str]:
         config = GenerationConfig(
-            temperature=self.settings.temperature,
-            max_tokens=self.settings.max_tokens,
+            temperature=self.params.temperature,
+            max_tokens=self.params.max_tokens,
             seed=self._seed(kind, "redraft" if variables.get("redraft") else ""),
             stop=(f"\n{CRS_LABEL}:", f"\n{USER_LABEL}:", *_ECHOES),
         )
         self._calls[kind] += 1
         completion = await self.llm.generate(self._messages(template, variables), config)
-        return clean_reply(completion.text), completion.text
+        return clean_utterance(completion.text, meta=True).text, completion.text
 
     # --- helpers --------------------------------------------------------------------------------
 
@@ -624,7 +599,7 @@ class RecUserSim:
     def _messages(self, template: str, variables: dict[str, Any]) -> list[Message]:
         """The dialogue's fixed system message, then the conversation, then the task: a stable prefix."""
         assert self._system is not None
-        shown, omitted = recent_turns(self._memory().history, self.settings.max_history_turns)
+        shown, omitted = recent_turns(self._memory().history, self.params.max_history_turns)
         if shown:
             cut = f" (its first {omitted} messages left out)" if omitted else ""
             conversation = f"The conversation so far{cut}:\n{transcript(shown)}"
@@ -673,13 +648,13 @@ class RecUserSim:
             parts.append("directed by " + ", ".join(item.directors[:2]))
         if item.actors:
             parts.append("with " + ", ".join(item.actors[:3]))
-        details = item_details(self.domain, item, max(self.settings.plot_chars, 1) * 2)
+        details = item_details(self.domain, item, max(self.params.plot_chars, 1) * 2)
         text = "; ".join([*parts, details] if details else parts)
-        if item.plot and self.settings.plot_chars:
+        if item.plot and self.params.plot_chars:
             plot = (
                 item.plot
-                if len(item.plot) <= self.settings.plot_chars
-                else item.plot[: self.settings.plot_chars] + "..."
+                if len(item.plot) <= self.params.plot_chars
+                else item.plot[: self.params.plot_chars] + "..."
             )
             text += f". {plot}"
         return text
@@ -688,7 +663,7 @@ class RecUserSim:
         return [d.preference for d in self._memory().discovered]
 
     def _style(self) -> str:
-        traits, s = self._memory().profile.traits, self.settings
+        traits, s = self._memory().profile.traits, self.params
         length = _STYLE_LENGTH[traits.sentence_length].format(
             short=s.short_max, short_1=s.short_max + 1, medium=s.medium_max
         )

@@ -1,41 +1,16 @@
-"""Keeping the user's reply the user's: meta text stripped, the recommender's voice detected.
+"""Keeping the user's reply the user's: the recommender's voice detected.
 
-An instruction-tuned model asked for "your next message" often answers like an assistant: "Sure,
-here's my next message:", the message in quotes, then "(This keeps it short and casual.)"; or it
-writes the recommender's part ("I'd recommend Heat (1995). Enjoy!"). `strip_meta` removes the
-preamble, the quotes and a trailing note deterministically and says what it removed; `role_flip`
-names the cue by which a draft speaks as the recommender (or parrots its last message), so the
-simulator can draft once more and annotate what happened. The cues are domain-generic English.
+An instruction-tuned model asked for "your next message" sometimes writes the recommender's part
+("I'd recommend Heat (1995). Enjoy!"). `role_flip` names the cue by which a draft speaks as the
+recommender (or parrots its last message), so the simulator can draft once more and annotate what
+happened; the assistant framing around a message is removed before (`crsim.sim.shared.utterance`).
+The cues are domain-generic English.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-
-_OPENER = r"(?:(?:sure|certainly|of course|okay|ok|absolutely|alright|all right|great)\b[,!.]*\s*)?"
-_NOUN = r"(?:message|reply|response|version|draft|rewrite|answer|text)"
-_KIND = (
-    r"(?:(?:next|new|revised|rewritten|possible|short|shorter|longer|final|updated|first|"
-    r"casual|formal|informal|friendly|polite)\s+)*" + _NOUN
-)
-#: "Sure, here's my next message:", "Here is a possible reply to the recommender:", "My reply:".
-_PREAMBLE = re.compile(
-    rf"^\s*{_OPENER}(?:(?:here(?:'s| is)|this is|below is)\s+(?:my|the|your|a|an)\s+"
-    rf"(?:[\w-]+\s+){{0,3}}{_NOUN}[^\n:]{{0,60}}"
-    rf"|(?:(?:my|the user's|your)\s+)?{_KIND}(?:\s+(?:to|for)\s+(?:the\s+)?recommender)?)\s*:\s*",
-    re.IGNORECASE,
-)
-#: A bare assistant opener on its own ("Sure!", "Certainly.") before the message.
-_BARE_OPENER = re.compile(r"^\s*(?:sure|certainly|of course|absolutely)\s*[!.]\s*\n", re.IGNORECASE)
-#: Trailing notes about the message rather than in it.
-_NOTE = re.compile(
-    r"\n\s*[(\[]?\s*(?:note\b|this (?:message|reply|response|version|rewrite|draft)\b"
-    r"|i (?:kept|made|have kept|rewrote|wrote)\b|\(?\d+ words\)?\s*$|word count\b).*\Z",
-    re.IGNORECASE | re.DOTALL,
-)
-_WORD_COUNT = re.compile(r"\s*[(\[]\s*\d+\s+words?\s*[)\]]\s*$", re.IGNORECASE)
-_QUOTES = {'"': '"', "“": "”"}
 
 #: Sentences only the recommender says: recommending, offering help, asking the user's wishes.
 _RECOMMENDER_CUES = re.compile(
@@ -56,29 +31,6 @@ _RECOMMENDER_CUES = re.compile(
 _PARROT_MIN_WORDS = 5
 #: The cue of a draft that copies the recommender's last message.
 PARROT = "it repeated the recommender's last message"
-
-
-def strip_meta(raw: str) -> tuple[str, list[str]]:
-    """The message without assistant framing, and what was removed (`preamble`, `quotes`, `note`)."""
-    text, removed = raw.strip(), []
-    for pattern, name in ((_BARE_OPENER, "preamble"), (_PREAMBLE, "preamble")):
-        stripped = pattern.sub("", text, count=1).strip()
-        if stripped != text and stripped:
-            text = stripped
-            if name not in removed:
-                removed.append(name)
-    noted = _WORD_COUNT.sub("", _NOTE.sub("", text)).strip()
-    if noted != text and noted:
-        text = noted
-        removed.append("note")
-    if (
-        len(text) >= 2
-        and _QUOTES.get(text[0]) == text[-1]
-        and text.count(text[0]) == 2 - (text[0] != text[-1])
-    ):
-        text = text[1:-1].strip()
-        removed.append("quotes")
-    return text, removed
 
 
 def _words(text: str) -> list[str]:

@@ -1,9 +1,11 @@
-"""Template-based generation of user utterances from dialogue acts.
+"""Template-based generation of user utterances from dialogue acts: the agenda templates.
 
-Templates live in YAML (`templates/<name>.yaml` in this package, or any file path): intent ->
-variant -> phrasings. Each act becomes one sentence drawn with a seeded `random.Random`, so a
-seed fixes the wording. The item under discussion is referred to as "it"/"that one", any other
-item by its display title ("Title (Year)").
+`abus` speaks them (`nlg: templates`); the LLM users' guidance words its questions with them, and
+`recusersim` says its actions plainly in them when no draft is the user's. Templates live in YAML
+(`templates/<name>.yaml` in this package, or any file path): intent -> variant -> phrasings. Each
+act becomes one sentence drawn with a seeded `random.Random`, so a seed fixes the wording. The item
+under discussion is referred to as "it"/"that one", any other item by its display title ("Title
+(Year)").
 """
 
 from __future__ import annotations
@@ -90,10 +92,10 @@ def load_templates(name: str) -> Templates:
             raise DataError("file not found; expected a YAML template file", path=name)
         text, source = path.read_text(encoding="utf-8"), str(path)
     else:
-        resource = files("crsim.sim.agenda").joinpath(f"templates/{name}.yaml")
+        resource = files("crsim.sim.shared").joinpath(f"templates/{name}.yaml")
         if not resource.is_file():
             raise DataError(
-                f"no packaged template set {name!r}", path=f"crsim/sim/agenda/templates/{name}.yaml"
+                f"no packaged template set {name!r}", path=f"crsim/sim/shared/templates/{name}.yaml"
             )
         text, source = resource.read_text(encoding="utf-8"), f"templates/{name}.yaml"
     try:
