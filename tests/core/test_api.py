@@ -106,3 +106,61 @@ def test_import_crsim_imports_neither_the_api_nor_its_libraries() -> None:
     )
     loaded = set(json.loads(done.stdout))
     assert not {"crsim.api", "crsim.run", "pandas", "pydantic", "numpy"} & loaded
+
+
+def test_crsim_run_is_the_api_path_and_builds_one_llm_hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`crsim run` and `crsim.run` hold and score through one function (`RunPlan.execute`), and the
+    scoring uses the run's LLM hub instead of building a second one (issue 32)."""
+    from typer.testing import CliRunner
+
+    from crsim import api
+    from crsim.cli import app
+    from crsim.llm.client import LLMHub
+
+    executed: list[Path] = []
+    execute = api.RunPlan.execute
+
+    def counted(plan: api.RunPlan, **options: Any) -> api.Result:
+        executed.append(plan.folder)
+        return execute(plan, **options)
+
+    hubs: list[LLMHub] = []
+    init = LLMHub.__init__
+
+    def built(hub: LLMHub, *args: Any, **kwargs: Any) -> None:
+        hubs.append(hub)
+        init(hub, *args, **kwargs)
+
+    monkeypatch.setattr(api.RunPlan, "execute", counted)
+    monkeypatch.setattr(LLMHub, "__init__", built)
+    config = tmp_path / "llm.yaml"
+    config.write_text(
+        "users: {size: 2}\nsimulators: [{name: llm_single}]\ncrss: [{name: popular}]\nmax_turns: 2\n"
+        "llm: {default: {provider: scripted, model: m, replies: ['Hi [END]']}}\n",
+        encoding="utf-8",
+    )
+    made = CliRunner().invoke(app, ["run", str(config), "--out", str(tmp_path / "cli"), "--json"])
+    assert made.exit_code == 0, made.output
+    assert executed == [tmp_path / "cli"] and len(hubs) == 1
+    result = crsim.run(config, out=tmp_path / "api", progress=False)
+    assert executed[-1] == tmp_path / "api" and len(hubs) == 2  # one more command, one more hub
+    assert result.held is not None and (result.held.planned, result.held.ran) == (2, 2)
+    assert (tmp_path / "api" / "llm_cache.sqlite").is_file()
+
+
+def test_a_resumed_run_counts_only_the_dialogues_it_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The dialogue phase of a resumed `crsim.run` counts the dialogues missing, as `crsim run` does."""
+    run_dir = tmp_path / "run"
+    crsim.run(None, out=run_dir, users=3, progress=False)
+    records = run_dir / "dialogues.jsonl"
+    lines = records.read_text(encoding="utf-8").splitlines(keepends=True)
+    records.write_text("".join(lines[:4]), encoding="utf-8")  # as if stopped after four of six
+    capsys.readouterr()
+    result = crsim.run(None, out=run_dir, users=3, resume=True)
+    err = capsys.readouterr().err
+    assert "dialogues 2/2 (100%)" in err and "scoring 6/6 (100%)" in err, err
+    assert result.held is not None and (result.held.already_done, result.held.ran) == (4, 2)

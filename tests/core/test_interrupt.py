@@ -179,7 +179,7 @@ def test_a_stopped_batch_returns_only_after_every_worker_has_finished(
     every worker, and no worker may start another dialogue after the stop."""
     from types import SimpleNamespace
 
-    from crsim.runner import batch
+    from crsim.runner import holding
 
     started: list[str] = []
 
@@ -194,7 +194,7 @@ def test_a_stopped_batch_returns_only_after_every_worker_has_finished(
         await asyncio.sleep(10)
         return task
 
-    monkeypatch.setattr(batch, "hold_dialogue", hold)
+    monkeypatch.setattr(holding, "hold_dialogue", hold)
     closed, late = False, []
 
     def record(dialogue: str) -> None:
@@ -204,7 +204,7 @@ def test_a_stopped_batch_returns_only_after_every_worker_has_finished(
     async def main() -> None:
         nonlocal closed
         experiment = SimpleNamespace(config=SimpleNamespace(concurrency=2), crss={})
-        work = asyncio.ensure_future(batch.hold_dialogues(experiment, ["fast", "slow", "next"], record))  # type: ignore[arg-type]
+        work = asyncio.ensure_future(holding.hold_dialogues(experiment, ["fast", "slow", "next"], record))  # type: ignore[arg-type]
         await asyncio.sleep(0.05)
         work.cancel()
         with pytest.raises(asyncio.CancelledError):

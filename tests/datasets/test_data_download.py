@@ -29,6 +29,7 @@ from typer.testing import CliRunner
 from crsim.cli.data import data_app
 from crsim.core.errors import CrsimError, DataError
 from crsim.datasets.download import BASE_URL_ENV, CATALOG, DatasetSource, SourceFile, download_dataset
+from support import CountingProgress
 
 runner = CliRunner()
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -92,9 +93,11 @@ def test_verified_archive_is_extracted(mirror: tuple[str, Path], tmp_path: Path)
     base, root = mirror
     data = _redial_zip(root / "redial" / "redial.zip")
     out = tmp_path / "out"
+    received = CountingProgress()
     written = download_dataset(
-        "redial", out, base_url=base, catalog=_catalog(hashlib.sha256(data).hexdigest())
+        "redial", out, base_url=base, catalog=_catalog(hashlib.sha256(data).hexdigest()), progress=received
     )
+    assert received.done == len(data)  # progress counts the bytes received
     assert [p.name for p in written] == ["test_data.jsonl", "movies_with_mentions.csv"]
     assert (out / "redial" / "test_data.jsonl").read_bytes() == _unzipped("test_data.jsonl")
     assert _files(out) == ["redial/movies_with_mentions.csv", "redial/test_data.jsonl"]

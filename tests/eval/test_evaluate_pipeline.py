@@ -23,6 +23,7 @@ from crsim.eval.scores import ScoreRecord
 from crsim.eval.scoring import score_all
 from crsim.llm.types import user as user_message
 from crsim.model import Dialogue, Role, Utterance
+from support import CountingProgress
 
 runner = CliRunner()
 
@@ -125,7 +126,9 @@ def by_metric(records: list[ScoreRecord], dialogue_id: str) -> dict[str, ScoreRe
 
 def test_act_less_dialogues_are_annotated_before_intent_metrics_and_say_by_whom(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", [ACCEPTING, REJECTING], [{"name": "success_rate"}, {"name": "srrr"}])
-    result = evaluate_path(run)
+    scored = CountingProgress()
+    result = evaluate_path(run, progress=scored)
+    assert (scored.total, scored.done, scored.errors) == (2, 2, 0)
     accepted, rejected = by_metric(result.records, "accepts"), by_metric(result.records, "rejects")
     assert accepted["Success"].value == 1.0 and rejected["Success"].value == 0.0
     assert accepted["SRRR"].value == 1.0 and rejected["SRRR"].value == 0.0
@@ -177,7 +180,9 @@ async def test_evaluator_values_become_records_and_one_failure_stays_with_its_di
         dialogue("raise", "x"),
         dialogue("skip", "x"),
     ]
-    records = await score_all(dialogues, [evaluator, SuccessRate()])
+    scored = CountingProgress()
+    records = await score_all(dialogues, [evaluator, SuccessRate()], progress=scored)
+    assert (scored.done, scored.errors) == (4, 2)  # an unreadable judge answer, a crashed judge
     turns = [(r.turn, r.value) for r in records if r.dialogue_id == "accepts" and r.metric == "words/length"]
     assert turns == [(1, 5.0), (2, 1.0)]
     overall = by_metric(records, "accepts")["words/overall"]

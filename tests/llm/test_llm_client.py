@@ -189,6 +189,42 @@ async def test_concurrency_limit_per_endpoint() -> None:
     assert peak == 3 and len(provider.requests) == 20
 
 
+def test_a_hub_serves_a_second_event_loop_after_closing(tmp_path: Path) -> None:
+    """`crsim run` holds its dialogues in one event loop and scores them with the same hub in the next:
+    the endpoint's limit (a call waited on it in the first loop) and the cache, closed in between,
+    must serve the second loop too, the cache still answering what the first loop stored."""
+    active = peak = 0
+
+    class Slow(ScriptedProvider):
+        async def complete(self, messages: list[Message], generation: ResolvedGeneration):  # type: ignore[no-untyped-def]
+            nonlocal active, peak
+            active += 1
+            peak = max(peak, active)
+            await asyncio.sleep(0.01)
+            active -= 1
+            return await super().complete(messages, generation)
+
+    settings = LLMSettings(default=ModelConfig(provider="scripted", replies=["x"], max_concurrency=2))
+    hub = LLMHub(settings, cache_path=tmp_path / "cache.sqlite")
+    provider = Slow(lambda _m, _g: "x")
+    hub.role("user").provider = provider
+
+    async def calls(first: int) -> list[bool]:
+        try:
+            answers = await asyncio.gather(
+                *(hub.role("user").generate([user(str(i))]) for i in range(first, 6))
+            )
+            return [a.cached for a in answers]
+        finally:
+            await hub.aclose()
+
+    assert asyncio.run(calls(0)) == [False] * 6
+    assert asyncio.run(calls(3)) == [True] * 3  # the cache opened again
+    hub.role("user").cache = None  # now every call reaches the provider, waiting on the limit
+    assert asyncio.run(calls(0)) == [False] * 6
+    assert peak == 2 and len(provider.requests) == 12
+
+
 async def test_usage_is_logged_per_call_with_role_tokens_and_errors(tmp_path: Path) -> None:
     outcomes: list[str | BaseException] = ["two words", LLMAuthError("no")]
     llm = _llm(ScriptedProvider(lambda _m, _g: outcomes.pop(0), label="m"), tmp_path, model="m")

@@ -33,11 +33,18 @@ def test_manifest_then_dialogues_and_same_seed_same_records(tmp_path: Path) -> N
     config = _config(concurrency=5)
     manifest_first: list[bool] = []
 
-    def on_dialogue(_dialogue: object) -> None:
-        manifest_first.append((tmp_path / "a" / "manifest.json").exists())
+    class Watch:
+        total: int | None = None
 
-    asyncio.run(run_batch(build_experiment(config), tmp_path / "a", on_dialogue=on_dialogue))
-    assert manifest_first == [True] * 24
+        def set_total(self, total: int) -> None:
+            self.total = total
+
+        def advance(self, count: int = 1, *, error: bool = False) -> None:
+            manifest_first.append((tmp_path / "a" / "manifest.json").exists())
+
+    watch = Watch()
+    asyncio.run(run_batch(build_experiment(config), tmp_path / "a", progress=watch))
+    assert manifest_first == [True] * 24 and watch.total == 24
     asyncio.run(run_batch(build_experiment(config.model_copy(update={"concurrency": 1})), tmp_path / "b"))
     manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
     assert manifest["planned_dialogues"] == 24
@@ -247,3 +254,17 @@ def test_the_heap_alive_at_the_start_is_frozen_for_the_batch_only(tmp_path: Path
         assert gc.get_freeze_count() > 0.9 * before  # still frozen (a few were freed by refcount)
     finally:
         gc.unfreeze()
+
+
+def test_the_runner_modules_import_each_other_in_no_circle() -> None:
+    """The local holding code has its own module: the batch and the Ray executor both import it,
+    and neither imports the other back (scripts/import_graph.py --files)."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("import_graph", root / "scripts" / "import_graph.py")
+    assert spec is not None and spec.loader is not None
+    import_graph = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(import_graph)
+    circles = [group for group in import_graph.file_circles(root / "src") if "crsim.runner.batch" in group]
+    assert circles == []

@@ -13,11 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from crsim.cli import app
-from crsim.model.dialogue import Dialogue
 from crsim.runner.batch import run_batch
 from crsim.runner.build import build_experiment
 from crsim.runner.config import ExperimentConfig
-from support import records_without_timing
+from support import CountingProgress, records_without_timing
 
 ray = pytest.importorskip("ray", reason="the Ray executor needs the `ray` extra")
 pytestmark = pytest.mark.slow
@@ -46,10 +45,10 @@ def local_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_ray_gives_the_local_executors_records(local_ray: None, local_run: Path, tmp_path: Path) -> None:
-    seen: list[Dialogue] = []
+    seen = CountingProgress()
     experiment = build_experiment(_config("ray", concurrency=8))
-    result = asyncio.run(run_batch(experiment, tmp_path / "ray", on_dialogue=seen.append))
-    assert (result.planned, result.ran, len(seen)) == (200, 200, 200)  # progress saw every dialogue
+    result = asyncio.run(run_batch(experiment, tmp_path / "ray", progress=seen))
+    assert (result.planned, result.ran, seen.total, seen.done) == (200, 200, 200, 200)  # progress saw each
     ray_records = records_without_timing(tmp_path / "ray" / "dialogues.jsonl")
     assert len(ray_records) == 200
     assert ray_records == records_without_timing(local_run / "dialogues.jsonl")

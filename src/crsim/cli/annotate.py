@@ -4,9 +4,8 @@ scores against gold labels."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich import box
@@ -15,9 +14,6 @@ from rich.table import Table
 
 from crsim.cli._support import parse_args, user_errors
 from crsim.model.run_folder.files import LLM_CACHE
-
-if TYPE_CHECKING:
-    from crsim.runner.progress import PhaseMeter
 
 annotate_app = typer.Typer(
     add_completion=False,
@@ -92,7 +88,7 @@ def annotate_acts(
             items=items,
             domain=domain,
             llm=LLMSource(llm, cache),
-            on_dialogue=_advance(meter),
+            progress=meter,
         )
     progress.print_summary()
     report = result.report
@@ -136,7 +132,7 @@ def annotate_eval(
             domain=domain,
             limit=limit,
             llm=LLMSource(llm, cache),
-            on_dialogue=_advance(meter),
+            progress=meter,
         )
     progress.print_summary()
     if as_json:
@@ -190,7 +186,7 @@ def annotate_need(
             items=items,
             domain=domain,
             llm=LLMSource(llm, cache),
-            on_dialogue=_advance(meter),
+            progress=meter,
         )
     progress.print_summary()
     report = result.report
@@ -258,7 +254,7 @@ def annotate_need_eval(
             from_text=from_text,
             limit=limit,
             llm=LLMSource(llm, cache),
-            on_dialogue=_advance(meter),
+            progress=meter,
         )
     progress.print_summary()
     if as_json:
@@ -286,11 +282,6 @@ def _total(file: Path, dataset: str | None = None, limit: int | None = None) -> 
         return None
     lines = count_lines(file)
     return min(lines, limit) if limit is not None else lines
-
-
-def _advance(meter: PhaseMeter) -> Callable[[bool], None]:
-    """A job's `on_dialogue`: one more dialogue done, an error when its LLM answer was unreadable."""
-    return lambda failed: meter.advance(error=failed)
 
 
 def _say(text: str) -> None:

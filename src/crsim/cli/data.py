@@ -6,9 +6,8 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -18,9 +17,6 @@ from rich.table import Table
 from crsim.cli._support import atomic_output, errors, parse_args, user_errors
 from crsim.cli.annotate import annotate_app
 from crsim.core.errors import CrsimError
-
-if TYPE_CHECKING:
-    from crsim.runner.progress import PhaseMeter
 
 data_app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False, help=__doc__
@@ -145,17 +141,6 @@ def _acts(row: dict[str, Any]) -> tuple[str, str]:
     return str(row["acts_per_utterance"]), str(row["utterances_with_acts"])
 
 
-def _received(meter: PhaseMeter) -> Callable[[str, int], None]:
-    """A download's `progress(url, received)`: `meter` advances by the bytes new since the last call."""
-    seen: dict[str, int] = {}
-
-    def hear(url: str, received: int) -> None:
-        meter.advance(received - seen.get(url, 0))
-        seen[url] = received
-
-    return hear
-
-
 @data_app.command()
 def download(
     name: Annotated[str, typer.Argument(help="Dataset to fetch: redial, inspired, iard, usersimcrs, ...")],
@@ -177,7 +162,7 @@ def download(
 
     progress = ProgressReport()
     with user_errors(), progress.phase("bytes") as meter:
-        written = download_dataset(name, out, base_url=base_url, timeout=timeout, progress=_received(meter))
+        written = download_dataset(name, out, base_url=base_url, timeout=timeout, progress=meter)
     progress.print_summary()
     source = CATALOG[name]
     for path in written:

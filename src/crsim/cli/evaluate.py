@@ -124,8 +124,7 @@ def evaluate(
     replace their own records, the others stay (--replace drops them).
     """
     from crsim.eval.run_scoring import EvaluateOptions, evaluate_path, load_judge_config
-    from crsim.model.run_folder.folder import count_lines, dialogues_file
-    from crsim.runner.progress import ProgressReport, scoring_failed
+    from crsim.runner.progress import ProgressReport
 
     again = evaluate_command(
         run_dir, metrics, judge, annotator, annotator_arg or [], concurrency, out, replace, as_json
@@ -148,11 +147,8 @@ def evaluate(
             replace=replace,
         )
         report = ProgressReport(enabled=not as_json)
-        source = dialogues_file(run_dir)
-        with report.phase("scoring", count_lines(source) if source.is_file() else None) as meter:
-            result = evaluate_path(
-                run_dir, options, out=out, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r))
-            )
+        with report.phase("scoring") as meter:
+            result = evaluate_path(run_dir, options, out=out, progress=meter)
     report.print_summary()
     issues, why_not = _simulator_issues(run_dir)
     known = result.completeness is not None and result.completeness.planned is not None

@@ -24,7 +24,7 @@ if (
     TYPE_CHECKING
 ):  # crsim.studies.meta (scipy, scikit-learn) is imported when the command runs, not for --help
     from crsim.llm.config import LLMSettings
-    from crsim.runner.progress import PhaseMeter, ProgressReport
+    from crsim.runner.progress import ProgressReport
     from crsim.studies.meta.gold import GoldSet
     from crsim.studies.meta.learned import Protocol
     from crsim.studies.meta.predictions import Predictions
@@ -257,7 +257,7 @@ def _learned_reports(
     for protocol in protocols:
         started = time.perf_counter()
         with progress.phase(f"{protocol} folds") as meter:
-            run = cross_validate(gold_set, protocol, on_fold=lambda _done, total: _fold_done(meter, total))
+            run = cross_validate(gold_set, protocol, progress=meter)
         seconds = time.perf_counter() - started
         label = f"{name or LEARNED} ({PROTOCOL_TITLES[protocol]})"
         result = meta_evaluate(gold_set, run.predictions, label)
@@ -266,11 +266,6 @@ def _learned_reports(
         out[protocol] = (build_report(result, load_baselines(), ranking), run.predictions, order)
         typer.echo(f"{PROTOCOL_TITLES[protocol]}: {len(run.folds)} folds in {seconds:.1f} s", err=True)
     return out
-
-
-def _fold_done(meter: PhaseMeter, total: int) -> None:
-    meter.set_total(total)
-    meter.advance()
 
 
 def _print_learned(
@@ -309,12 +304,11 @@ def _evaluate(
     progress: ProgressReport,
 ) -> tuple[Predictions, str, dict[str, int]]:
     """Run a registered evaluator over the gold conversations; LLM answers cached in the work folder."""
-    from crsim.runner.progress import scoring_failed
     from crsim.studies.meta.evaluator import run_evaluator
 
     folder = work_dir or Path.cwd()
     folder.mkdir(parents=True, exist_ok=True)
-    with progress.phase("scoring", len(gold_set)) as meter:
+    with progress.phase("scoring") as meter:
         run = run_evaluator(
             spec,
             gold_set,
@@ -322,7 +316,7 @@ def _evaluate(
             cache_path=folder / LLM_CACHE,
             concurrency=concurrency,
             default_aspect=default_aspect,
-            on_scored=lambda _d, records: meter.advance(error=scoring_failed(records)),
+            progress=meter,
         )
     return run.predictions, run.label, run.llm_calls
 

@@ -31,9 +31,9 @@ def report(
     `crsim evaluate RUN_DIR` does), and the results are written into the run folder.
     """
     from crsim.eval.run_scoring import evaluate_path
-    from crsim.model.run_folder.folder import count_lines, open_run
+    from crsim.model.run_folder.folder import open_run
     from crsim.report.html import build_report, write_report
-    from crsim.runner.progress import ProgressReport, scoring_failed
+    from crsim.runner.progress import ProgressReport
 
     progress = ProgressReport()
 
@@ -44,8 +44,8 @@ def report(
                 console.print(
                     f"{escape(str(folder.path))}: no scores yet; evaluating", highlight=False, soft_wrap=True
                 )
-                with progress.phase("scoring", count_lines(folder.dialogues_path)) as meter:
-                    evaluate_path(folder.path, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r)))
+                with progress.phase("scoring") as meter:
+                    evaluate_path(folder.path, progress=meter)
         html = build_report(folders, max_dialogues=max_dialogues, rank_metric=rank_metric)
         write_report(html, output)
     progress.print_summary()

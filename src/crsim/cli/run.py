@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shlex
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,10 +11,13 @@ import typer
 from rich.markup import escape
 
 from crsim.cli._support import console, errors, show_summaries, stopped_by_signals, user_errors
-from crsim.core.errors import ConfigError, CrsimError
+from crsim.core.errors import CrsimError
 from crsim.runner.config import field_description
 
 app = typer.Typer(add_completion=False)
+
+#: What a stop signal before the dialogue phase left behind.
+BEFORE_DIALOGUES = "before the first dialogue; nothing written"
 
 
 def _option(path: str, flag: str) -> Any:
@@ -73,11 +75,9 @@ def run(
     simulator pairing failed (its dialogues ended in errors or timeouts; see --failed-pairing-share);
     130/143 stopped by Ctrl-C/SIGTERM: every dialogue written is kept, and the command that resumes
     the run is printed."""
-    from crsim.runner.build import build_experiment
-    from crsim.runner.config import load_config
-    from crsim.runner.retry import retry_reasons
+    from crsim.api import plan_run
 
-    overrides = {
+    overrides: dict[str, Any] = {
         "out": out,
         "seed": seed,
         "users": users,
@@ -91,64 +91,83 @@ def run(
         "address": address,
         "failed_pairing_share": failed_pairing_share,
     }
-    with user_errors(), stopped_by_signals("before the first dialogue; nothing written"):
+    with user_errors(), stopped_by_signals(BEFORE_DIALOGUES):
         if retry_kinds is not None and not retry_errors:
             raise CrsimError("--retry-kinds chooses what --retry-errors holds again; add --retry-errors")
         if retry_errors and not resume:
             raise CrsimError(
                 "--retry-errors needs --resume: it holds failed dialogues of an existing run again"
             )
-        retry = retry_reasons(retry_kinds) if retry_errors else frozenset()
-        cfg = load_config(config, overrides)
-        if resume and cfg.out is None:
-            raise CrsimError("--resume needs --out (or `out` in the config): the run folder to continue")
-        run_dir = cfg.out or Path("runs") / f"{cfg.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-        started = time.perf_counter()
-        try:
-            experiment = build_experiment(cfg, run_folder=run_dir)
-        except ConfigError as exc:  # names a field; say in which file
-            raise ConfigError(f"{config or 'config'}: {exc}") from None
-        if preflight:
-            from crsim.core.interrupt import run_interruptibly
-            from crsim.model.run_folder.lock import ensure_free
-            from crsim.runner.preflight import needed
-            from crsim.runner.preflight import preflight as check_servers
+        plan = plan_run(
+            config,
+            resume=resume,
+            retry_errors=(retry_kinds or True) if retry_errors else False,
+            **overrides,
+        )
+    command = _resume_command(config, overrides, plan.folder)
+    started = time.perf_counter()
+    result, failed = _executed(plan, preflight, as_json, command)
+    held = result.held
+    _closing(
+        result, failed, plan.folder, held.finished_at - started, as_json, "" if retry_errors else command
+    )
 
-            ensure_free(run_dir)  # a busy folder is refused before the servers are tried
-            if needed(experiment, run_dir, resume, retry):
-                run_interruptibly(check_servers(experiment))
-    command = _resume_command(config, overrides, run_dir)
+
+def _executed(plan: Any, preflight: bool, quiet: bool, command: str) -> tuple[Any, list[Any]]:
+    """`plan.execute` (`crsim.run`'s path), with its failed pairings, and stop signals and refused
+    files said in one line: before the dialogues, that nothing was written; after, what was kept
+    and how to go on."""
+    from crsim.core.interrupt import Interrupted, signals_interrupt
+    from crsim.runner.outcome import FailedPairings
+
     kept = (
         f"the dialogues finished so far stay in the folder; once it can be written, continue with: {command}"
     )
-    with user_errors(run_dir, after_os_error=kept):
-        result, summaries = _hold_and_score(experiment, run_dir, resume, as_json, command, retry)
-        elapsed = result.finished_at - started
-    _closing(result, summaries, cfg, run_dir, elapsed, as_json, command if not retry_errors else "")
+    with user_errors():
+        try:
+            with signals_interrupt():
+                return plan.execute(progress=not quiet, preflight=preflight), []
+        except FailedPairings as failure:
+            return failure.result, failure.pairings
+        except Interrupted as stop:
+            if plan.holding:
+                _say_stopped(stop, plan.folder, plan.planned, command)
+            else:
+                errors.print(
+                    f"stopped by {stop.signal_name}: {escape(BEFORE_DIALOGUES)}",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+            raise typer.Exit(stop.exit_code) from None
+        except OSError:
+            if not plan.holding:
+                raise
+            with user_errors(plan.folder, after_os_error=kept):
+                raise
 
 
 def _closing(
-    result: Any, summaries: list[Any], cfg: Any, run_dir: Path, elapsed: float, as_json: bool, command: str
+    result: Any, failed: list[Any], run_dir: Path, elapsed: float, as_json: bool, command: str
 ) -> None:
-    """The table, what was held, the errored dialogues a retry could hold again (`command`: the
-    resume command, '' when this was a retry), and exit code 3 when a pairing failed."""
-    from crsim.model.run_folder.folder import completeness
-    from crsim.runner.outcome import EXIT_FAILED_PAIRINGS, closing_line, failed_pairings
+    """The table (the `failed` pairings marked), what was held, the errored dialogues a retry could
+    hold again (`command`: the resume command, '' when this was a retry), and exit code 3 when a
+    pairing failed."""
+    from crsim.runner.outcome import EXIT_FAILED_PAIRINGS, closing_line
 
-    failed = failed_pairings(summaries, cfg.failed_pairing_share)
-    show_summaries(summaries, as_json, frozenset(p.label for p in failed), completeness(run_dir).complete)
+    held = result.held
+    show_summaries(result.summaries, as_json, frozenset(p.label for p in failed), result.complete)
     if not as_json:
-        cut = f", cut a {result.dropped_bytes}-byte half-written last line" if result.dropped_bytes else ""
-        again = f", {result.retried} of them again" if result.retried else ""
+        cut = f", cut a {held.dropped_bytes}-byte half-written last line" if held.dropped_bytes else ""
+        again = f", {held.retried} of them again" if held.retried else ""
         console.print(
-            f"{result.ran} dialogues held{again} ({result.already_done} already done{cut}) in "
+            f"{held.ran} dialogues held{again} ({held.already_done} already done{cut}) in "
             f"{elapsed:.1f}s; run folder: [bold]{escape(str(run_dir))}[/bold]",
             highlight=False,
         )
-    if result.errored and command:
-        kinds = ", ".join(f"{reason} ×{n}" for reason, n in sorted(result.errored.items()))
+    if held.errored and command:
+        kinds = ", ".join(f"{reason} ×{n}" for reason, n in sorted(held.errored.items()))
         errors.print(
-            f"{sum(result.errored.values())} dialogues of this run ended in errors or timeouts ({kinds}); "
+            f"{sum(held.errored.values())} dialogues of this run ended in errors or timeouts ({kinds}); "
             f"to hold them again: {escape(command.replace(' --resume', ' --resume --retry-errors'))}",
             highlight=False,
             soft_wrap=True,
@@ -156,49 +175,6 @@ def _closing(
     if failed:
         errors.print(f"[red]error:[/red] {escape(closing_line(failed))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_FAILED_PAIRINGS)
-
-
-def _hold_and_score(
-    experiment: Any,
-    run_dir: Path,
-    resume: bool,
-    quiet: bool,
-    resume_command: str,
-    retry: frozenset[str] = frozenset(),
-) -> tuple[Any, list[Any]]:
-    """Hold the run's dialogues and score them, under the run folder's lock (taken once); a stop
-    signal ends the command with what was kept and how to resume."""
-    from crsim.core.interrupt import Interrupted, run_interruptibly, signals_interrupt
-    from crsim.eval.run_scoring import evaluate_path
-    from crsim.model.run_folder.lock import run_folder_lock
-    from crsim.runner.batch import kept_dialogues, run_batch
-    from crsim.runner.progress import ProgressReport, dialogue_failed, scoring_failed
-    from crsim.runner.retry import errored_records
-
-    report = ProgressReport(enabled=not quiet)
-    try:
-        with signals_interrupt(), run_folder_lock(run_dir) as lock:
-            kept = min(kept_dialogues(run_dir), len(experiment.tasks)) if resume else 0
-            again = sum(errored_records(run_dir, retry).values()) if retry else 0
-            with report.phase("dialogues", len(experiment.tasks) - kept + again) as meter:
-                held = run_batch(
-                    experiment,
-                    run_dir,
-                    resume=resume,
-                    on_dialogue=lambda d: meter.advance(error=dialogue_failed(d)),
-                    held=lock,
-                    retry=retry,
-                )
-                result = run_interruptibly(held)
-            with report.phase("scoring", len(experiment.tasks)) as meter:
-                scored = evaluate_path(
-                    run_dir, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r)), held=lock
-                )
-        report.print_summary()
-        return result, scored.summaries
-    except Interrupted as stop:
-        _say_stopped(stop, run_dir, len(experiment.tasks), resume_command)
-        raise typer.Exit(stop.exit_code) from None
 
 
 def _resume_command(config: Path | None, overrides: dict[str, Any], run_dir: Path) -> str:

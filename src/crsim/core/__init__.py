@@ -1,1 +1,1 @@
-"""What every floor may use: errors, plug-ins, files, secrets, seeding, interrupts."""
+"""What every floor may use: errors, plug-ins, files, secrets, seeding, interrupts, progress."""

@@ -18,7 +18,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import IO, Literal
 
@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from crsim.core.atomic_files import PART_SUFFIX
 from crsim.core.errors import CrsimError, DataError
 from crsim.core.plugins import Registry
+from crsim.core.progress import Progress
 
 #: Environment variable that overrides the download locations with a mirror.
 BASE_URL_ENV = "CRSIM_DOWNLOAD_BASE"
@@ -170,8 +171,6 @@ class _CatalogView(Mapping[str, DatasetSource]):
 
 CATALOG: Mapping[str, DatasetSource] = _CatalogView()
 
-Progress = Callable[[str, int], None]
-
 
 def download_dataset(
     name: str,
@@ -182,7 +181,8 @@ def download_dataset(
     catalog: Mapping[str, DatasetSource] | None = None,
     progress: Progress | None = None,
 ) -> list[Path]:
-    """Fetch every file of dataset `name` into `out_dir/name`; returns the files written."""
+    """Fetch every file of dataset `name` into `out_dir/name`; returns the files written. `progress`
+    advances by the bytes received."""
     out_dir = Path(out_dir)
     catalog = CATALOG if catalog is None else catalog
     if name not in catalog:
@@ -231,7 +231,7 @@ def _stream(url: str, handle: IO[bytes], timeout: float, progress: Progress | No
                 handle.write(chunk)
                 received += len(chunk)
                 if progress is not None:
-                    progress(url, received)
+                    progress.advance(len(chunk))
     except urllib.error.HTTPError as exc:
         raise DataError(f"download failed: HTTP {exc.code} {exc.reason}", path=url) from None
     except (urllib.error.URLError, OSError) as exc:

@@ -27,6 +27,7 @@ from crsim.core.components import BuildContext, build
 from crsim.core.errors import ConfigError
 from crsim.core.interrupt import run_interruptibly
 from crsim.core.plugins import ComponentSpec
+from crsim.core.progress import Progress
 from crsim.core.yaml_files import read_yaml_mapping, validate_located
 from crsim.eval.scores import (
     GroupSummary,
@@ -40,14 +41,14 @@ from crsim.eval.scores import (
     scores_writer,
     write_summary,
 )
-from crsim.eval.scoring import AnnotationCounts, DialogueAnnotator, OnScored, score_all
+from crsim.eval.scoring import AnnotationCounts, DialogueAnnotator, score_all
 from crsim.llm.client import LLMHub
 from crsim.llm.config import LLMSettings
 from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
 from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, MANIFEST, SCORES, SUMMARY
-from crsim.model.run_folder.folder import Completeness, completeness
+from crsim.model.run_folder.folder import Completeness, completeness, count_lines
 from crsim.model.run_folder.lock import HeldLock, run_folder_lock
 from crsim.model.run_folder.manifest import Manifest, load_manifest
 from crsim.model.run_folder.summary import evaluation_sources
@@ -149,8 +150,9 @@ def evaluate_path(
     options: EvaluateOptions | None = None,
     *,
     out: str | Path | None = None,
-    on_scored: OnScored | None = None,
+    progress: Progress | None = None,
     held: HeldLock | None = None,
+    llms: LLMHub | None = None,
 ) -> EvaluationResult:
     """Score a run folder (manifest + dialogues.jsonl) or a dialogue JSONL file; write the results.
 
@@ -158,11 +160,13 @@ def evaluate_path(
     whose lock (`crsim.model.run_folder.lock`) is held while scoring and writing (a caller that holds
     it already passes its `HeldLock` as `held`). SIGINT/SIGTERM stop
     the scoring (`crsim.core.interrupt.Interrupted`) and leave the previous results as they were.
-    `on_scored(dialogue, records)` hears of each dialogue as it is scored (progress displays).
+    `progress` hears how many dialogues there are and each one scored. `llms` is the LLM hub of the
+    run that just wrote the folder (`crsim run`): the scoring uses it when its settings are the ones
+    the scoring needs (no judge config with its own), so one command builds one hub.
     """
     path, out = Path(path), None if out is None else Path(out)
     with run_folder_lock(output_folder(path, out), held=held):
-        return _evaluate_path(path, options, out=out, on_scored=on_scored)
+        return _evaluate_path(path, options, out=out, progress=progress, llms=llms)
 
 
 def output_folder(path: Path, out: Path | None = None) -> Path:
@@ -181,7 +185,8 @@ def _evaluate_path(
     options: EvaluateOptions | None = None,
     *,
     out: Path | None = None,
-    on_scored: OnScored | None = None,
+    progress: Progress | None = None,
+    llms: LLMHub | None = None,
 ) -> EvaluationResult:
     """`evaluate_path` under the lock.
 
@@ -201,7 +206,12 @@ def _evaluate_path(
     if options.judge:
         specs = [*specs, *options.judge.judges]
     out_dir.mkdir(parents=True, exist_ok=True)
-    hub = LLMHub(settings, cache_path=out_dir / LLM_CACHE)
+    if llms is not None and llms.settings == settings:
+        hub = llms
+        hub.set_cache_path(out_dir / LLM_CACHE)
+    else:
+        hub = LLMHub(settings, cache_path=out_dir / LLM_CACHE)
+    calls_before = {name: llm.calls for name, llm in hub.roles.items()}
     ctx = BuildContext(
         domain=_metric_domain(manifest),
         llms=hub,
@@ -212,6 +222,8 @@ def _evaluate_path(
     annotator = _annotator(options, manifest, ctx)
     counts = AnnotationCounts()
     builder = SummaryBuilder(seed=manifest.seed)
+    if progress is not None:
+        progress.set_total(count_lines(dialogues_path))
     kept_labels: dict[str, None] = {}
     earlier_labels: dict[str, None] = {}
 
@@ -228,7 +240,7 @@ def _evaluate_path(
                         concurrency=options.concurrency,
                         counts=counts,
                         score_unevaluable=options.score_unevaluable,
-                        on_scored=on_scored,
+                        progress=progress,
                     )
                     write(records)
                     builder.add(records, batch)
@@ -254,7 +266,11 @@ def _evaluate_path(
     order_metrics(summaries, earlier_labels)
     sources = evaluation_sources(dialogues_path, out_dir / SCORES)
     write_summary(summaries, out_dir / SUMMARY, built_from=sources)
-    calls = {name: llm.calls for name, llm in hub.roles.items()}
+    calls = {  # the calls of this scoring (a reused hub counts the run's too)
+        name: llm.calls - calls_before.get(name, 0)
+        for name, llm in hub.roles.items()
+        if name not in calls_before or llm.calls > calls_before[name]
+    }
     return EvaluationResult(
         summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels), completeness(path)
     )

@@ -14,16 +14,19 @@ and its metrics are None with the reason (`crsim.eval.scores.NOT_EVALUABLE`), un
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from crsim.core.progress import Progress
 from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, Value
 from crsim.eval.scores import ScoreRecord, not_evaluable_reason, score_dialogue
 from crsim.model.dialogue import Dialogue, Role
 
-#: Called with each dialogue and its records as soon as it is scored (progress displays).
-OnScored = Callable[[Dialogue, list[ScoreRecord]], None]
+
+def scoring_failed(records: list[ScoreRecord]) -> bool:
+    """Whether any metric or evaluator raised on a dialogue (what the scoring progress counts)."""
+    return any(record.error is not None for record in records)
 
 
 class DialogueAnnotator(Protocol):
@@ -58,10 +61,10 @@ async def score_all(
     concurrency: int = 8,
     counts: AnnotationCounts | None = None,
     score_unevaluable: bool = False,
-    on_scored: OnScored | None = None,
+    progress: Progress | None = None,
 ) -> list[ScoreRecord]:
-    """Every metric on every dialogue; see the module docstring. `on_scored(dialogue, records)` is
-    called as each dialogue is done (in completion order)."""
+    """Every metric on every dialogue; see the module docstring. `progress` advances as each
+    dialogue is done (an error when a metric or evaluator raised on it)."""
     counts = counts if counts is not None else AnnotationCounts()
     counts.annotator = annotator.name if annotator is not None else None
     limit = asyncio.Semaphore(max(1, concurrency))
@@ -76,10 +79,10 @@ async def score_all(
             for m in metrics
             if isinstance(m, Metric)
         ]
-        if on_scored is not None:
+        if progress is not None:
             per_dialogue = sum(isinstance(m, Metric) for m in metrics)
-            for n, dialogue in enumerate(dialogues):
-                on_scored(dialogue, records[n * per_dialogue : (n + 1) * per_dialogue])
+            for n in range(len(dialogues)):
+                progress.advance(error=scoring_failed(records[n * per_dialogue : (n + 1) * per_dialogue]))
         return records
 
     async def one(dialogue: Dialogue) -> list[ScoreRecord]:
@@ -96,8 +99,8 @@ async def score_all(
             if used is not None:
                 for record in records:
                     record.annotator = used
-            if on_scored is not None:
-                on_scored(dialogue, records)
+            if progress is not None:
+                progress.advance(error=scoring_failed(records))
             return records
 
     results = await asyncio.gather(*(one(d) for d in dialogues))

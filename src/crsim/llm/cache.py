@@ -51,14 +51,16 @@ class ResponseCache:
         self.hits = self.misses = 0
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._closed = False
         if mode != "off":
             self._db = _connect(path, create=mode == "read-write")
 
     def get(self, key: str) -> Completion | None:
-        if self._db is None:
+        db = self._db if self._db is not None or not self._closed else self._reopen()
+        if db is None:
             return None
         with self._lock:
-            row = self._db.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
+            row = db.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             self.misses += 1
             return None
@@ -66,19 +68,29 @@ class ResponseCache:
         return Completion.model_validate_json(row[0]).model_copy(update={"cached": True, "latency": 0.0})
 
     def put(self, key: str, completion: Completion) -> None:
-        if self._db is None or self.mode != "read-write":
+        db = self._db if self._db is not None or not self._closed else self._reopen()
+        if db is None or self.mode != "read-write":
             return
         with self._lock:
-            self._db.execute(
+            db.execute(
                 "INSERT OR REPLACE INTO responses (key, model, created, completion) VALUES (?, ?, ?, ?)",
                 (key, completion.model, time.time(), completion.model_dump_json()),
             )
 
     def close(self) -> None:
+        """Close the database; a later `get` or `put` opens it again (the counts go on)."""
         if self._db is not None:
             with self._lock:
                 self._db.close()
             self._db = None
+            self._closed = True
+
+    def _reopen(self) -> sqlite3.Connection | None:
+        with self._lock:
+            if self._db is None and self._closed:
+                self._db = _connect(self.path, create=self.mode == "read-write")
+                self._closed = False
+            return self._db
 
 
 def _connect(path: Path, *, create: bool) -> sqlite3.Connection | None:

@@ -44,6 +44,24 @@ def _cleaned(completion: Completion) -> Completion:
     return completion.model_copy(update=update)
 
 
+class EndpointLimit:
+    """The calls in flight to one endpoint, at most `size`, as a semaphore per event loop: a hub
+    outlives an event loop (`crsim run` holds its dialogues in one and scores them in the next), and
+    an asyncio semaphore that once made a call wait belongs to the loop it waited in."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._semaphore: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def semaphore(self) -> asyncio.Semaphore:
+        """The running loop's semaphore (a new loop gets a new one)."""
+        loop = asyncio.get_running_loop()
+        if self._semaphore is None or self._loop is not loop:
+            self._semaphore, self._loop = asyncio.Semaphore(self.size), loop
+        return self._semaphore
+
+
 class LLM:
     """The model behind one role; shares provider, limit and cache with roles on the same endpoint."""
 
@@ -54,7 +72,7 @@ class LLM:
         provider: Provider,
         *,
         cache: ResponseCache | None = None,
-        limit: asyncio.Semaphore | None = None,
+        limit: EndpointLimit | None = None,
         cache_source: Callable[[], ResponseCache | None] | None = None,
     ) -> None:
         self.role, self.config, self.provider = role, config, provider
@@ -62,7 +80,7 @@ class LLM:
         # A hub's roles look their cache up at each call: a component may take its role when it is
         # built, before the run folder (and so the cache's file) is known.
         self._cache_source = cache_source
-        self._limit = limit or asyncio.Semaphore(config.max_concurrency)
+        self._limit = limit or EndpointLimit(config.max_concurrency)
         # the strategies are stateless: built once, not per call (building them per call was ~2% of a
         # call's CPU at 64 in flight, bench/llm_overhead.py)
         self._stop = stop_after_attempt(config.max_retries + 1)
@@ -151,7 +169,7 @@ class LLM:
         """One provider call under the endpoint's limit and the call's timeout. The timeout starts
         when the request is sent: the provider's set-up (`open`, if it has one: its HTTP client, a
         TLS context) is done first, outside it."""
-        async with self._limit:
+        async with self._limit.semaphore():
             self.calls += 1
             if self._open is not None:
                 await self._open()
@@ -203,7 +221,7 @@ class LLMHub:
         self._cache_path = settings.cache.path or cache_path
         self._cache: ResponseCache | None = None
         self._providers: dict[str, Provider] = {}
-        self._limits: dict[str, asyncio.Semaphore] = {}
+        self._limits: dict[str, EndpointLimit] = {}
         self._roles: dict[str, LLM] = {}
 
     @property
@@ -243,8 +261,8 @@ class LLMHub:
             self._providers[key] = create_provider(config)
         return self._providers[key]
 
-    def _limit(self, config: ModelConfig) -> asyncio.Semaphore:
-        return self._limits.setdefault(config.endpoint(), asyncio.Semaphore(config.max_concurrency))
+    def _limit(self, config: ModelConfig) -> EndpointLimit:
+        return self._limits.setdefault(config.endpoint(), EndpointLimit(config.max_concurrency))
 
     def check(self, roles: list[str] | None = None) -> None:
         """Build the providers of `roles` (default: the standard ones in use) so bad settings fail early."""
@@ -252,6 +270,8 @@ class LLMHub:
             self.provider(self.settings.for_role(name))
 
     async def aclose(self) -> None:
+        """Close the providers' connections and the cache. The hub stays usable: a later call (in
+        another event loop, e.g. the scoring after a run's dialogues) opens them again."""
         for provider in self._providers.values():
             await provider.aclose()
         if self._cache is not None:

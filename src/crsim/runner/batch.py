@@ -15,33 +15,26 @@ duplicates, and the summary no longer matches the dialogues until the run is eva
 
 from __future__ import annotations
 
-import asyncio
 import gc
-import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from crsim.core.errors import ConfigError, DataError
-from crsim.crs.base import CRS, CRSSession
-from crsim.model import annotations as keys
-from crsim.model.dialogue import Dialogue, ErrorInfo, Termination, TerminationReason
+from crsim.core.progress import Progress
+from crsim.model.dialogue import Dialogue
 from crsim.model.io import iter_dialogue_records
 from crsim.model.run_folder.dialogues import DialogueWriter, canonical_order, repair_tail
 from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, MANIFEST, RETRIED
 from crsim.model.run_folder.lock import HeldLock, run_folder_lock
 from crsim.model.run_folder.manifest import build_manifest, read_manifest, write_json_atomic
-from crsim.runner.build import DialogueTask, Experiment
-from crsim.runner.loop import run_dialogue
+from crsim.runner.build import Experiment
+from crsim.runner.holding import hold_dialogues
 from crsim.runner.retry import count_retries, errored_records, move_to_audit
-
-logger = logging.getLogger(__name__)
-
-ProgressCallback = Callable[[Dialogue], None]
 
 
 @dataclass
@@ -163,51 +156,12 @@ def kept_dialogues(run_dir: Path) -> int:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
 
 
-async def hold_dialogue(experiment: Experiment, task: DialogueTask) -> Dialogue:
-    """One dialogue, never raising: a simulator that cannot be built is a `user_error` record, any
-    other failure outside the participants an `infrastructure_error` record (source 'loop')."""
-    metadata: dict[str, Any] = {**keys.SEED.entry(task.seed), **keys.DOMAIN.entry(experiment.domain.name)}
-    if experiment.config.trials > 1:
-        keys.TRIAL.put(metadata, task.trial)
-    source = "user"
-    try:
-        simulator = experiment.simulator_factories[task.simulator_label](task.seed)
-        source = "loop"
-        return await run_dialogue(
-            simulator,
-            experiment.crss[task.crs_label],
-            task.user,
-            dialogue_id=task.id,
-            session=CRSSession(id=task.id, seed=task.seed),
-            max_turns=experiment.config.max_turns,
-            items=experiment.domain.items,
-            metadata=metadata,
-            crs_id=task.crs_label,
-            simulator_id=task.simulator_label,
-            trial=task.trial,
-            timeout_s=experiment.config.dialogue_timeout_s,
-        )
-    except Exception as exc:  # noqa: BLE001 - one failing dialogue never sinks a run
-        error = ErrorInfo(source=source, type=type(exc).__name__, message=str(exc))
-        reason = TerminationReason.USER_ERROR if source == "user" else TerminationReason.INFRASTRUCTURE_ERROR
-        return Dialogue(
-            id=task.id,
-            user_id=task.user.id,
-            crs_id=task.crs_label,
-            simulator_id=task.simulator_label,
-            information_need=task.user.need,
-            user_profile=task.user.profile,
-            metadata=metadata,
-            termination=Termination(reason=reason, error=error),
-        )
-
-
 async def run_batch(
     experiment: Experiment,
     run_dir: str | Path,
     *,
     resume: bool = False,
-    on_dialogue: ProgressCallback | None = None,
+    progress: Progress | None = None,
     held: HeldLock | None = None,
     retry: frozenset[str] = frozenset(),
 ) -> BatchResult:
@@ -216,13 +170,14 @@ async def run_batch(
 
     Holds the run folder's lock (`crsim.model.run_folder.lock`) throughout: a second writer fails at
     once. A caller that holds it already passes its `HeldLock` as `held`. With `resume`, the
-    dialogues that ended with a reason in `retry` (`retry_reasons`) are held again.
+    dialogues that ended with a reason in `retry` (`retry_reasons`) are held again. `progress` hears
+    how many dialogues are to be held and each one written (an error when it ended in one).
     """
     run_dir = Path(run_dir)
     if retry and not resume:
         raise ConfigError("--retry-errors needs --resume: it holds failed dialogues of an existing run again")
     with run_folder_lock(run_dir, held=held), _long_lived_frozen():
-        return await _run_batch(experiment, run_dir, resume=resume, on_dialogue=on_dialogue, retry=retry)
+        return await _run_batch(experiment, run_dir, resume=resume, progress=progress, retry=retry)
 
 
 _frozen_by_batches = 0  #: batches under way in this process that froze the heap (`_long_lived_frozen`)
@@ -255,7 +210,7 @@ async def _run_batch(
     run_dir: Path,
     *,
     resume: bool,
-    on_dialogue: ProgressCallback | None,
+    progress: Progress | None,
     retry: frozenset[str] = frozenset(),
 ) -> BatchResult:
     done, dropped = prepare_run_dir(experiment, run_dir, resume)
@@ -270,13 +225,15 @@ async def _run_batch(
     result = BatchResult(run_dir, len(experiment.tasks), len(done), 0, dropped_bytes=dropped)
     result.retried = len(moved)
     writer = DialogueWriter(run_dir / DIALOGUES)
+    if progress is not None:
+        progress.set_total(len(todo))
 
     def record(dialogue: Dialogue) -> None:
         dialogue = writer.write(dialogue)  # an unwritable record comes back as its error record
         result.ran += 1
         result.terminations[dialogue.termination.reason if dialogue.termination else "unknown"] += 1
-        if on_dialogue is not None:
-            on_dialogue(dialogue)
+        if progress is not None:
+            progress.advance(error=dialogue_failed(dialogue))
 
     try:
         if experiment.config.executor == "ray":
@@ -295,49 +252,6 @@ async def _run_batch(
     return result
 
 
-async def hold_dialogues(
-    experiment: Experiment, tasks: list[DialogueTask], record: Callable[[Dialogue], None]
-) -> None:
-    """Hold `tasks` in this process, `config.concurrency` at a time, handing each dialogue to `record`
-    as it finishes (the local executor, and each shard of the Ray executor)."""
-    queue: asyncio.Queue[DialogueTask] = asyncio.Queue()
-    for task in tasks:
-        queue.put_nowait(task)
-
-    stopping = False
-
-    async def worker() -> None:
-        while not queue.empty() and not stopping:
-            record(await hold_dialogue(experiment, queue.get_nowait()))
-            # Built-in components may hold a whole dialogue without suspending: without this a
-            # cancellation (Ctrl-C, SIGTERM) would only arrive once every dialogue was held.
-            await asyncio.sleep(0)
-
-    workers = [
-        asyncio.ensure_future(worker()) for _ in range(min(experiment.config.concurrency, max(1, len(tasks))))
-    ]
-    try:
-        await asyncio.gather(*workers)
-    finally:
-        # `gather` ends as soon as one worker is cancelled or fails. Another may not have seen its
-        # cancellation (Python 3.11's `asyncio.wait_for` swallows it when the awaited call ended at the
-        # same moment) and would go on holding dialogues and hand them to a closed writer: stop them
-        # all, and return only once none runs. A dialogue one of them finishes meanwhile is recorded.
-        stopping = True
-        for work in workers:
-            work.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
-        await close_crss(experiment.crss.values())
-
-
-async def close_crss(crss: Iterable[CRS]) -> None:
-    """Let each CRS release what it keeps between dialogues (an HTTP CRS's kept connections) by its
-    optional `aclose()`. A failure there is logged, never raised: every dialogue is already held."""
-    for crs in crss:
-        aclose = getattr(crs, "aclose", None)
-        if aclose is None:
-            continue
-        try:
-            await aclose()
-        except Exception:  # the records are written; a failed cleanup must not lose them
-            logger.warning("closing the CRS %r failed", crs, exc_info=True)
+def dialogue_failed(dialogue: Dialogue) -> bool:
+    """Whether a held dialogue ended with an error (what the dialogue phase counts as an error)."""
+    return dialogue.termination is not None and dialogue.termination.error is not None

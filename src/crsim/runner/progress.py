@@ -7,8 +7,8 @@ every few seconds and one when the phase ends. Both show the items done, errors 
 a record: progress is written to the stream only (byte-identical run folders with or without it).
 
     report = ProgressReport()
-    with report.phase("dialogues", total=len(tasks)) as meter:
-        run_batch(..., on_dialogue=lambda d: meter.advance(error=d.termination.error is not None))
+    with report.phase("dialogues") as meter:
+        run_batch(..., progress=meter)  # a meter is a `crsim.core.progress.Progress`
     report.print_summary()
 """
 
@@ -38,10 +38,8 @@ from rich.table import Column
 from rich.text import Text
 
 from crsim.llm.usage import Tally, tallying
-from crsim.model.dialogue import Dialogue
-from crsim.model.run_folder.scores import ScoreRecord
 
-__all__ = ["INTERVAL_ENV", "PhaseMeter", "PhaseStats", "ProgressReport", "dialogue_failed", "scoring_failed"]
+__all__ = ["INTERVAL_ENV", "PhaseMeter", "PhaseStats", "ProgressReport"]
 
 #: Seconds between two plain progress lines (default 5); tests set it lower.
 INTERVAL_ENV = "CRSIM_PROGRESS_INTERVAL"
@@ -65,7 +63,8 @@ class PhaseStats:
 
 
 class PhaseMeter:
-    """Counts one phase's items and errors; its LLM figures are the phase's tally."""
+    """Counts one phase's items and errors (a `crsim.core.progress.Progress`); its LLM figures are
+    the phase's tally."""
 
     def __init__(self, name: str, total: int | None, tally: Tally) -> None:
         self.name, self.total, self.tally = name, total, tally
@@ -249,16 +248,6 @@ class _FactsColumn(ProgressColumn):
 
     def render(self, task: Task) -> Text:
         return Text(self.meter.facts())
-
-
-def dialogue_failed(dialogue: Dialogue) -> bool:
-    """Whether a held dialogue ended with an error (what the dialogue phase counts as an error)."""
-    return dialogue.termination is not None and dialogue.termination.error is not None
-
-
-def scoring_failed(records: list[ScoreRecord]) -> bool:
-    """Whether any metric or evaluator raised on a dialogue (what the scoring phase counts)."""
-    return any(record.error is not None for record in records)
 
 
 def _is_terminal(stream: TextIO) -> bool:

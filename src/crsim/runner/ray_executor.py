@@ -22,6 +22,7 @@ from crsim.model.run_folder.dialogues import writable
 from crsim.model.run_folder.files import LLM_CACHE
 from crsim.runner.build import DialogueTask, Experiment, build_experiment
 from crsim.runner.config import ExperimentConfig
+from crsim.runner.holding import hold_dialogues
 
 #: Per worker process: config hash -> (experiment, event loop). Kept for the process's lifetime so
 #: later shards reuse the population, the CRSs, LLM connections and per-endpoint limits.
@@ -43,8 +44,6 @@ def shards(tasks: list[DialogueTask], size: int) -> list[list[str]]:
 
 def run_shard(config_json: str, run_dir: str, task_ids: list[str]) -> list[str]:
     """Runs in a Ray worker: hold the shard's dialogues and return their records as JSON lines."""
-    from crsim.runner.batch import hold_dialogues
-
     key = hashlib.sha256(f"{config_json}\n{run_dir}".encode()).hexdigest()
     if key not in _WORKER_STATE:
         experiment = build_experiment(ExperimentConfig.model_validate_json(config_json))

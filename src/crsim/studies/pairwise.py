@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal
 
 import jinja2
 import yaml
@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from scipy.stats import binomtest
 
 from crsim.core.errors import ConfigError
+from crsim.core.progress import Progress
 from crsim.core.seeding import derive_seed
 from crsim.core.yaml_files import describe_yaml_error, load_yaml
 from crsim.eval.judge.transcript import fit, lines
@@ -457,7 +458,7 @@ async def compare_dialogues(
     confidence: float = 0.95,
     run_a: str | None = None,
     run_b: str | None = None,
-    progress: PairProgress | None = None,
+    progress: Progress | None = None,
 ) -> PairwiseReport:
     """Pair, judge (both orders per criterion) and summarise; see the module docstring.
 
@@ -511,14 +512,6 @@ async def compare_dialogues(
     )
 
 
-class PairProgress(Protocol):
-    """What `compare_dialogues` tells a progress display (crsim.runner.progress.PhaseMeter is one)."""
-
-    def set_total(self, total: int) -> None: ...
-
-    def advance(self, count: int = 1, *, error: bool = False) -> None: ...
-
-
 def run_dialogues(run: str | Path) -> list[Dialogue]:
     """The dialogues of a run folder (its `dialogues.jsonl`) or of a dialogues JSONL file."""
     run = Path(run)
@@ -543,7 +536,7 @@ async def compare_runs(
     max_tokens: int | None = None,
     max_chars: int = 8000,
     max_justification_chars: int | None = None,
-    progress: PairProgress | None = None,
+    progress: Progress | None = None,
 ) -> PairwiseReport:
     """Compare the simulators of two runs with the judge of `settings` (default: the local model).
 

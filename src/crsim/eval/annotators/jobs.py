@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from crsim.core.atomic_files import atomic_output
 from crsim.core.components import BuildContext
 from crsim.core.errors import ConfigError, CrsimError
+from crsim.core.progress import Progress
 from crsim.datasets.base import DatasetReader, build_reader, convert_dataset
 from crsim.eval.annotators.base import (
     ActAnnotator,
@@ -40,9 +41,6 @@ from crsim.model.run_folder.files import LLM_CACHE
 from crsim.model.run_folder.lock import lock_if_run_folder
 
 T = TypeVar("T")
-#: Told of each dialogue a job has finished with, and whether the annotator's LLM answer for it (or
-#: for one of its utterances) was unreadable; progress displays use it.
-OnDialogue = Callable[[bool], None]
 #: The information-need extractors: rules (from the user acts) or one LLM call per dialogue.
 EXTRACTORS = ("rules", "llm")
 
@@ -87,10 +85,10 @@ def annotate_acts(
     items: Path | None = None,
     domain: str = "movies",
     llm: LLMSource | None = None,
-    on_dialogue: OnDialogue | None = None,
+    progress: Progress | None = None,
 ) -> ActsResult:
     """Add dialogue acts to utterances without them (all with `overwrite`) and write `out`
-    (`on_dialogue` hears of each dialogue written)."""
+    (`progress` advances with each dialogue written)."""
     from crsim.eval.annotators.llm import ACTS_ERROR
 
     report, failed = AnnotationReport(), 0
@@ -102,8 +100,8 @@ def annotate_acts(
         async for dialogue in tool.annotate_all(iter_dialogues(file), overwrite=overwrite, report=report):
             unreadable = sum(ACTS_ERROR in u.annotations for u in dialogue.utterances)
             failed += unreadable
-            if on_dialogue is not None:
-                on_dialogue(unreadable > 0)
+            if progress is not None:
+                progress.advance(error=unreadable > 0)
             yield dialogue
 
     run_with(hub, write_all(out, count_failures()))
@@ -121,18 +119,18 @@ def evaluate_acts(
     domain: str = "movies",
     limit: int | None = None,
     llm: LLMSource | None = None,
-    on_dialogue: OnDialogue | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Re-annotate gold dialogues from scratch and score intents and slot values (the summary of
     `AnnotationEval`, plus `llm` (unreadable utterances, seconds, calls) for LLM annotators);
-    `on_dialogue` hears of each gold dialogue done."""
+    `progress` advances with each gold dialogue done."""
     from crsim.eval.annotators.evaluate import evaluate_annotator
 
     started = time.perf_counter()
     hub = annotation_hub(needs_llm(annotator), annotator, llm or LLMSource(), Path(LLM_CACHE))
     tool = build_annotator(annotator, args or {}, annotation_domain(items, domain), hub)
     dialogues = islice(gold_dialogues(gold, dataset, dataset_args or {}), limit)
-    result = run_with(hub, evaluate_annotator(tool, reporting(dialogues, tool, on_dialogue)))
+    result = run_with(hub, evaluate_annotator(tool, reporting(dialogues, tool, progress)))
     seconds = time.perf_counter() - started
     summary = result.summary()
     if hub is not None:
@@ -155,10 +153,10 @@ def extract_needs(
     items: Path | None = None,
     domain: str = "movies",
     llm: LLMSource | None = None,
-    on_dialogue: OnDialogue | None = None,
+    progress: Progress | None = None,
 ) -> NeedsResult:
     """Each dialogue's information need, from its user acts (acts annotated where missing) or by an
-    LLM from the whole dialogue; writes `out` (`on_dialogue` hears of each dialogue written)."""
+    LLM from the whole dialogue; writes `out` (`progress` advances with each dialogue written)."""
     from crsim.eval.annotators.llm_need import LLMNeedReport
 
     over = annotation_domain(items, domain)
@@ -177,7 +175,7 @@ def extract_needs(
         tool = build_annotator(user_annotator, args or {}, over, hub)
         report = NeedReport()
         stream = NeedExtractor(tool).annotate_all(iter_dialogues(file), overwrite=overwrite, report=report)
-    run_with(hub, write_all(out, reporting_stream(stream, tool, on_dialogue)))
+    run_with(hub, write_all(out, reporting_stream(stream, tool, progress)))
     failed = getattr(tool, "failed", None) if hub is not None else None
     return NeedsResult(kind, user_annotator, report, failed, llm_use(hub, roles_of(tool)) if hub else None)
 
@@ -195,10 +193,10 @@ def evaluate_need_extraction(
     from_text: bool = True,
     limit: int | None = None,
     llm: LLMSource | None = None,
-    on_dialogue: OnDialogue | None = None,
+    progress: Progress | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Extract the needs of gold dialogues and compare: constraint, request and target P/R/F1
-    (micro); returns the summary and the LLM use (None without an LLM). `on_dialogue` hears of each
+    (micro); returns the summary and the LLM use (None without an LLM). `progress` advances with each
     gold dialogue read (those without a gold need included)."""
     from crsim.eval.annotators.llm_need import evaluate_llm_needs
     from crsim.eval.annotators.need_eval import evaluate_needs
@@ -216,10 +214,10 @@ def evaluate_need_extraction(
     tool: LLMNeedExtractor | ActAnnotator
     if kind == "llm":
         tool = llm_need_extractor(args or {}, over, hub)
-        summary = run_with(hub, evaluate_llm_needs(tool, reporting(gold_read, tool, on_dialogue))).summary()
+        summary = run_with(hub, evaluate_llm_needs(tool, reporting(gold_read, tool, progress))).summary()
     else:
         tool = build_annotator(user_annotator, args or {}, over, hub)
-        dialogues = reporting(gold_read, tool, on_dialogue)
+        dialogues = reporting(gold_read, tool, progress)
         evaluation = evaluate_needs(NeedExtractor(tool), dialogues, from_text=from_text)
         summary = run_with(hub, evaluation).summary()
     if not summary["dialogues"]:
@@ -228,28 +226,26 @@ def evaluate_need_extraction(
     return summary, llm_use(hub, roles_of(tool)) if hub else None
 
 
-def reporting(
-    dialogues: Iterable[Dialogue], tool: object, on_dialogue: OnDialogue | None
-) -> Iterator[Dialogue]:
-    """The dialogues, telling `on_dialogue` of each once its consumer asks for the next one (the
+def reporting(dialogues: Iterable[Dialogue], tool: object, progress: Progress | None) -> Iterator[Dialogue]:
+    """The dialogues, advancing `progress` with each once its consumer asks for the next one (the
     evaluations take one dialogue at a time), with whether the tool's count of unreadable answers
     (`failed`, on the LLM tools) grew meanwhile."""
     for dialogue in dialogues:
         before = failures(tool)
         yield dialogue
-        if on_dialogue is not None:
-            on_dialogue(failures(tool) > before)
+        if progress is not None:
+            progress.advance(error=failures(tool) > before)
 
 
 async def reporting_stream(
-    dialogues: AsyncIterator[Dialogue], tool: object, on_dialogue: OnDialogue | None
+    dialogues: AsyncIterator[Dialogue], tool: object, progress: Progress | None
 ) -> AsyncIterator[Dialogue]:
     """As `reporting`, for a stream of annotated dialogues: each is told as it comes out."""
     before = failures(tool)
     async for dialogue in dialogues:
         now = failures(tool)
-        if on_dialogue is not None:
-            on_dialogue(now > before)
+        if progress is not None:
+            progress.advance(error=now > before)
         before = now
         yield dialogue
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
+from crsim.core.progress import Progress
 from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue, Role
 from crsim.model.domain import Domain
@@ -28,9 +29,6 @@ from crsim.studies.language.measures import (
 from crsim.studies.language.richness import RuleKeyPoints
 
 #: Persona keys holding the linguistic pattern (written by the RecUserSim-style simulator).
-#: Told of each dialogue as soon as it is measured (progress displays).
-OnMeasured = Callable[[DialogueMeasures], None]
-
 PATTERN_KEYS = tuple(key.name for key in keys.PATTERN_KEYS)
 
 
@@ -150,10 +148,10 @@ async def measure_dialogues(
     *,
     run: str = "",
     concurrency: int = 8,
-    on_measured: OnMeasured | None = None,
+    progress: Progress | None = None,
 ) -> list[DialogueMeasures]:
-    """All dialogues, in input order, `concurrency` at a time; `on_measured` hears of each as it is
-    done (in completion order)."""
+    """All dialogues, in input order, `concurrency` at a time; `progress` advances as each is done
+    (an error when a value of it could not be read)."""
     thresholds = thresholds or Thresholds()
     limit = asyncio.Semaphore(max(1, concurrency))
     dialogues = list(dialogues)  # a reading error surfaces here, before any coroutine exists
@@ -161,8 +159,8 @@ async def measure_dialogues(
     async def one(dialogue: Dialogue) -> DialogueMeasures:
         async with limit:
             measured = await measure_dialogue(dialogue, measurer, thresholds, run=run)
-        if on_measured is not None:
-            on_measured(measured)
+        if progress is not None:
+            progress.advance(error=sum(error_counts([measured]).values()) > 0)
         return measured
 
     return list(await asyncio.gather(*(one(d) for d in dialogues)))

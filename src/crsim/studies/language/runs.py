@@ -13,21 +13,21 @@ import json
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from crsim.core.atomic_files import atomic_output
 from crsim.core.errors import ConfigError, CrsimError
+from crsim.core.progress import Progress
 from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE
 from crsim.studies.language.measures import DialogueMeasures, Thresholds
 
 if TYPE_CHECKING:
-    from crsim.studies.language.measuring import Measurer, OnMeasured
+    from crsim.studies.language.measuring import Measurer
 
 __all__ = [
     "MeasureOptions",
-    "MeasureProgress",
     "Measured",
     "Method",
     "measure_runs",
@@ -72,15 +72,6 @@ class MeasureOptions:
             raise CrsimError("--items applies to --measure rules only")
 
 
-class MeasureProgress(Protocol):
-    """What `measure_runs` tells a progress display (crsim.runner.progress.PhaseMeter is one): the dialogues
-    to measure, then each one measured and whether a value of it could not be read."""
-
-    def set_total(self, total: int) -> None: ...
-
-    def advance(self, count: int = 1, *, error: bool = False) -> None: ...
-
-
 def thresholds(short_max: int, medium_max: int, low_max: int) -> Thresholds:
     """The category thresholds; inconsistent ones are a ConfigError naming `--medium-max`."""
     try:
@@ -97,10 +88,9 @@ def dialogue_file(run: Path) -> Path:
     return path
 
 
-def measure_runs(
-    runs: list[Path], options: MeasureOptions, progress: MeasureProgress | None = None
-) -> Measured:
-    """Every run's user utterances; all paths are checked before the first is measured."""
+def measure_runs(runs: list[Path], options: MeasureOptions, progress: Progress | None = None) -> Measured:
+    """Every run's user utterances; all paths are checked before the first is measured. `progress`
+    hears how many dialogues there are and each one measured."""
     from crsim.model.run_folder.folder import count_lines
     from crsim.studies.language.measuring import name_groups
 
@@ -109,26 +99,14 @@ def measure_runs(
     names = [run.name if run.is_dir() else run.stem for run in runs]
     if len(set(names)) < len(names):
         names = [str(run) for run in runs]
-    on_measured: OnMeasured | None = None
     if progress is not None:
         progress.set_total(sum(count_lines(path) for path in paths))
-        on_measured = _advancing(progress)
-    measured = asyncio.run(_measure_all(paths, names, options, on_measured))
+    measured = asyncio.run(_measure_all(paths, names, options, progress))
     return Measured(name_groups(measured), names, options.thresholds)
 
 
-def _advancing(progress: MeasureProgress) -> OnMeasured:
-    """An `on_measured` advancing `progress`, with an error when a value of the dialogue was unreadable."""
-    from crsim.studies.language.measuring import error_counts
-
-    def advance(item: DialogueMeasures) -> None:
-        progress.advance(error=sum(error_counts([item]).values()) > 0)
-
-    return advance
-
-
 async def _measure_llm(
-    path: Path, run: str, options: MeasureOptions, on_measured: OnMeasured | None
+    path: Path, run: str, options: MeasureOptions, progress: Progress | None
 ) -> list[DialogueMeasures]:
     """One run with the LLM judges; the response cache defaults to the run folder's."""
     from crsim.llm.client import LLMHub
@@ -152,14 +130,14 @@ async def _measure_llm(
             options.thresholds,
             run=run,
             concurrency=options.concurrency,
-            on_measured=on_measured,
+            progress=progress,
         )
     finally:
         await hub.aclose()
 
 
 async def _measure_all(
-    paths: list[Path], names: list[str], options: MeasureOptions, on_measured: OnMeasured | None
+    paths: list[Path], names: list[str], options: MeasureOptions, progress: Progress | None
 ) -> list[DialogueMeasures]:
     from crsim.model.io import iter_dialogues
     from crsim.studies.language.measuring import RuleMeasurer, measure_dialogues
@@ -168,7 +146,7 @@ async def _measure_all(
     rules: Measurer | None = None
     for path, name in zip(paths, names, strict=True):
         if options.method is Method.LLM:
-            measured += await _measure_llm(path, name, options, on_measured)
+            measured += await _measure_llm(path, name, options, progress)
             continue
         if rules is None:
             from crsim.eval.annotators.base import annotation_domain
@@ -180,7 +158,7 @@ async def _measure_all(
             options.thresholds,
             run=name,
             concurrency=options.concurrency,
-            on_measured=on_measured,
+            progress=progress,
         )
     return measured
 

@@ -23,9 +23,10 @@ import numpy as np
 
 from crsim.core.components import BuildContext
 from crsim.core.plugins import ComponentSpec
+from crsim.core.progress import Progress
 from crsim.eval.metrics.base import Evaluator, Metric
 from crsim.eval.scores import ScoreRecord, build_metrics
-from crsim.eval.scoring import OnScored, score_all
+from crsim.eval.scoring import score_all
 from crsim.llm.client import LLMHub
 from crsim.llm.config import LLMSettings
 from crsim.model.run_folder.files import LLM_CACHE as RUN_LLM_CACHE
@@ -136,12 +137,14 @@ async def predict_with(
     *,
     concurrency: int = 8,
     default_aspect: str = "overall",
-    on_scored: OnScored | None = None,
+    progress: Progress | None = None,
 ) -> tuple[Predictions, list[ScoreRecord]]:
     """Score the label-free gold dialogues with one metric and map the records to predictions
-    (`on_scored` hears of each dialogue as it is scored)."""
+    (`progress` hears how many dialogues there are and each one scored)."""
     dialogues = [c.dialogue for c in gold]
-    records = await score_all(dialogues, [metric], concurrency=concurrency, on_scored=on_scored)
+    if progress is not None:
+        progress.set_total(len(dialogues))
+    records = await score_all(dialogues, [metric], concurrency=concurrency, progress=progress)
     return records_to_predictions(records, gold, metric, default_aspect=default_aspect), records
 
 
@@ -153,17 +156,17 @@ def run_evaluator(
     cache_path: Path | None = None,
     concurrency: int = 8,
     default_aspect: str = "overall",
-    on_scored: OnScored | None = None,
+    progress: Progress | None = None,
 ) -> EvaluatorRun:
     """Build the metric named by `spec` (LLM models from `llm`, default the local model; answers
-    cached in `cache_path`) and run it over the gold conversations (`on_scored`: as `predict_with`)."""
+    cached in `cache_path`) and run it over the gold conversations (`progress`: as `predict_with`)."""
     hub = LLMHub(llm or LLMSettings(), cache_path=cache_path or Path(LLM_CACHE))
 
     async def go() -> EvaluatorRun:
         try:
             metric = build_metrics([spec], BuildContext(llms=hub))[0]
             predictions, records = await predict_with(
-                metric, gold, concurrency=concurrency, default_aspect=default_aspect, on_scored=on_scored
+                metric, gold, concurrency=concurrency, default_aspect=default_aspect, progress=progress
             )
         finally:
             await hub.aclose()

@@ -16,10 +16,10 @@ any other evaluator's, and the pooled out-of-fold predictions go through `meta_e
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from crsim.core.progress import Progress
 from crsim.eval.learned.crsarena import LearnedCrsarena
 from crsim.eval.learned.crsarena_features import dialogue_features
 from crsim.eval.learned.crsarena_model import CrsarenaModel
@@ -69,23 +69,25 @@ def cross_validate(
     *,
     settings: FitSettings | None = None,
     k: int = 5,
-    on_fold: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> ProtocolRun:
     """Fit on each fold's training part, predict its test part with the evaluator, pool the predictions.
-    `on_fold(done, total)` hears of each fold as it is done (progress displays)."""
+    `progress` hears how many folds there are and each one done."""
     conversations = list(gold)
     data = [labelled(c) for c in conversations]
     folds = protocol_folds(gold, protocol, k=k)
+    if progress is not None:
+        progress.set_total(len(folds))
     pooled = Predictions(source=f"learned_crsarena, {PROTOCOL_TITLES[protocol]} (out of fold)")
-    for done, fold in enumerate(folds, start=1):
+    for fold in folds:
         model = fit_model([data[i] for i in fold.train.tolist()], settings, name=f"fold {fold.name}")
         test = GoldSet(tuple(conversations[i] for i in fold.test.tolist()), gold.source)
         part = predict_fold(model, test)
         pooled.values.update(part.values)
         pooled.reasons.update(part.reasons)
         pooled.notes.update(part.notes)
-        if on_fold is not None:
-            on_fold(done, len(folds))
+        if progress is not None:
+            progress.advance()
     return ProtocolRun(protocol, pooled, folds)
 
 

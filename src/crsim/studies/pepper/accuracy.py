@@ -13,7 +13,6 @@ only when both answers pick the same movie (a model that always answers "A" then
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import jinja2
 from pydantic import BaseModel
 
+from crsim.core.progress import Progress
 from crsim.core.seeding import derive_seed
 from crsim.llm.client import LLM
 from crsim.llm.prompts import load_template, render
@@ -98,10 +98,10 @@ async def preference_accuracy(
     true_ratings: dict[str, dict[str, float]],
     domain: Domain,
     options: AccuracyOptions,
-    on_user: Callable[[bool], None] | None = None,
+    progress: Progress | None = None,
 ) -> AccuracyReport:
     """Put pairs of each user's targets to each representation (`true_ratings`: user -> item -> rating);
-    `on_user(failed)` hears of each user done (`failed`: an answer of theirs could not be used)."""
+    `progress` advances with each user done (an error when an answer of theirs could not be used)."""
     template = load_template(PROMPTS, "choose.j2")
     choices: list[PairChoice] = []
     for person in users:
@@ -112,8 +112,8 @@ async def preference_accuracy(
             ratings, options.pairs_per_user, random.Random(derive_seed(options.seed, person.id))
         )
         if not pairs:
-            if on_user is not None:
-                on_user(False)
+            if progress is not None:
+                progress.advance()
             continue
         asked = len(choices)
         general = await general_preferences(
@@ -161,8 +161,8 @@ async def preference_accuracy(
                         error=error,
                     )
                 )
-        if on_user is not None:
-            on_user(any(choice.error is not None for choice in choices[asked:]))
+        if progress is not None:
+            progress.advance(error=any(choice.error is not None for choice in choices[asked:]))
     return AccuracyReport(users=len(users), scores=score(choices, options.representations), choices=choices)
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Protocol
 
 from crsim.core.atomic_files import atomic_output
 from crsim.core.errors import ConfigError
+from crsim.core.progress import Progress
 from crsim.llm.client import LLMHub
 from crsim.model import annotations as keys
 from crsim.runner.build import build_domain
@@ -25,15 +25,6 @@ from crsim.studies.pepper.accuracy import AccuracyOptions, AccuracyReport, prefe
 PEPPER_SOURCES = ("pepper", "reviews")
 
 
-class StudyProgress(Protocol):
-    """What the study tells a progress display (crsim.runner.progress.PhaseMeter is one): the users, then
-    each user done and whether an answer of theirs could not be used."""
-
-    def set_total(self, total: int) -> None: ...
-
-    def advance(self, count: int = 1, *, error: bool = False) -> None: ...
-
-
 def preference_accuracy_study(
     experiment: ExperimentConfig,
     pairs: int = 5,
@@ -41,10 +32,11 @@ def preference_accuracy_study(
     both_orders: bool = False,
     cache_path: Path | None = None,
     out: Path | None = None,
-    progress: StudyProgress | None = None,
+    progress: Progress | None = None,
 ) -> AccuracyReport:
     """The study over `experiment`'s users (a PEPPER source) with its `llm` section (role `user`);
-    `out`, when given, gets the report as JSON (every choice included); `progress` counts the users."""
+    `out`, when given, gets the report as JSON (every choice included); `progress` counts the users
+    (an error when an answer of theirs could not be used)."""
     from crsim.users.pepper import pepper_source
     from crsim.users.sources import build_users
 
@@ -66,11 +58,10 @@ def preference_accuracy_study(
     options.both_orders = both_orders
     if progress is not None:
         progress.set_total(len(population))
-    on_user = (lambda failed: progress.advance(error=failed)) if progress is not None else None
 
     async def go() -> AccuracyReport:
         try:
-            return await preference_accuracy(hub.role("user"), population, true, domain, options, on_user)
+            return await preference_accuracy(hub.role("user"), population, true, domain, options, progress)
         finally:
             await hub.aclose()
 
