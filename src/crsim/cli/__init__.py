@@ -82,6 +82,14 @@ COMMANDS: dict[str, LazyCommand] = {
         "app",
         "Check every record of a file against the unified format; list what is wrong and where.",
     ),
+    "fidelity": LazyCommand(
+        "crsim.cli.fidelity",
+        "app",
+        "Compare a run's simulated users with the human users of a corpus: utterance length, questions,\n"
+        "acceptance and rejection per recommendation, dialogue acts, distinct-1/2, turns, and a human-vs-\n"
+        "simulated classifier's AUC, each beside a human-vs-human control (docs/fidelity.md). Writes\n"
+        "fidelity_<corpus>.json into the run folder.",
+    ),
     "data": LazyCommand(
         "crsim.cli.data",
         "data_app",
