@@ -23,58 +23,33 @@ def _number(value: float | None, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def fidelity_table(report: FidelityReport) -> Table:
-    """Measures (rows) × simulator, human, the two human halves and the two distances."""
+def fidelity_tables(report: FidelityReport) -> list[Table]:
+    """One table per simulator: each measure on the simulated users, the human corpus and its two
+    halves, with the distances simulated-vs-human and half-vs-half (the control)."""
     a, b = report.half_dialogues
-    table = Table(
-        title=f"Fidelity of {report.run} against {report.against} "
-        f"({report.human_dialogues} human dialogues, halves {a}/{b})"
-    )
-    for column in (
-        "simulator",
-        "measure",
-        "simulated",
-        "human",
-        "half A",
-        "half B",
-        "JSD sim-human",
-        "JSD A-B",
-    ):
-        table.add_column(column, justify="left" if column in ("simulator", "measure") else "right")
+    tables = []
     for sim in report.simulators:
+        table = Table(
+            title=f"{sim.simulator} ({sim.dialogues} dialogues) vs {report.against} "
+            f"({report.human_dialogues} dialogues, halves {a}/{b})"
+        )
+        for column in ("measure", "simulated", "human", "half A", "half B", "JSD sim-human", "JSD A-B"):
+            table.add_column(column, justify="left" if column == "measure" else "right")
         for row in sim.rows:
-            table.add_row(
-                escape(sim.simulator),
-                row.measure,
-                _number(row.simulated),
-                _number(row.human),
-                _number(row.half_a),
-                _number(row.half_b),
-                _number(row.distance),
-                _number(row.control_distance),
-            )
+            values = (row.simulated, row.human, row.half_a, row.half_b, row.distance, row.control_distance)
+            table.add_row(row.measure, *(_number(v) for v in values))
+        table.add_section()
         table.add_row(
-            escape(sim.simulator),
-            "[b]summary distance[/b]",
+            "summary distance",
             "",
             "",
             "",
             "",
-            _number(sim.summary_distance),
-            _number(sim.control_summary_distance),
+            *(_number(v) for v in (sim.summary_distance, sim.control_summary_distance)),
         )
-        table.add_row(
-            escape(sim.simulator),
-            "[b]classifier AUC[/b]",
-            "",
-            "",
-            "",
-            "",
-            _number(sim.auc),
-            _number(sim.control_auc),
-            end_section=True,
-        )
-    return table
+        table.add_row("classifier AUC", "", "", "", "", _number(sim.auc), _number(sim.control_auc))
+        tables.append(table)
+    return tables
 
 
 @app.command("fidelity")
@@ -125,7 +100,12 @@ def fidelity_command(
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
         return
-    console.print(fidelity_table(report))
+    for table in fidelity_tables(report):
+        console.print(table)
     if report.left_out:
-        console.print(f"{report.left_out} run dialogue(s) left out: an error ended them", highlight=False)
-    console.print(f"wrote {escape(str(out))}", highlight=False)
+        console.print(
+            f"{report.left_out} run dialogue(s) left out: the simulator or the infrastructure broke them",
+            highlight=False,
+            soft_wrap=True,
+        )
+    console.print(f"wrote {escape(str(out))}", highlight=False, soft_wrap=True)

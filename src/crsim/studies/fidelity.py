@@ -287,7 +287,9 @@ class FidelityReport(BaseModel):
     human_dialogues: int
     half_dialogues: tuple[int, int]
     human_user_utterances: int
-    left_out: int = Field(description="Run dialogues left out: not evaluable (an error ended them).")
+    left_out: int = Field(
+        description="Run dialogues left out: the simulator or the infrastructure broke them."
+    )
     simulators: list[SimulatorFidelity]
 
 
