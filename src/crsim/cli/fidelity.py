@@ -77,26 +77,27 @@ def fidelity_command(
     fidelity_<corpus>.json into the run folder."""
     from crsim.core.atomic_files import atomic_output
     from crsim.eval.annotators.base import annotation_domain, build_annotator
-    from crsim.model.run_folder import files, open_run
+    from crsim.model.run_folder import files, open_run, run_folder_lock
     from crsim.studies.fidelity import fidelity, read_corpus
 
     with user_errors():
         folder = open_run(run)
-        label, corpus = read_corpus(against, data)
-        annotator = build_annotator("rules", {}, annotation_domain(domain=folder.domain))
-        report = fidelity(
-            folder.name,
-            folder.dialogues(),
-            label,
-            corpus,
-            annotator,
-            seed=seed,
-            max_human=max_human,
-            max_simulated=max_simulated,
-        )
-        out = folder.path / files.fidelity_file(label)
-        with atomic_output(out) as handle:
-            handle.write(report.model_dump_json(indent=2) + "\n")
+        with run_folder_lock(folder.path):  # one writer: not while a run or another study writes the folder
+            label, corpus = read_corpus(against, data)
+            annotator = build_annotator("rules", {}, annotation_domain(domain=folder.domain))
+            report = fidelity(
+                folder.name,
+                folder.dialogues(),
+                label,
+                corpus,
+                annotator,
+                seed=seed,
+                max_human=max_human,
+                max_simulated=max_simulated,
+            )
+            out = folder.path / files.fidelity_file(label)
+            with atomic_output(out) as handle:
+                handle.write(report.model_dump_json(indent=2) + "\n")
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
         return
