@@ -180,3 +180,19 @@ def test_error_dialogues_are_left_out_and_too_small_a_corpus_is_refused(redial: 
     assert report.left_out == 1 and report.simulators[0].dialogues == 3
     with pytest.raises(CrsimError, match="at least 4"):
         fidelity("run", ok, "redial", redial[:3], annotator)
+
+
+def test_corpus_is_a_dialogues_file_or_a_named_dataset(tmp_path: Path, redial: list[Dialogue]) -> None:
+    from crsim.core.errors import CrsimError
+    from crsim.studies.fidelity import read_corpus
+
+    path = tmp_path / "people.jsonl"
+    path.write_text("".join(d.model_dump_json() + "\n" for d in redial[:5]), encoding="utf-8")
+    label, corpus = read_corpus(str(path), None)
+    assert label == "people" and [d.id for d in corpus] == [d.id for d in redial[:5]]
+    label, corpus = read_corpus("redial", REDIAL)
+    assert label == "redial" and len(corpus) == 1342
+    with pytest.raises(
+        CrsimError, match=r"--against: 'nowhere\.jsonl' is neither a corpus \(redial, crsarena_dial"
+    ):
+        read_corpus("nowhere.jsonl", None)
