@@ -174,3 +174,13 @@ def noise(
         return
     for line in noise_lines(found):
         typer.echo(line)
+
+
+def _register_fidelity() -> None:
+    """`crsim validate fidelity`, defined with its tables in `crsim.cli.fidelity`."""
+    from crsim.cli.fidelity import fidelity_command
+
+    app.command("fidelity")(fidelity_command)
+
+
+_register_fidelity()

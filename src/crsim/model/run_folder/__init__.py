@@ -9,6 +9,7 @@ A run folder is what `crsim run` writes and every later command reads (docs/data
     retried.jsonl      the records `--retry-errors` replaced (an audit trail; `retried_dialogues` counts them)
     llm_cache.sqlite   the LLM response cache of the run and its evaluations
     report.html        `crsim report`; export/: `crsim export`
+    fidelity_<corpus>.json   `crsim validate fidelity --against <corpus>`
     .crsim-lock        the one-writer lock (`run_folder_lock`) and .crsim-lock.json, its holder
 
 The runner writes through this package; evaluation, reports, meta-evaluation, studies and the CLI

@@ -29,9 +29,17 @@ LLM_CACHE = "llm_cache.sqlite"
 REPORT = "report.html"
 #: The folder `crsim export` writes its tables into by default.
 EXPORT_DIR = "export"
+#: The fidelity study of the run's simulated users against one human corpus (`fidelity_file`).
+FIDELITY_PREFIX = "fidelity_"
 #: The exclusive lock of one writer per run folder (`lock.py`) and the file naming its holder.
 LOCK_FILE = ".crsim-lock"
 LOCK_INFO = ".crsim-lock.json"
+
+
+def fidelity_file(corpus: str) -> str:
+    """The file `crsim validate fidelity --against CORPUS` writes: `fidelity_<corpus>.json`."""
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in corpus) or "corpus"
+    return f"{FIDELITY_PREFIX}{safe}.json"
 
 
 def part_path(path: Path) -> Path:
