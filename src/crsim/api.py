@@ -255,7 +255,7 @@ def _run(
     from crsim.core.interrupt import run_interruptibly
     from crsim.eval.run_scoring import evaluate_path
     from crsim.model.run_folder.lock import run_folder_lock
-    from crsim.runner.batch import run_batch
+    from crsim.runner.batch import RunFolderConflict, run_batch
     from crsim.runner.build import build_experiment
     from crsim.runner.outcome import FailedPairings, failed_pairings
     from crsim.runner.progress import ProgressReport, dialogue_failed, scoring_failed
@@ -273,16 +273,19 @@ def _run(
     with run_folder_lock(run_dir) as lock:
         with report.phase("dialogues", len(experiment.tasks)) as meter:
             advance = meter.advance
-            run_interruptibly(
-                run_batch(
-                    experiment,
-                    run_dir,
-                    resume=resume,
-                    on_dialogue=lambda d: advance(error=dialogue_failed(d)),
-                    held=lock,
-                    retry=retry,
+            try:
+                run_interruptibly(
+                    run_batch(
+                        experiment,
+                        run_dir,
+                        resume=resume,
+                        on_dialogue=lambda d: advance(error=dialogue_failed(d)),
+                        held=lock,
+                        retry=retry,
+                    )
                 )
-            )
+            except RunFolderConflict as conflict:
+                raise ConfigError(conflict.python) from None
         with report.phase("scoring", len(experiment.tasks)) as meter:
             done = evaluate_path(
                 run_dir, on_scored=lambda _d, r: meter.advance(error=scoring_failed(r)), held=lock
