@@ -58,7 +58,9 @@ def blocks(page: Path) -> list[Block]:
             start, language, runnable = number, match.group(1), "run" in match.group(2).split()
         else:
             if runnable:
-                found.append(Block(page, start, language, dedent("\n".join(lines[start : number - 1]) + "\n")))
+                found.append(
+                    Block(page, start, language, dedent("\n".join(lines[start : number - 1]) + "\n"))
+                )
             start = None
     return found
 
@@ -128,4 +130,6 @@ def test_console_example_runs(block: Block, tmp_path: Path) -> None:
             text=True,
             timeout=600,
         )
-        assert done.returncode == 0, f"{block.name}: {shlex.join(words)} exited {done.returncode}:\n{done.stderr}"
+        assert done.returncode == 0, (
+            f"{block.name}: {shlex.join(words)} exited {done.returncode}:\n{done.stderr}"
+        )

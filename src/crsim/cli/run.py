@@ -18,8 +18,8 @@ from crsim.runner.config import field_description
 app = typer.Typer(add_completion=False)
 
 
-def _option(path: str, flag: str) -> Any:
-    return typer.Option(flag, help=field_description(path))
+def _option(path: str, *flags: str) -> Any:
+    return typer.Option(*flags, help=field_description(path))
 
 
 @app.command()
@@ -27,7 +27,7 @@ def run(
     config: Annotated[
         Path | None, typer.Argument(help="Experiment config (YAML/JSON); default: quickstart.")
     ] = None,
-    out: Annotated[Path | None, _option("out", "--out")] = None,
+    out: Annotated[Path | None, _option("out", "--out", "-o")] = None,
     seed: Annotated[int | None, _option("seed", "--seed")] = None,
     users: Annotated[int | None, _option("users.size", "--users")] = None,
     concurrency: Annotated[int | None, _option("concurrency", "--concurrency")] = None,
