@@ -74,8 +74,7 @@ def _labels(values: list[str], folders: list[RunFolder]) -> list[str]:
     scored: dict[str, None] = {}
     configured: list[Any] = []
     for folder in folders:
-        if folder.evaluated:
-            for group in folder.summaries():
-                scored.update(dict.fromkeys(group.metrics))
+        if folder.scores_path.is_file():
+            scored.update(dict.fromkeys(record.metric for record in folder.scores()))
         configured += folder.config.get("metrics") or []
     return metric_labels(values, list(scored), configured)
