@@ -42,6 +42,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "meta_app",
         "Correlate an evaluator's scores (or a run file) with CRSArena-Eval's human labels.",
     ),
+    "init": LazyCommand(
+        "crsim.cli.init",
+        "app",
+        "Write a commented starter config (YAML) that runs as it is: `crsim run FILE`.",
+    ),
     "run": LazyCommand(
         "crsim.cli.run",
         "app",

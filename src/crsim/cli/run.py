@@ -145,6 +145,7 @@ def _closing(
             f"{elapsed:.1f}s; run folder: [bold]{escape(str(run_dir))}[/bold]",
             highlight=False,
         )
+        _legend(summaries, cfg, run_dir)
     if result.errored and command:
         kinds = ", ".join(f"{reason} ×{n}" for reason, n in sorted(result.errored.items()))
         errors.print(
@@ -156,6 +157,21 @@ def _closing(
     if failed:
         errors.print(f"[red]error:[/red] {escape(closing_line(failed))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_FAILED_PAIRINGS)
+
+
+def _legend(summaries: list[Any], cfg: Any, run_dir: Path) -> None:
+    """What the table's metrics mean and which way is better, then the next commands."""
+    from crsim.cli._legend import legend_lines, next_steps
+
+    shown = list(dict.fromkeys(label for group in summaries for label in group.metrics))
+    lines = legend_lines(cfg.metrics, shown)
+    if lines:
+        console.print("metrics (docs/metrics.md):", highlight=False)
+        for line in lines:
+            console.print(escape(line), highlight=False, soft_wrap=True)
+    console.print("next:", highlight=False)
+    for line in next_steps(run_dir):
+        console.print(escape(line), highlight=False, soft_wrap=True)
 
 
 def _hold_and_score(
