@@ -257,6 +257,7 @@ def _run(
     from crsim.model.run_folder.lock import run_folder_lock
     from crsim.runner.batch import RunFolderConflict, run_batch
     from crsim.runner.build import build_experiment
+    from crsim.runner.estimate import llm_duration_estimate, planned_llm_calls
     from crsim.runner.outcome import FailedPairings, failed_pairings
     from crsim.runner.progress import ProgressReport, dialogue_failed, scoring_failed
 
@@ -271,7 +272,10 @@ def _run(
             run_interruptibly(check_servers(experiment))
     report = ProgressReport(enabled=progress)
     with run_folder_lock(run_dir) as lock:
-        with report.phase("dialogues", len(experiment.tasks)) as meter:
+        with (
+            report.phase("dialogues", len(experiment.tasks)) as meter,
+            llm_duration_estimate(meter, planned_llm_calls(experiment) if progress else 0),
+        ):
             advance = meter.advance
             try:
                 run_interruptibly(

@@ -159,6 +159,17 @@ def _closing(
         raise typer.Exit(EXIT_FAILED_PAIRINGS)
 
 
+def _estimate(experiment: Any, meter: Any, held: int, *, enabled: bool) -> Any:
+    """The LLM run's duration, said once after its first calls (runner/estimate.py)."""
+    from contextlib import nullcontext
+
+    from crsim.runner.estimate import llm_duration_estimate, planned_llm_calls
+
+    if not enabled:
+        return nullcontext()
+    return llm_duration_estimate(meter, planned_llm_calls(experiment, max(held, 0)))
+
+
 def _legend(summaries: list[Any], cfg: Any, run_dir: Path) -> None:
     """What the table's metrics mean and which way is better, then the next commands."""
     from crsim.cli._legend import legend_lines, next_steps
@@ -196,7 +207,10 @@ def _hold_and_score(
         with signals_interrupt(), run_folder_lock(run_dir) as lock:
             kept = min(kept_dialogues(run_dir), len(experiment.tasks)) if resume else 0
             again = sum(errored_records(run_dir, retry).values()) if retry else 0
-            with report.phase("dialogues", len(experiment.tasks) - kept + again) as meter:
+            with (
+                report.phase("dialogues", len(experiment.tasks) - kept + again) as meter,
+                _estimate(experiment, meter, kept - again, enabled=not quiet),
+            ):
                 held = run_batch(
                     experiment,
                     run_dir,
