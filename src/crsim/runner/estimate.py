@@ -3,9 +3,9 @@
 Calls planned: for every dialogue, `max_turns` times the calls per turn of its simulator and its CRS
 (a component's `llm_calls_per_turn`, 1 for any component that uses a model and does not say; 0 for
 one that uses none). Dialogues that end before `max_turns` make fewer calls; repaired answers and
-closing lines add a few (60 planned, 65 made in `configs/llm-local.yaml`). Seconds per call: the wall time of the phase so far over the fresh (uncached) calls
-answered, so concurrency and the machine's load are in it. A cached re-run, or a run whose
-components use no model, prints nothing.
+closing lines add a few (60 planned, 65 made in `configs/llm-local.yaml`). Seconds per call: the
+wall time of the phase so far over the fresh (uncached) calls answered, so concurrency and the
+machine's load are in it. A cached re-run, or a run whose components use no model, prints nothing.
 """
 
 from __future__ import annotations
