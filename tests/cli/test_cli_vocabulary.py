@@ -95,6 +95,12 @@ def test_compare_takes_a_label_with_a_comma_and_a_metric_name(scored_run: Path) 
     assert compared == {"Recall@(t,10)", "Turns", "Success"}
 
 
+def test_metrics_separated_by_a_space_are_explained(scored_run: Path) -> None:
+    done = runner.invoke(app, ["compare", str(scored_run), "--metrics", "Success", "Turns"])
+    assert done.exit_code == 2
+    assert "Turns: no such run folder; several metrics are given as --metrics a,b" in done.output
+
+
 def test_evaluate_takes_labels(scored_run: Path, tmp_path: Path) -> None:
     out = tmp_path / "again"
     done = runner.invoke(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from crsim.cli._support import user_errors, warn_incomplete
+from crsim.core.errors import CrsimError
 
 if TYPE_CHECKING:
     from crsim.model.run_folder.folder import RunFolder
@@ -48,6 +49,12 @@ def compare(
     from crsim.studies.compare import ComparisonOptions
 
     with user_errors():
+        for path in run_dirs:
+            if metrics and not path.exists():  # `--metrics a b`: b was taken for a run folder
+                raise CrsimError(
+                    f"{path}: no such run folder; several metrics are given as --metrics a,b or "
+                    "--metrics a --metrics b"
+                )
         folders = [open_run(path) for path in run_dirs]
         labels = _labels(metrics, folders) if metrics else None
         options = ComparisonOptions(baseline=baseline, metrics=labels, detect=detect or None)
