@@ -77,6 +77,7 @@ def scored_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run_dir
 
 
+@needs_pandas  # the comparison's tests come from statsmodels, which imports pandas
 def test_compare_takes_a_label_with_a_comma_and_a_metric_name(scored_run: Path) -> None:
     done = runner.invoke(
         app,
