@@ -143,7 +143,7 @@ def test_help_shows_no_python_type_names() -> None:
 
 def test_describe_shows_no_ellipsis() -> None:
     shown = runner.invoke(app, ["describe", "retrieval"], env={"COLUMNS": "200"}).output
-    assert "elicitation_order: list[str]" in shown and "Ellipsis" not in shown
+    assert "elicitation_order: list[str] = ['genre', 'actor'" in shown and "Ellipsis" not in shown
 
 
 def test_a_component_list_takes_bare_names(tmp_path: Path) -> None:

@@ -212,6 +212,8 @@ def _default(info: FieldInfo) -> str:
     if info.default is PydanticUndefined:
         return "required"
     value = info.default
+    if isinstance(value, tuple):
+        return repr(list(value))  # shown as a config writes it (`_type_name` says list too)
     return repr(value.value) if hasattr(value, "value") and not isinstance(value, BaseModel) else repr(value)
 
 
