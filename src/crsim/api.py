@@ -245,8 +245,8 @@ def _config(
     if isinstance(config, ExperimentConfig):
         config = config.model_dump(mode="json", exclude_none=True)
     if isinstance(config, Mapping):
-        return config_from_mapping(copy.deepcopy(dict(config)), overrides)
-    return load_config(config, overrides)
+        return config_from_mapping(copy.deepcopy(dict(config)), overrides, keywords=True)
+    return load_config(config, overrides, keywords=True)
 
 
 def _run(

@@ -85,7 +85,7 @@ async def test_run_and_evaluate_work_inside_a_running_event_loop(tmp_path: Path)
 def test_options_are_checked_and_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown option 'user'"):
         crsim.run(None, out=tmp_path / "a", user=3)
-    with pytest.raises(ConfigError, match=r"--users: field 'users.size'"):
+    with pytest.raises(ConfigError, match=r"^users=0: field 'users.size'"):
         crsim.run(None, out=tmp_path / "b", users=0)
     with pytest.raises(DataError, match=r"no manifest\.json"):
         crsim.load(tmp_path)
