@@ -30,7 +30,7 @@ $(VENV)/.installed-llm: pyproject.toml | $(BIN)/python
 run: $(VENV)/.installed-run
 	$(BIN)/crsim run
 
-# The LLM simulators and the LLM CRS on the embedded local model: offline, no key, a few minutes.
+# The LLM simulators and the LLM CRS on the embedded local model: offline, no key, ~12 min on 2 cores.
 run-llm: $(VENV)/.installed-llm
 	$(BIN)/crsim run configs/llm-local.yaml
 

@@ -188,8 +188,13 @@ def run(
     CRS × simulator pairing failed (`crsim run`'s exit code 3) raises
     `crsim.runner.outcome.FailedPairings`, whose `result` is the Result and `pairings` the failures.
     """
+    from crsim.runner.batch import RunFolderConflict
+
     plan = plan_run(config, out=out, resume=resume, retry_errors=retry_errors, **overrides)
-    return _outside_event_loop(lambda: plan.execute(progress=progress, preflight=preflight))
+    try:
+        return _outside_event_loop(lambda: plan.execute(progress=progress, preflight=preflight))
+    except RunFolderConflict as conflict:  # the same advice in Python's words
+        raise ConfigError(conflict.python) from None
 
 
 def plan_run(
@@ -244,8 +249,9 @@ class RunPlan:
         from crsim.core.interrupt import run_interruptibly
         from crsim.eval.run_scoring import evaluate_path
         from crsim.model.run_folder.lock import run_folder_lock
-        from crsim.runner.batch import run_batch
+        from crsim.runner.batch import kept_dialogues, run_batch
         from crsim.runner.build import build_experiment
+        from crsim.runner.estimate import llm_duration_estimate, planned_llm_calls
         from crsim.runner.outcome import FailedPairings, failed_pairings
         from crsim.runner.progress import ProgressReport
 
@@ -259,7 +265,9 @@ class RunPlan:
         self.holding = True
         report = ProgressReport(enabled=progress)
         with run_folder_lock(self.folder) as lock:
-            with report.phase("dialogues") as meter:
+            kept = min(kept_dialogues(self.folder), self.planned) if self.resume else 0
+            calls = planned_llm_calls(experiment, kept) if progress else 0
+            with report.phase("dialogues") as meter, llm_duration_estimate(meter, calls):
                 batch = run_batch(
                     experiment, self.folder, resume=self.resume, progress=meter, held=lock, retry=self.retry
                 )

@@ -35,9 +35,13 @@ def run_notebook(path: Path) -> dict[str, Any]:
 
 @needs_pandas
 @pytest.mark.slow
-def test_the_example_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_example_notebook_runs_twice_in_a_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    namespace = run_notebook(NOTEBOOK)
+    first = run_notebook(NOTEBOOK)["result"].summary
+    namespace = run_notebook(NOTEBOOK)  # a second "Run All" in the same folder: the run is not held again
+    again = namespace["result"].summary.query("metric != 'Recall@5'")  # kept from the first evaluate cell
+    columns = ["crs", "metric", "mean", "n"]
+    assert again[columns].reset_index(drop=True).equals(first[columns].reset_index(drop=True))
     summary = namespace["result"].summary
     assert list(summary.columns) == SUMMARY_COLUMNS
     assert set(summary["crs"]) == {"popular", "retrieval"} and set(summary["n_users"]) == {6}
@@ -83,7 +87,7 @@ async def test_run_and_evaluate_work_inside_a_running_event_loop(tmp_path: Path)
 def test_options_are_checked_and_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown option 'user'"):
         crsim.run(None, out=tmp_path / "a", user=3)
-    with pytest.raises(ConfigError, match=r"--users: field 'users.size'"):
+    with pytest.raises(ConfigError, match=r"^users=0: field 'users.size'"):
         crsim.run(None, out=tmp_path / "b", users=0)
     with pytest.raises(DataError, match=r"no manifest\.json"):
         crsim.load(tmp_path)
@@ -97,6 +101,26 @@ def test_the_run_package_answers_the_call() -> None:
     import crsim.runner.batch
 
     assert callable(crsim.run) and crsim.runner.batch.run_batch is not None
+
+
+def test_help_shows_the_functions_not_the_package() -> None:
+    import pydoc
+
+    shown = pydoc.render_doc(crsim.run, renderer=pydoc.plaintext)
+    assert "Hold the experiment's dialogues and score them" in shown and "resume" in shown
+    assert "Score a run folder" in pydoc.render_doc(crsim.evaluate, renderer=pydoc.plaintext)
+
+
+def test_a_second_run_into_a_folder_is_advised_in_python_words(tmp_path: Path) -> None:
+    crsim.run(None, out=tmp_path / "run", users=2, limit=2, progress=False)
+    with pytest.raises(ConfigError) as caught:
+        crsim.run(None, out=tmp_path / "run", users=2, limit=2, progress=False)
+    assert "pass resume=True" in str(caught.value) and "--" not in str(caught.value)
+    with pytest.raises(ConfigError) as caught:
+        crsim.run(None, out=tmp_path / "run", users=2, limit=2, max_turns=3, progress=False, resume=True)
+    assert "choose another out=" in str(caught.value) and "--out" not in str(caught.value)
+    again = crsim.run(None, out=tmp_path / "run", users=2, limit=2, progress=False, resume=True)
+    assert len(again.dialogues) == 2
 
 
 def test_import_crsim_imports_neither_the_api_nor_its_libraries() -> None:

@@ -104,7 +104,7 @@ def test_a_books_csv_runs_evaluates_and_reports_end_to_end(tmp_path: Path, books
     assert evaluated.exit_code == 0, evaluated.output
     groups = json.loads(evaluated.output)
     assert {g["n_dialogues"] for g in groups} == {8}
-    reported = runner.invoke(app, ["report", str(run_dir), "--output", str(tmp_path / "report.html")])
+    reported = runner.invoke(app, ["report", str(run_dir), "--out", str(tmp_path / "report.html")])
     assert reported.exit_code == 0, reported.output
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     shown = {t for t in ("Dune", "Dracula", "The Hobbit", "Emma", "Carrie", "Misery") if t in html}

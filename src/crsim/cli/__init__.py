@@ -42,6 +42,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "meta_app",
         "Correlate an evaluator's scores (or a run file) with CRSArena-Eval's human labels.",
     ),
+    "init": LazyCommand(
+        "crsim.cli.init",
+        "app",
+        "Write a commented starter config (YAML) that runs as it is: `crsim run FILE`.",
+    ),
     "run": LazyCommand(
         "crsim.cli.run",
         "app",
@@ -128,6 +133,55 @@ COMMANDS: dict[str, LazyCommand] = {
 }
 
 
+#: Typer's type names in help, in the words a reader of `--help` expects.
+_TYPE_WORDS = {
+    "str": "text",
+    "int": "integer",
+    "float": "number",
+    "Path": "path",
+    "int range": "integer range",
+    "float range": "number range",
+}
+
+
+def _plain_type(shown: str | None) -> str | None:
+    """`<list[str]>` -> `<text>`, `<tuple[str, Ellipsis]>` -> `<text …>`, `<bool>` -> nothing: help
+    says what to type, not Python's annotation (a list option is repeated; a flag takes no value)."""
+    if not shown or not (shown.startswith("<") and shown.endswith(">")):
+        return shown
+    inner = shown[1:-1]
+    if inner == "bool":
+        return None
+    if inner.startswith("list[") and inner.endswith("]"):
+        inner = inner[5:-1]
+    if inner.startswith("tuple[") and inner.endswith("]"):
+        parts = [p.strip() for p in inner[6:-1].split(",")]
+        inner = " ".join("…" if p in ("Ellipsis", "...") else _TYPE_WORDS.get(p, p) for p in parts)
+    return f"<{_TYPE_WORDS.get(inner, inner)}>"
+
+
+def plain_help(command: Any) -> Any:
+    """`command` (and its subcommands) with plain type names in `--help` (see `_plain_type`); set on
+    each parameter, so nothing of typer changes globally."""
+    for param in getattr(command, "params", []):
+        _plain_param(param)
+    help_option = getattr(command, "get_help_option", None)
+    if help_option is not None and not getattr(command, "_crsim_plain", False):
+        command.get_help_option = lambda ctx, made=help_option: _plain_param(made(ctx))
+        command._crsim_plain = True
+    for sub in getattr(command, "commands", {}).values():
+        plain_help(sub)
+    return command
+
+
+def _plain_param(param: Any) -> Any:
+    show = getattr(param, "display_type_rich", None)
+    if show is not None and not getattr(param, "_crsim_plain", False):
+        param.display_type_rich = lambda ctx, show=show: _plain_type(show(ctx))
+        param._crsim_plain = True
+    return param
+
+
 class LazyGroup(TyperGroup):
     """The top-level group: a command's module is imported only when that command runs (or shows its
     own help), so `crsim --help` and every command start without the others' dependencies.
@@ -142,6 +196,7 @@ class LazyGroup(TyperGroup):
         for name, lazy in COMMANDS.items():
             self.commands[name] = TyperCommand(name=name, help=lazy.summary)
         self._loaded: dict[str, Any] = {}
+        plain_help(self)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         lazy = COMMANDS.get(cmd_name)
@@ -150,7 +205,7 @@ class LazyGroup(TyperGroup):
         if self._listing or ctx.resilient_parsing:
             return self.commands[cmd_name]  # the placeholder: enough to list or complete the name
         if cmd_name not in self._loaded:
-            command = typer.main.get_command(lazy.load())
+            command = plain_help(typer.main.get_command(lazy.load()))
             command.name = cmd_name
             self._loaded[cmd_name] = command
         return self._loaded[cmd_name]

@@ -219,7 +219,7 @@ def behaviour_command(
     as_json: JsonOption = False,
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="Also write the report: the tidy table for a .csv path, else JSON."),
+        typer.Option("--out", "-o", help="Also write the report: the tidy table for a .csv path, else JSON."),
     ] = None,
 ) -> None:
     """Per simulator, CRS and judge: how often each behaviour measure fires (k of n, with a 95% Wilson

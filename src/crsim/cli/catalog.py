@@ -212,6 +212,8 @@ def _default(info: FieldInfo) -> str:
     if info.default is PydanticUndefined:
         return "required"
     value = info.default
+    if isinstance(value, tuple):
+        return repr(list(value))  # shown as a config writes it (`_type_name` says list too)
     return repr(value.value) if hasattr(value, "value") and not isinstance(value, BaseModel) else repr(value)
 
 
@@ -234,7 +236,7 @@ def _constraints(info: FieldInfo) -> str:
 
 
 def _type_name(annotation: Any) -> str:
-    """A readable type: `int`, `str | None`, `list[str]`, `Literal['a', 'b']`."""
+    """A readable type: `int`, `str | None`, `list[str]` (also for `tuple[str, ...]`), `'a' | 'b'`."""
     if annotation is None or annotation is type(None):
         return "None"
     origin = typing.get_origin(annotation)
@@ -244,6 +246,8 @@ def _type_name(annotation: Any) -> str:
         return " | ".join(_type_name(arg) for arg in typing.get_args(annotation))
     if origin is typing.Annotated:
         return _type_name(typing.get_args(annotation)[0])
+    if origin is tuple and typing.get_args(annotation)[-1:] == (Ellipsis,):
+        return f"list[{_type_name(typing.get_args(annotation)[0])}]"  # a config gives it as a list
     if origin is not None:
         args = ", ".join(_type_name(arg) for arg in typing.get_args(annotation))
         return f"{getattr(origin, '__name__', str(origin))}[{args}]"

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from crsim.cli._support import user_errors, warn_incomplete
+from crsim.core.errors import CrsimError
+
+if TYPE_CHECKING:
+    from crsim.model.run_folder.folder import RunFolder
 
 app = typer.Typer(add_completion=False)
 
@@ -23,7 +27,11 @@ def compare(
     ] = None,
     metrics: Annotated[
         list[str] | None,
-        typer.Option("--metrics", help="Metric labels to compare, e.g. Success,SRRR (default: all scored)."),
+        typer.Option(
+            "--metrics",
+            help="Metrics to compare, by name or label (success_rate, 'Recall@(t,10)'), comma-separated "
+            "or repeated (default: all scored).",
+        ),
     ] = None,
     detect: Annotated[
         float | None, typer.Option(min=0.0, help="Also say how many users would detect this difference.")
@@ -41,9 +49,15 @@ def compare(
     from crsim.studies.compare import ComparisonOptions
 
     with user_errors():
-        labels = [m.strip() for spec in metrics or [] for m in spec.split(",") if m.strip()]
-        options = ComparisonOptions(baseline=baseline, metrics=labels or None, detect=detect or None)
+        for path in run_dirs:
+            if metrics and not path.exists():  # `--metrics a b`: b was taken for a run folder
+                raise CrsimError(
+                    f"{path}: no such run folder; several metrics are given as --metrics a,b or "
+                    "--metrics a --metrics b"
+                )
         folders = [open_run(path) for path in run_dirs]
+        labels = _labels(metrics, folders) if metrics else None
+        options = ComparisonOptions(baseline=baseline, metrics=labels, detect=detect or None)
         found = compare_folders(folders, options)
     held = [folder.completeness() for folder in folders]
     for one in held:
@@ -58,3 +72,16 @@ def compare(
         return
     for line in comparison_lines(found):
         typer.echo(line)
+
+
+def _labels(values: list[str], folders: list[RunFolder]) -> list[str]:
+    """The scored labels `--metrics` names (by label or metric name) in these runs."""
+    from crsim.cli._metrics import metric_labels
+
+    scored: dict[str, None] = {}
+    configured: list[Any] = []
+    for folder in folders:
+        if folder.scores_path.is_file():
+            scored.update(dict.fromkeys(record.metric for record in folder.scores()))
+        configured += folder.config.get("metrics") or []
+    return metric_labels(values, list(scored), configured)

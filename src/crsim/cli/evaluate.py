@@ -30,25 +30,16 @@ SIMULATOR_ISSUES = ("missed_recommendation", "restated_constraint", "asked_state
 app = typer.Typer(add_completion=False)
 
 
-def parse_metric_specs(values: list[str]) -> list[Any]:
-    """`--metrics` values: `name`, `name:arg=value,arg=value` (values read as YAML scalars; `id=` sets
-    the label), or several bare names separated by commas."""
-    from crsim.core.plugins import ComponentSpec
+def parse_metric_specs(values: list[str], run_dir: Path | None = None) -> list[Any]:
+    """`--metrics` values: names, labels (`Recall@(t,10)`, the run's own), `name:arg=value,...`
+    (values read as YAML scalars; `id=` sets the label); comma-separated or repeated."""
+    from crsim.cli._metrics import metric_specs
+    from crsim.model.run_folder.folder import is_run_folder, open_run
 
-    specs: list[ComponentSpec] = []
-    for value in values:
-        name, sep, rest = value.partition(":")
-        if not sep:
-            specs.extend(ComponentSpec(name=n.strip()) for n in name.split(",") if n.strip())
-            continue
-        args = parse_args([pair for pair in rest.split(",") if pair.strip()], option=f"--metrics {value!r}:")
-        label = args.pop("id", None)
-        specs.append(ComponentSpec(name=name.strip(), args=args, id=None if label is None else str(label)))
-    if not specs:
-        raise CrsimError(
-            "--metrics: expected metric names, e.g. --metrics success_rate,srrr --metrics recall:k=5"
-        )
-    return specs
+    run_metrics: list[Any] = []
+    if run_dir is not None and is_run_folder(run_dir):
+        run_metrics = list(open_run(run_dir).config.get("metrics") or [])
+    return metric_specs(values, run_metrics)
 
 
 def evaluate_command(
@@ -90,7 +81,8 @@ def evaluate(
         list[str] | None,
         typer.Option(
             "--metrics",
-            help="Metrics instead of the run's: `name`, `a,b,c` or `name:arg=value,…` (repeatable).",
+            help="Metrics instead of the run's: names or labels (`success_rate`, 'Recall@(t,10)'), "
+            "comma-separated or repeated; `name:arg=value,…` sets arguments.",
         ),
     ] = None,
     judge: Annotated[
@@ -107,7 +99,10 @@ def evaluate(
     ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Dialogues scored at the same time.")] = 8,
     out: Annotated[
-        Path | None, typer.Option(help="Output folder (default: the run folder; for a file, <stem>-eval/).")
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Output folder (default: the run folder; for a file, <stem>-eval/)."
+        ),
     ] = None,
     replace: Annotated[
         bool,
@@ -139,7 +134,7 @@ def evaluate(
         ),
     ):
         options = EvaluateOptions(
-            metrics=parse_metric_specs(metrics) if metrics else None,
+            metrics=parse_metric_specs(metrics, run_dir) if metrics else None,
             judge=load_judge_config(judge) if judge is not None else None,
             annotator=annotator,
             annotator_args=parse_args(annotator_arg or []),

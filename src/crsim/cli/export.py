@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from crsim.cli._support import console, user_errors
+from crsim.cli._support import console, errors, user_errors
 from crsim.core.errors import CrsimError
 from crsim.model.run_folder.files import EXPORT_DIR
 
@@ -18,15 +18,33 @@ app = typer.Typer(add_completion=False)
 @app.command()
 def export(
     run_dir: Annotated[Path, typer.Argument(help="A run folder written by `crsim run`.")],
-    fmt: Annotated[str, typer.Option("--format", help="parquet or csv.")] = "parquet",
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format", help="parquet or csv (default: parquet when pyarrow is installed, else csv)."
+        ),
+    ] = None,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Output folder (default: RUN_DIR/export).")
+        Path | None, typer.Option("--out", "-o", help="Output folder (default: RUN_DIR/export).")
     ] = None,
 ) -> None:
     """Dialogues, utterances and scores of a run as Parquet or CSV tables (crsim.report.dataframes)."""
     from crsim.report.dataframes import export_run
 
     with user_errors():
+        if not _installed("pandas"):
+            raise CrsimError(
+                "crsim export needs pandas (and pyarrow for Parquet): pip install 'crsim[analysis]'"
+            )
+        if fmt is None:
+            fmt = "parquet" if _installed("pyarrow") else "csv"
+            if fmt == "csv":
+                errors.print(
+                    "pyarrow is not installed: writing CSV (pip install 'crsim[analysis]' for Parquet)",
+                    highlight=False,
+                    markup=False,
+                    soft_wrap=True,
+                )
         if fmt not in ("parquet", "csv"):
             raise CrsimError(f"--format: unknown format {fmt!r}; expected parquet or csv")
         written = export_run(
@@ -34,3 +52,12 @@ def export(
         )
     for path in written:
         console.print(escape(str(path)), highlight=False)
+
+
+def _installed(module: str) -> bool:
+    """Whether `module` imports (a module hidden as None in sys.modules does not)."""
+    try:
+        __import__(module)
+    except ImportError:
+        return False
+    return True

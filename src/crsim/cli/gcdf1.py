@@ -67,7 +67,7 @@ def score(
         typer.Option("--config", help="Evaluator YAML (thresholds, switches); default: built-in."),
     ] = None,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write per-dialogue scores here (JSON).")
+        Path | None, typer.Option("--out", "-o", help="Write per-dialogue scores here (JSON).")
     ] = None,
     behaviour_out: Annotated[
         Path | None,

@@ -32,7 +32,9 @@ def curves_command(
     split_k: Annotated[int, typer.Option("--split-k", min=1, help="K of the selected/residual table.")] = 50,
     out: Annotated[
         Path | None,
-        typer.Option(help="Folder for pepper_curves.json and the PNG plots (default: the run folder)."),
+        typer.Option(
+            "--out", "-o", help="Folder for pepper_curves.json and the PNG plots (default: the run folder)."
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the curves and table as JSON.")] = False,
 ) -> None:
@@ -86,7 +88,9 @@ def pref_accuracy_command(
     ] = None,
     users: Annotated[int | None, typer.Option(min=1, help="Number of users (default: the config's).")] = None,
     pairs: Annotated[int, typer.Option(min=1, help="Target pairs with different ratings per user.")] = 5,
-    out: Annotated[Path | None, typer.Option(help="JSON file for the scores and every choice.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="JSON file for the scores and every choice.")
+    ] = None,
     cache: Annotated[
         Path | None, typer.Option(help="LLM response cache (SQLite); default: none, or beside --out.")
     ] = None,

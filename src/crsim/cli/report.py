@@ -17,7 +17,7 @@ app = typer.Typer(add_completion=False)
 @app.command()
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by `crsim run`.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path(REPORT),
+    output: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path(REPORT),
     max_dialogues: Annotated[
         int, typer.Option(min=0, help="Dialogues per run in the browser, spread evenly (tables use all).")
     ] = 2000,

@@ -20,8 +20,8 @@ app = typer.Typer(add_completion=False)
 BEFORE_DIALOGUES = "before the first dialogue; nothing written"
 
 
-def _option(path: str, flag: str) -> Any:
-    return typer.Option(flag, help=field_description(path))
+def _option(path: str, *flags: str) -> Any:
+    return typer.Option(*flags, help=field_description(path))
 
 
 @app.command()
@@ -29,7 +29,7 @@ def run(
     config: Annotated[
         Path | None, typer.Argument(help="Experiment config (YAML/JSON); default: quickstart.")
     ] = None,
-    out: Annotated[Path | None, _option("out", "--out")] = None,
+    out: Annotated[Path | None, _option("out", "--out", "-o")] = None,
     seed: Annotated[int | None, _option("seed", "--seed")] = None,
     users: Annotated[int | None, _option("users.size", "--users")] = None,
     concurrency: Annotated[int | None, _option("concurrency", "--concurrency")] = None,
@@ -108,9 +108,9 @@ def run(
     started = time.perf_counter()
     result, failed = _executed(plan, preflight, as_json, command)
     held = result.held
-    _closing(
-        result, failed, plan.folder, held.finished_at - started, as_json, "" if retry_errors else command
-    )
+    again = "" if retry_errors else command
+    elapsed = held.finished_at - started
+    _closing(result, failed, plan.folder, elapsed, as_json, again, list(plan.config.metrics))
 
 
 def _executed(plan: Any, preflight: bool, quiet: bool, command: str) -> tuple[Any, list[Any]]:
@@ -147,7 +147,13 @@ def _executed(plan: Any, preflight: bool, quiet: bool, command: str) -> tuple[An
 
 
 def _closing(
-    result: Any, failed: list[Any], run_dir: Path, elapsed: float, as_json: bool, command: str
+    result: Any,
+    failed: list[Any],
+    run_dir: Path,
+    elapsed: float,
+    as_json: bool,
+    command: str,
+    metrics: list[Any],
 ) -> None:
     """The table (the `failed` pairings marked), what was held, the errored dialogues a retry could
     hold again (`command`: the resume command, '' when this was a retry), and exit code 3 when a
@@ -164,6 +170,7 @@ def _closing(
             f"{elapsed:.1f}s; run folder: [bold]{escape(str(run_dir))}[/bold]",
             highlight=False,
         )
+        _legend(result.summaries, metrics, run_dir)
     if held.errored and command:
         kinds = ", ".join(f"{reason} ×{n}" for reason, n in sorted(held.errored.items()))
         errors.print(
@@ -175,6 +182,21 @@ def _closing(
     if failed:
         errors.print(f"[red]error:[/red] {escape(closing_line(failed))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_FAILED_PAIRINGS)
+
+
+def _legend(summaries: list[Any], metrics: list[Any], run_dir: Path) -> None:
+    """What the table's metrics mean and which way is better, then the next commands."""
+    from crsim.cli._legend import legend_lines, next_steps
+
+    shown = list(dict.fromkeys(label for group in summaries for label in group.metrics))
+    lines = legend_lines(metrics, shown)
+    if lines:
+        console.print("metrics (docs/metrics.md):", highlight=False)
+        for line in lines:
+            console.print(escape(line), highlight=False, soft_wrap=True)
+    console.print("next:", highlight=False)
+    for line in next_steps(run_dir):
+        console.print(escape(line), highlight=False, soft_wrap=True)
 
 
 def _resume_command(config: Path | None, overrides: dict[str, Any], run_dir: Path) -> str:

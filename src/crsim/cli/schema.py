@@ -17,7 +17,7 @@ app = typer.Typer(add_completion=False)
 @app.command()
 def schema(
     kind: Annotated[str, typer.Option(help="dialogue, item, user or config.")] = "dialogue",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
+    output: Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file.")] = None,
 ) -> None:
     """Print the JSON Schema of a record type of the unified format."""
     from crsim.model import Dialogue, Item, SimulatedUser

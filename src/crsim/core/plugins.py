@@ -27,7 +27,7 @@ from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from crsim.core.errors import ConfigError, did_you_mean
 
@@ -181,13 +181,19 @@ class Params(BaseModel):
 
 
 class ComponentSpec(BaseModel):
-    """A component named in a config: registry name plus its arguments."""
+    """A component named in a config: registry name plus its arguments. A bare name stands for the
+    component with its default arguments (`crss: [popular, retrieval]`)."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: str
     args: dict[str, Any] = {}
     id: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_name(cls, data: Any) -> Any:
+        return {"name": data} if isinstance(data, str) else data
 
     @property
     def label(self) -> str:

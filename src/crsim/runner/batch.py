@@ -37,6 +37,15 @@ from crsim.runner.holding import hold_dialogues
 from crsim.runner.retry import count_retries, errored_records, move_to_audit
 
 
+class RunFolderConflict(ConfigError):
+    """A run folder that cannot take this run as asked. The message gives the command-line advice
+    (`--resume`, `--out`); `python` words the same advice for `crsim.run` (`resume=True`, `out=`)."""
+
+    def __init__(self, message: str, python: str) -> None:
+        super().__init__(message)
+        self.python = python
+
+
 @dataclass
 class BatchResult:
     """What `run_batch` did: dialogues planned, found done, held now, and bytes of a cut tail."""
@@ -71,15 +80,22 @@ def prepare_run_dir(experiment: Experiment, run_dir: Path, resume: bool) -> tupl
     manifest_path, dialogues = run_dir / MANIFEST, run_dir / DIALOGUES
     if manifest_path.exists():
         if not resume:
-            raise ConfigError(
-                f"{run_dir}: a run already exists here; pass --resume to continue it or choose --out"
+            exists = f"{run_dir}: a run already exists here"
+            raise RunFolderConflict(
+                f"{exists}; pass --resume to continue it or choose another --out",
+                f"{exists}; pass resume=True to continue it (a finished run is scored again, not held "
+                "again) or choose another out=",
             )
         previous = with_added_defaults(read_manifest(run_dir).get("config"), _defaults(experiment))
         changed = config_differences(previous, config)
         if changed:
-            raise ConfigError(
+            differs = (
                 f"{manifest_path}: the config differs from the one this run was started with in "
-                f"{', '.join(changed)}; resume with the same config or choose another --out"
+                f"{', '.join(changed)}"
+            )
+            raise RunFolderConflict(
+                f"{differs}; resume with the same config or choose another --out",
+                f"{differs}; resume with the same config or choose another out=",
             )
     elif dialogues.exists() and dialogues.stat().st_size > 0:
         raise ConfigError(

@@ -147,20 +147,27 @@ def field_description(path: str) -> str:
     return (info.description or "") if info else ""
 
 
-def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None) -> ExperimentConfig:
-    """Read a YAML/JSON config (or the defaults), apply CLI overrides, validate once."""
+def load_config(
+    path: str | Path | None, overrides: dict[str, Any] | None = None, *, keywords: bool = False
+) -> ExperimentConfig:
+    """Read a YAML/JSON config (or the defaults), apply CLI overrides, validate once (`keywords`: the
+    overrides came as `crsim.run` keyword arguments, and errors name them so)."""
     path = None if path is None else Path(path)
     data: dict[str, Any] = {}
     if path is not None:
         data = read_yaml_mapping(path, "an experiment config (YAML or JSON)")
-    return config_from_mapping(data, overrides, str(path) if path else "config")
+    return config_from_mapping(data, overrides, str(path) if path else "config", keywords=keywords)
 
 
 def config_from_mapping(
-    data: dict[str, Any], overrides: dict[str, Any] | None = None, where: str = "config"
+    data: dict[str, Any],
+    overrides: dict[str, Any] | None = None,
+    where: str = "config",
+    *,
+    keywords: bool = False,
 ) -> ExperimentConfig:
     """A config's fields (as a file holds them) with CLI overrides applied, validated once; errors name
-    `where` (the file) or the option that gave the bad value."""
+    `where` (the file) or the option that gave the bad value (`--users`, or `users=0` for `keywords`)."""
     for option, value in (overrides or {}).items():
         if value is not None:
             _set_field(data, CLI_OVERRIDES[option], value, where)
@@ -170,7 +177,10 @@ def config_from_mapping(
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
         given = [o for o, f in CLI_OVERRIDES.items() if f == field and (overrides or {}).get(o) is not None]
-        source = f"--{given[0].replace('_', '-')}" if given else where
+        if given and keywords:
+            source = f"{given[0]}={(overrides or {})[given[0]]!r}"
+        else:
+            source = f"--{given[0].replace('_', '-')}" if given else where
         raise ConfigError(
             f"{source}: field '{field}': {err['msg']}{typo_hint(ExperimentConfig, err)}"
         ) from None

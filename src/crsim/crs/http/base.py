@@ -417,15 +417,46 @@ def _auth_headers(params: HTTPParams) -> dict[str, str]:
     return {params.auth_header: value}
 
 
+def sent(value: Any, limit: int = 8) -> str:
+    """What a server sent, for an error message: `an object with fields 'a', 'b'`, `a list of 3`,
+    `the string 'no'`, `null`. Names and strings are the server's (untrusted): quoted, printable
+    characters only, cut short, and at most `limit` fields listed."""
+
+    def short(text: str, width: int = 40) -> str:
+        text = "".join(c if c.isprintable() else "?" for c in text)
+        return repr(text if len(text) <= width else text[: width - 1] + "…")
+
+    if isinstance(value, dict):
+        if not value:
+            return "an empty object"
+        names = [short(str(key)) for key in list(value)[:limit]]
+        more = f" and {len(value) - limit} more" if len(value) > limit else ""
+        return f"an object with field{'s' if len(value) > 1 else ''} {', '.join(names)}{more}"
+    if isinstance(value, list):
+        return f"a list of {len(value)}" if value else "an empty list"
+    if isinstance(value, str):
+        return f"the string {short(value)}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null (or no body)"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"[:60]
+    return type(value).__name__
+
+
 def field_of(data: Any, *path: str | int, what: str) -> Any:
-    """`data[path[0]][path[1]]...`, or a CRSInvalidResponse naming the missing field."""
+    """`data[path[0]][path[1]]...`, or a CRSInvalidResponse naming the missing field and what the
+    server sent where it was expected."""
     current = data
     for key in path:
         try:
             current = current[key]
         except (KeyError, IndexError, TypeError):
             dotted = ".".join(str(p) for p in path)
-            raise CRSInvalidResponse(f"{what}: response has no field '{dotted}'") from None
+            raise CRSInvalidResponse(
+                f"{what}: response has no field '{dotted}'; it sent {sent(current)}"
+            ) from None
     return current
 
 
@@ -460,7 +491,7 @@ class HTTPCRS(BaseCRS):
         `options` are the buttons the server offered with the reply.
         """
         if not isinstance(text, str):
-            raise CRSInvalidResponse(f"reply text must be a string, got {type(text).__name__}")
+            raise CRSInvalidResponse(f"reply text must be a string; the server sent {sent(text)}")
         if not text.strip() and not self.params.allow_empty_text:
             raise CRSInvalidResponse("reply text is empty")
         annotations: dict[str, Any] = {**(extra or {}), **log.annotations()}  # a server cannot hide a resend

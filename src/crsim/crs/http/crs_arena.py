@@ -18,7 +18,7 @@ import httpx
 from pydantic import Field
 
 from crsim.crs.base import CRSReply, CRSSession, crs
-from crsim.crs.http.base import HTTPCRS, CRSInvalidResponse, ExchangeLog, HTTPParams, field_of
+from crsim.crs.http.base import HTTPCRS, CRSInvalidResponse, ExchangeLog, HTTPParams, field_of, sent
 
 
 class CRSArenaParams(HTTPParams):
@@ -54,7 +54,9 @@ class CRSArenaCRS(HTTPCRS):
         payload = {"context": list(state.context), "message": text}
         data = await self.http.request_json(state.client, "POST", self.params.path, payload, log)
         if not isinstance(data, dict):
-            raise CRSInvalidResponse(f"POST {self.params.path}: expected a JSON object with 'response'")
+            raise CRSInvalidResponse(
+                f"POST {self.params.path}: expected a JSON object with 'response'; it sent {sent(data)}"
+            )
         reply = await self.make_reply(field_of(data, "response", what=f"POST {self.params.path}"), log)
         state.context.extend([text, reply.text])
         return reply

@@ -19,7 +19,15 @@ import httpx
 from pydantic import ValidationError
 
 from crsim.crs.base import CRSReply, CRSSession, ReplyOption, crs
-from crsim.crs.http.base import HTTPCRS, CRSHTTPError, CRSInvalidResponse, ExchangeLog, HTTPParams, field_of
+from crsim.crs.http.base import (
+    HTTPCRS,
+    CRSHTTPError,
+    CRSInvalidResponse,
+    ExchangeLog,
+    HTTPParams,
+    field_of,
+    sent,
+)
 from crsim.model.acts import DialogueAct
 
 
@@ -49,7 +57,9 @@ class GenericHTTPCRS(HTTPCRS):
         data = await self.http.request_json(state.client, "POST", "/sessions", payload, log)
         session_id = field_of(data, "session_id", what="POST /sessions")
         if not isinstance(session_id, str) or not session_id:
-            raise CRSInvalidResponse("POST /sessions: 'session_id' must be a non-empty string")
+            raise CRSInvalidResponse(
+                f"POST /sessions: 'session_id' must be a non-empty string; it sent {sent(session_id)}"
+            )
         state.session_id = session_id
         state.messages_path = f"/sessions/{quote(session_id, safe='')}/messages"
         greeting = data.get("greeting")
@@ -68,7 +78,7 @@ class GenericHTTPCRS(HTTPCRS):
 
     async def _reply(self, data: Any, log: ExchangeLog, what: str) -> CRSReply:
         if not isinstance(data, dict):
-            raise CRSInvalidResponse(f"{what}: expected a JSON object with 'text'")
+            raise CRSInvalidResponse(f"{what}: expected a JSON object with 'text'; it sent {sent(data)}")
         items = _ids(data.get("recommended_items") or [], "recommended_items", what)
         raw_mentioned = data.get("mentioned_items")
         mentioned = None if raw_mentioned is None else _ids(raw_mentioned, "mentioned_items", what)
@@ -77,10 +87,12 @@ class GenericHTTPCRS(HTTPCRS):
         extra = {"unknown_items": unknown} if unknown else {}
         end = data.get("end", False)
         if not isinstance(end, bool):
-            raise CRSInvalidResponse(f"{what}: 'end' must be true or false")
+            raise CRSInvalidResponse(f"{what}: 'end' must be true or false; it sent {sent(end)}")
         annotations = data.get("annotations") or {}
         if not isinstance(annotations, dict):
-            raise CRSInvalidResponse(f"{what}: 'annotations' must be a JSON object")
+            raise CRSInvalidResponse(
+                f"{what}: 'annotations' must be a JSON object; it sent {sent(annotations)}"
+            )
         text = field_of(data, "text", what=what)
         acts = _acts(data.get("acts") or [], what)
         known = [i for i in items if i in self.domain.items]
@@ -114,7 +126,7 @@ class GenericHTTPCRS(HTTPCRS):
 
 def _ids(raw: Any, field: str, what: str) -> list[str]:
     if not isinstance(raw, list) or not all(isinstance(i, str) for i in raw):
-        raise CRSInvalidResponse(f"{what}: '{field}' must be a list of item id strings")
+        raise CRSInvalidResponse(f"{what}: '{field}' must be a list of item id strings; it sent {sent(raw)}")
     return raw
 
 
@@ -122,7 +134,9 @@ def _acts(raw: Any, what: str) -> list[DialogueAct]:
     try:
         return [DialogueAct.model_validate(a) for a in raw]
     except (ValidationError, TypeError):
-        raise CRSInvalidResponse(f"{what}: 'acts' must be a list of dialogue acts") from None
+        raise CRSInvalidResponse(
+            f"{what}: 'acts' must be a list of dialogue acts; it sent {sent(raw)}"
+        ) from None
 
 
 def _options(raw: Any, what: str) -> list[ReplyOption]:
@@ -133,5 +147,6 @@ def _options(raw: Any, what: str) -> list[ReplyOption]:
         return [ReplyOption.model_validate(o) for o in raw]
     except (ValidationError, TypeError):
         raise CRSInvalidResponse(
-            f"{what}: 'options' must be a list of objects {{label: string, payload: string or null}}"
+            f"{what}: 'options' must be a list of objects {{label: string, payload: string or null}}; "
+            f"it sent {sent(raw)}"
         ) from None

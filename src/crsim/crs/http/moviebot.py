@@ -44,7 +44,7 @@ import httpx
 from pydantic import Field
 
 from crsim.crs.base import CRSReply, CRSSession, ReplyOption, crs
-from crsim.crs.http.base import HTTPCRS, CRSInvalidResponse, ExchangeLog, HTTPParams, field_of
+from crsim.crs.http.base import HTTPCRS, CRSInvalidResponse, ExchangeLog, HTTPParams, field_of, sent
 from crsim.model.annotations import CRS_INTENT, CRS_SESSION, RECOMMENDED_ITEMS_SOURCE
 
 
@@ -129,15 +129,19 @@ class MovieBotCRS(HTTPCRS):
         body = self._body(text, state.sender)
         data = await self.http.request_json(state.client, "POST", self.params.path, body, log)
         if not isinstance(data, dict):
-            raise CRSInvalidResponse(f"{what}: expected a JSON object with 'recipient' and 'message'")
+            raise CRSInvalidResponse(
+                f"{what}: expected a JSON object with 'recipient' and 'message'; it sent {sent(data)}"
+            )
         self._check_recipient(data, state.sender, what)
         message = field_of(data, "message", what=what)
         if not isinstance(message, dict):
-            raise CRSInvalidResponse(f"{what}: 'message' must be a JSON object")
+            raise CRSInvalidResponse(f"{what}: 'message' must be a JSON object; it sent {sent(message)}")
         reply_text = field_of(message, "text", what=f"{what} message")
         intent = message.get("intent")
         if intent is not None and not isinstance(intent, str):
-            raise CRSInvalidResponse(f"{what}: 'message.intent' must be a string or null")
+            raise CRSInvalidResponse(
+                f"{what}: 'message.intent' must be a string or null; it sent {sent(intent)}"
+            )
         options = _buttons(message.get("attachments"), what)
         extra: dict[str, Any] = {}
         if intent:
@@ -163,7 +167,9 @@ class MovieBotCRS(HTTPCRS):
         if "recipient" not in data:
             if self.params.request_format == "messenger":
                 return  # Messenger-style servers may answer without it
-            raise CRSInvalidResponse(f"{what}: the reply names no 'recipient'; expected {sender!r}")
+            raise CRSInvalidResponse(
+                f"{what}: the reply names no 'recipient'; expected {sender!r}; it sent {sent(data)}"
+            )
         recipient = data["recipient"]
         if isinstance(recipient, dict):
             recipient = recipient.get("id")
@@ -200,7 +206,7 @@ def _buttons(attachments: Any, what: str) -> list[ReplyOption]:
     if attachments is None:
         return []
     if not isinstance(attachments, list):
-        raise CRSInvalidResponse(f"{what}: 'message.attachments' must be a list")
+        raise CRSInvalidResponse(f"{what}: 'message.attachments' must be a list; it sent {sent(attachments)}")
     options: list[ReplyOption] = []
     for attachment in attachments:
         if not isinstance(attachment, dict) or attachment.get("type") != "buttons":
@@ -211,11 +217,16 @@ def _buttons(attachments: Any, what: str) -> list[ReplyOption]:
             else None
         )
         if not isinstance(buttons, list):
-            raise CRSInvalidResponse(f"{what}: a 'buttons' attachment must hold payload.buttons, a list")
+            raise CRSInvalidResponse(
+                f"{what}: a 'buttons' attachment must hold payload.buttons, a list; "
+                f"it sent {sent(attachment)}"
+            )
         for button in buttons:
             title = button.get("title") if isinstance(button, dict) else None
             payload = button.get("payload") if isinstance(button, dict) else None
             if not isinstance(title, str) or not isinstance(payload, str):
-                raise CRSInvalidResponse(f"{what}: each button must have a string 'title' and 'payload'")
+                raise CRSInvalidResponse(
+                    f"{what}: each button must have a string 'title' and 'payload'; it sent {sent(button)}"
+                )
             options.append(ReplyOption(label=title, payload=payload))
     return options

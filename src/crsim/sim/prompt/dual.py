@@ -21,7 +21,7 @@ reason naming an item that was never recommended is asked again once. All are re
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -63,6 +63,9 @@ class DualPromptSimulator(PromptSimulator):
     `draft_checks`, `raw_answer`, `closing_utterance` and `history_omitted` as in `llm_single`
     (`stop_decision`/`stop_reason` are those of the decision taken, after any re-ask).
     """
+
+    #: The reply and the stop decision (runner/estimate.py plans an LLM run's duration with it).
+    llm_calls_per_turn: ClassVar[float] = 2.0
 
     class Params(PromptParams):
         stop_prompt: TemplateName = Field(
