@@ -190,7 +190,7 @@ def run(
     """
     from crsim.runner.batch import RunFolderConflict
 
-    plan = plan_run(config, out=out, resume=resume, retry_errors=retry_errors, **overrides)
+    plan = plan_run(config, out=out, resume=resume, retry_errors=retry_errors, keywords=True, **overrides)
     try:
         return _outside_event_loop(lambda: plan.execute(progress=progress, preflight=preflight))
     except RunFolderConflict as conflict:  # the same advice in Python's words
@@ -203,10 +203,12 @@ def plan_run(
     out: str | Path | None = None,
     resume: bool = False,
     retry_errors: bool | str | Sequence[str] = False,
+    keywords: bool = False,
     **overrides: Any,
 ) -> RunPlan:
     """The run `crsim.run` would hold, with its options checked and its folder chosen; nothing is
-    built or written until `RunPlan.execute` (what `crsim.run` and `crsim run` both call)."""
+    built or written until `RunPlan.execute` (what `crsim.run` and `crsim run` both call). Errors in
+    an option name it as a keyword argument (`users=0`) when `keywords`, else as a flag (`--users`)."""
     from crsim.runner.retry import retry_reasons
 
     retry = (
@@ -216,7 +218,7 @@ def plan_run(
     )
     if retry and not resume:
         raise ConfigError("crsim.run: retry_errors needs resume=True (it holds failed dialogues again)")
-    cfg = _config(config, {**overrides, "out": out})
+    cfg = _config(config, {**overrides, "out": out}, keywords)
     if resume and cfg.out is None:
         raise ConfigError(
             "resuming needs the run folder to continue: --out (crsim.run: out=) or `out` in the config"
@@ -336,7 +338,9 @@ def load(run_folder: str | Path) -> Result:
 
 
 def _config(
-    config: str | Path | Mapping[str, Any] | ExperimentConfig | None, overrides: dict[str, Any]
+    config: str | Path | Mapping[str, Any] | ExperimentConfig | None,
+    overrides: dict[str, Any],
+    keywords: bool = False,
 ) -> Any:
     """The experiment config with the `crsim run` options applied (unknown options named)."""
     from crsim.runner.config import CLI_OVERRIDES, ExperimentConfig, config_from_mapping, load_config
@@ -349,8 +353,8 @@ def _config(
     if isinstance(config, ExperimentConfig):
         config = config.model_dump(mode="json", exclude_none=True)
     if isinstance(config, Mapping):
-        return config_from_mapping(copy.deepcopy(dict(config)), overrides)
-    return load_config(config, overrides)
+        return config_from_mapping(copy.deepcopy(dict(config)), overrides, keywords=keywords)
+    return load_config(config, overrides, keywords=keywords)
 
 
 def _outside_event_loop(work: Callable[[], T]) -> T:
