@@ -16,7 +16,7 @@ import pytest
 for _hidden in filter(None, os.environ.get("CRSIM_TEST_WITHOUT", "").split(",")):
     sys.modules[_hidden.strip()] = None  # type: ignore[assignment]  # `import` raises, find_spec is None
 
-from crsim import registry  # noqa: E402  (after the packages a run hides are hidden)
+from crsim.core import plugins as registry  # noqa: E402  (after the packages a run hides are hidden)
 from crsim.domains.movielens import movie_domain  # noqa: E402
 from crsim.model.domain import Domain  # noqa: E402
 

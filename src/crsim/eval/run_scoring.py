@@ -45,7 +45,7 @@ from crsim.llm.client import LLMHub
 from crsim.llm.config import LLMSettings
 from crsim.model.dialogue import Dialogue
 from crsim.model.io import iter_dialogues
-from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, MANIFEST, SCORES, SUMMARY
+from crsim.model.run_folder.files import SCORES, SUMMARY, RunPaths
 from crsim.model.run_folder.folder import Completeness, completeness
 from crsim.model.run_folder.lock import HeldLock, run_folder_lock
 from crsim.model.run_folder.manifest import Manifest, load_manifest
@@ -131,7 +131,7 @@ class EvaluationResult:
     @property
     def records(self) -> list[ScoreRecord]:
         """The score records, read back from `scores.jsonl` (not kept in memory while scoring)."""
-        return read_scores(self.out_dir / SCORES)
+        return read_scores(RunPaths(self.out_dir).scores)
 
 
 #: Dialogues read, scored and written at a time: memory stays flat however large the run.
@@ -200,7 +200,7 @@ def _evaluate_path(
     if options.judge:
         specs = [*specs, *options.judge.judges]
     out_dir.mkdir(parents=True, exist_ok=True)
-    hub = LLMHub(settings, cache_path=out_dir / LLM_CACHE)
+    hub = LLMHub(settings, cache_path=RunPaths(out_dir).llm_cache)
     ctx = BuildContext(llms=hub, seed=manifest.seed, run_folder=path if path.is_dir() else None)
     metrics = build_metrics(specs, ctx)
     annotator = _annotator(options, manifest, ctx)
@@ -211,7 +211,7 @@ def _evaluate_path(
 
     async def go() -> None:
         try:
-            with scores_writer(out_dir / SCORES) as write:
+            with scores_writer(RunPaths(out_dir).scores) as write:
                 rescored: set[str] = set()
                 scored_ids: set[str] = set()
                 for batch in _batches(iter_dialogues(dialogues_path), BATCH):
@@ -230,7 +230,10 @@ def _evaluate_path(
                     scored_ids.update(d.id for d in batch)
                 if not options.replace:  # merge: earlier scores of other metrics stay
                     earlier = kept_scores(
-                        out_dir / SCORES, rescored=rescored, dialogue_ids=scored_ids, labels=earlier_labels
+                        RunPaths(out_dir).scores,
+                        rescored=rescored,
+                        dialogue_ids=scored_ids,
+                        labels=earlier_labels,
                     )
                     for kept in earlier:
                         write(kept)
@@ -246,8 +249,8 @@ def _evaluate_path(
         run_interruptibly(go())
     summaries = builder.summaries()
     order_metrics(summaries, earlier_labels)
-    sources = evaluation_sources(dialogues_path, out_dir / SCORES)
-    write_summary(summaries, out_dir / SUMMARY, built_from=sources)
+    sources = evaluation_sources(dialogues_path, RunPaths(out_dir).scores)
+    write_summary(summaries, RunPaths(out_dir).summary, built_from=sources)
     calls = {name: llm.calls for name, llm in hub.roles.items()}
     return EvaluationResult(
         summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels), completeness(path)
@@ -258,7 +261,7 @@ def _locations(path: Path, out: Path | None) -> tuple[Manifest, Path, Path]:
     """(manifest, dialogues file, output folder) of a run folder (its manifest and dialogues; output
     into it unless `out`) or of a dialogue file (no manifest; output `<file stem>-eval/` beside it)."""
     if path.is_dir():
-        return load_manifest(path), path / DIALOGUES, out or path
+        return load_manifest(path), RunPaths(path).dialogues, out or path
     if path.is_file():
         return Manifest(), path, out or path.with_name(f"{path.name.split('.')[0]}-eval")
     raise ConfigError(f"{path}: no such run folder or dialogue file")
@@ -270,11 +273,15 @@ def _manifest_metrics(config: dict[str, Any], path: Path) -> list[ComponentSpec]
     try:
         return [ComponentSpec.model_validate(m) for m in config["metrics"]]
     except ValidationError as exc:
-        raise ConfigError(f"{path / MANIFEST}: field 'config.metrics': {exc.errors()[0]['msg']}") from None
+        raise ConfigError(
+            f"{RunPaths(path).manifest}: field 'config.metrics': {exc.errors()[0]['msg']}"
+        ) from None
 
 
 def _manifest_llm(config: dict[str, Any], path: Path) -> LLMSettings:
-    return validate_located(LLMSettings, config.get("llm", {}), str(path / MANIFEST), ("config", "llm"))
+    return validate_located(
+        LLMSettings, config.get("llm", {}), str(RunPaths(path).manifest), ("config", "llm")
+    )
 
 
 def _annotator(options: EvaluateOptions, manifest: Manifest, ctx: BuildContext) -> DialogueAnnotator | None:

@@ -32,8 +32,8 @@ from crsim.model.dialogue import Dialogue, Role, Termination, TerminationReason
 from crsim.model.run_folder.scores import (
     GroupSummary,
     ScoreRecord,
+    iter_scores,
     read_scores,
-    score_from_line,
     scores_writer,
     write_scores,
 )
@@ -50,12 +50,12 @@ __all__ = [
     "TurnCurve",
     "build_metrics",
     "default_metrics",
+    "iter_scores",
     "kept_scores",
     "order_metrics",
     "read_scores",
     "score_dialogue",
     "score_dialogues",
-    "score_from_line",
     "scores_writer",
     "summarize",
     "turn_curves",
@@ -397,20 +397,16 @@ def kept_scores(
         return
     group: list[ScoreRecord] = []
     seen: set[str] = set()
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            record = score_from_line(line, path, number)
-            if labels is not None:
-                labels.setdefault(record.metric)
-            if record.metric in rescored or record.dialogue_id not in dialogue_ids:
-                continue
-            if record.dialogue_id not in seen and len(seen) >= batch:
-                yield group
-                group, seen = [], set()
-            seen.add(record.dialogue_id)
-            group.append(record)
+    for record in iter_scores(path):
+        if labels is not None:
+            labels.setdefault(record.metric)
+        if record.metric in rescored or record.dialogue_id not in dialogue_ids:
+            continue
+        if record.dialogue_id not in seen and len(seen) >= batch:
+            yield group
+            group, seen = [], set()
+        seen.add(record.dialogue_id)
+        group.append(record)
     if group:
         yield group
 

@@ -43,7 +43,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from crsim.core.errors import ConfigError
-from crsim.eval.scores import ScoreRecord, score_from_line
+from crsim.eval.scores import ScoreRecord, iter_scores
 from crsim.eval.stats import aggregate
 from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue
@@ -160,14 +160,7 @@ def observations(
 def read_observations(dialogues_path: Path, scores_path: Path, *, crs_suffix: str = "") -> list[Observation]:
     """Observations from a run's `dialogues.jsonl` and `scores.jsonl`; bad lines are DataErrors
     naming the file, the record and the field."""
-
-    def scores() -> Iterator[ScoreRecord]:
-        with scores_path.open("rb") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    yield score_from_line(line, scores_path, number)
-
-    return list(observations(iter_dialogues(dialogues_path), scores(), crs_suffix=crs_suffix))
+    return list(observations(iter_dialogues(dialogues_path), iter_scores(scores_path), crs_suffix=crs_suffix))
 
 
 # ---------------------------------------------------------------------------------------------
