@@ -20,15 +20,17 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from crsim.core.collector import long_lived_objects_frozen
 from crsim.core.components import BuildContext, build
-from crsim.core.errors import ConfigError
+from crsim.core.errors import ConfigError, DataError
 from crsim.core.interrupt import run_interruptibly
 from crsim.core.plugins import ComponentSpec
 from crsim.core.yaml_files import read_yaml_mapping, validate_located
+from crsim.eval.metrics.base import metric_info
 from crsim.eval.scores import (
+    CurveBuilder,
     GroupSummary,
     ScoreRecord,
     SummaryBuilder,
@@ -49,7 +51,13 @@ from crsim.model.run_folder.files import SCORES, SUMMARY, RunPaths
 from crsim.model.run_folder.folder import Completeness, completeness
 from crsim.model.run_folder.lock import HeldLock, run_folder_lock
 from crsim.model.run_folder.manifest import Manifest, load_manifest
-from crsim.model.run_folder.summary import evaluation_sources
+from crsim.model.run_folder.summary import (
+    GroupCurve,
+    MetricInfo,
+    SummaryFile,
+    evaluation_sources,
+    read_summary_file,
+)
 
 __all__ = [
     "BATCH",
@@ -194,18 +202,21 @@ def _evaluate_path(
     path = Path(path)
     options = options or EvaluateOptions()
     manifest, dialogues_path, out_dir = _locations(path, None if out is None else Path(out))
-    config = manifest.config
-    specs = options.metrics if options.metrics is not None else _manifest_metrics(config, path)
-    settings = options.judge.llm if options.judge else _manifest_llm(config, path)
+    specs = options.metrics if options.metrics is not None else _manifest_metrics(manifest, path)
+    settings = options.judge.llm if options.judge else _manifest_llm(manifest, path)
     if options.judge:
         specs = [*specs, *options.judge.judges]
     out_dir.mkdir(parents=True, exist_ok=True)
     hub = LLMHub(settings, cache_path=RunPaths(out_dir).llm_cache)
-    ctx = BuildContext(llms=hub, seed=manifest.seed, run_folder=path if path.is_dir() else None)
+    # a dialogue file has no run seed: its bootstrap draws with seed 0
+    seed = manifest.seed if path.is_dir() else 0
+    ctx = BuildContext(llms=hub, seed=seed, run_folder=path if path.is_dir() else None)
     metrics = build_metrics(specs, ctx)
     annotator = _annotator(options, manifest, ctx)
     counts = AnnotationCounts()
-    builder = SummaryBuilder(seed=manifest.seed)
+    builder = SummaryBuilder(seed=seed)
+    curves = CurveBuilder(metrics, manifest.max_turns)
+    earlier_summary = None if options.replace else _earlier_summary(RunPaths(out_dir).summary)
     kept_labels: dict[str, None] = {}
     earlier_labels: dict[str, None] = {}
 
@@ -226,6 +237,7 @@ def _evaluate_path(
                     )
                     write(records)
                     builder.add(records, batch)
+                    curves.add(batch)
                     rescored.update(r.metric for r in records)
                     scored_ids.update(d.id for d in batch)
                 if not options.replace:  # merge: earlier scores of other metrics stay
@@ -250,11 +262,46 @@ def _evaluate_path(
     summaries = builder.summaries()
     order_metrics(summaries, earlier_labels)
     sources = evaluation_sources(dialogues_path, RunPaths(out_dir).scores)
-    write_summary(summaries, RunPaths(out_dir).summary, built_from=sources)
+    infos, kept_curves = _kept_metadata(earlier_summary, kept_labels)
+    infos.update((m.label, metric_info(m)) for m in metrics)
+    write_summary(
+        summaries,
+        RunPaths(out_dir).summary,
+        built_from=sources,
+        metrics=infos,
+        curves=sorted(
+            [*curves.curves(), *kept_curves], key=lambda c: (c.crs_id or "", c.simulator_id or "", c.metric)
+        ),
+    )
     calls = {name: llm.calls for name, llm in hub.roles.items()}
     return EvaluationResult(
         summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels), completeness(path)
     )
+
+
+def _earlier_summary(path: Path) -> SummaryFile | None:
+    """The summary an evaluation that merges replaces, for the metadata and curves of the metrics it
+    keeps; None when there is none or it cannot be read (the kept metrics then go without them)."""
+    if not path.is_file():
+        return None
+    try:
+        return read_summary_file(path)
+    except DataError:
+        return None
+
+
+def _kept_metadata(
+    earlier: SummaryFile | None, kept: dict[str, None]
+) -> tuple[dict[str, MetricInfo], list[GroupCurve]]:
+    """The earlier summary's metadata and curves of the labels a merge keeps."""
+    if earlier is None:
+        return {}, []
+    infos = {}
+    for label in kept:
+        info = earlier.metric_info(label)
+        if info is not None:
+            infos[info.label] = info
+    return infos, [c for c in earlier.curves if c.metric in infos]
 
 
 def _locations(path: Path, out: Path | None) -> tuple[Manifest, Path, Path]:
@@ -267,21 +314,17 @@ def _locations(path: Path, out: Path | None) -> tuple[Manifest, Path, Path]:
     raise ConfigError(f"{path}: no such run folder or dialogue file")
 
 
-def _manifest_metrics(config: dict[str, Any], path: Path) -> list[ComponentSpec]:
-    if "metrics" not in config:
-        return default_metrics()
+def _manifest_metrics(manifest: Manifest, path: Path) -> list[ComponentSpec]:
+    """The run's metrics as its manifest lists them, else the evaluation's defaults."""
     try:
-        return [ComponentSpec.model_validate(m) for m in config["metrics"]]
-    except ValidationError as exc:
-        raise ConfigError(
-            f"{RunPaths(path).manifest}: field 'config.metrics': {exc.errors()[0]['msg']}"
-        ) from None
+        specs = manifest.metrics
+    except DataError as exc:
+        raise ConfigError(f"{RunPaths(path).manifest}: {exc}") from None
+    return default_metrics() if specs is None else specs
 
 
-def _manifest_llm(config: dict[str, Any], path: Path) -> LLMSettings:
-    return validate_located(
-        LLMSettings, config.get("llm", {}), str(RunPaths(path).manifest), ("config", "llm")
-    )
+def _manifest_llm(manifest: Manifest, path: Path) -> LLMSettings:
+    return validate_located(LLMSettings, manifest.llm, str(RunPaths(path).manifest), ("config", "llm"))
 
 
 def _annotator(options: EvaluateOptions, manifest: Manifest, ctx: BuildContext) -> DialogueAnnotator | None:

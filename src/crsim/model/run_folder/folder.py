@@ -15,7 +15,7 @@ from crsim.model.io import iter_dialogues
 from crsim.model.run_folder.files import DIALOGUES, RunPaths
 from crsim.model.run_folder.manifest import Manifest, manifest_from, read_manifest
 from crsim.model.run_folder.scores import GroupSummary, ScoreRecord, iter_scores
-from crsim.model.run_folder.summary import read_summary_file, stale_reason
+from crsim.model.run_folder.summary import MetricInfo, SummaryFile, read_summary_file, stale_reason
 
 
 @dataclass(frozen=True)
@@ -37,10 +37,6 @@ class RunFolder:
         return self.path.resolve().name
 
     @property
-    def config(self) -> dict[str, Any]:
-        return self.typed_manifest.config
-
-    @property
     def domain(self) -> str:
         """The name of the run's item domain (resolve it with `crsim.domains.domain_of`)."""
         return self.typed_manifest.domain
@@ -48,8 +44,7 @@ class RunFolder:
     @property
     def dataset(self) -> str:
         """The item domain and the source of the simulated users, e.g. `movies/movielens`."""
-        users = self.config.get("users")
-        source = users.get("source") if isinstance(users, dict) else None
+        source = self.typed_manifest.users_source
         return f"{self.domain}/{source}" if source else self.domain
 
     @property
@@ -100,6 +95,10 @@ class RunFolder:
     def summaries(self) -> list[GroupSummary]:
         """The per CRS × simulator summaries of `summary.json`, once it is checked to describe the
         dialogues and scores as they are now; otherwise a DataError that says to evaluate again."""
+        return self.summary().groups
+
+    def summary(self) -> SummaryFile:
+        """`summary.json` (groups, metric metadata, per-turn curves), checked as `summaries`."""
         summary = read_summary_file(self.summary_path)
         stale = stale_reason(summary, {"dialogues": self.dialogues_path, "scores": self.scores_path})
         if stale:
@@ -108,7 +107,15 @@ class RunFolder:
                 "(LLM answers come from the run's cache)",
                 path=str(self.summary_path),
             )
-        return summary.groups
+        return summary
+
+    def metric_metadata(self) -> dict[str, MetricInfo] | None:
+        """Metric label -> its metadata (0/1, per-turn, K, direction) as `summary.json` records it;
+        None when there is no summary or it was written before crsim recorded the metadata. Not
+        checked against the scores: it describes the metrics, not their values."""
+        if not self.summary_path.is_file():
+            return None
+        return read_summary_file(self.summary_path).metrics
 
     def scores(self, bad: list[Unreadable] | None = None) -> Iterator[ScoreRecord]:
         """The records of `scores.jsonl`, streamed; a bad line names the file, record and field (or,

@@ -3,10 +3,8 @@ the configured CRS message caps, and the judge scores of the run or of an evalua
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from crsim.core.errors import DataError
 from crsim.core.jsonl import Unreadable, jsonl_records
@@ -43,26 +41,20 @@ def _scores_of(path: Path, bad: list[Unreadable]) -> list[ScoreRecord]:
     return read_run_scores(file, bad)
 
 
-def _component_args(config: dict[str, Any], kind: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
-    """(label, name, args) of each component of a kind in a run config (label: the id, else the name)."""
-    for spec in config.get(kind) or []:
-        if isinstance(spec, dict) and isinstance(spec.get("name"), str):
-            args = spec.get("args") if isinstance(spec.get("args"), dict) else {}
-            yield str(spec.get("id") or spec["name"]), spec["name"], args or {}
-
-
-def configured(config: dict[str, Any]) -> tuple[dict[str, int], dict[str, str]]:
-    """The message caps of the run's CRSs and the rubrics of its judges, by label, from its config."""
+def configured(manifest: Manifest | None) -> tuple[dict[str, int], dict[str, str]]:
+    """The message caps of the run's CRSs and the rubrics of its judges, by label, from its manifest."""
+    if manifest is None:
+        return {}, {}
     caps = {
-        label: args["max_message_chars"]
-        for label, _name, args in _component_args(config, "crss")
-        if isinstance(args.get("max_message_chars"), int)
+        spec.label: spec.args["max_message_chars"]
+        for spec in manifest.crss
+        if isinstance(spec.args.get("max_message_chars"), int)
     }
     rubrics = {}
-    for label, name, args in _component_args(config, "metrics"):
-        rubric = args.get("rubric")
-        if name == "judge" and isinstance(rubric, str):
-            rubrics[label if label != name else rubric] = rubric
+    for spec in manifest.metrics or []:
+        rubric = spec.args.get("rubric")
+        if spec.name == "judge" and isinstance(rubric, str):
+            rubrics[spec.label if spec.label != spec.name else rubric] = rubric
     return caps, rubrics
 
 
@@ -107,5 +99,5 @@ def read_run(path: Path, domain: Domain | None, scores: list[Path]) -> RunRecord
     own = RunPaths(path).scores
     score_files = scores or ([own] if path.is_dir() and own.is_file() else [])
     records = [record for file in score_files for record in _scores_of(file, bad)]
-    caps, rubrics = configured(manifest.config if manifest is not None else {})
+    caps, rubrics = configured(manifest)
     return RunRecords(path.resolve().name, domain, dialogues, records, caps, rubrics, bad)
