@@ -116,3 +116,23 @@ def test_a_summary_without_metadata_is_still_read(run: Path, tmp_path: Path) -> 
         (recorded,) = [k for k, i in new.metrics.items() if i.name == names[label] and i.per_turn]
         for group, curve in groups.items():
             assert new.curves[recorded][group].means(8) == pytest.approx(curve.means(8), rel=1e-12)
+
+
+def test_report_and_compare_build_no_metric(run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the metadata recorded, the report (tables, figures, curves, comparisons) and `compare`
+    construct no metric: every `Metric`/`Evaluator.__init__` call is counted."""
+    from crsim.report.compare import compare_folders
+    from crsim.report.html import build_report
+
+    built: list[str] = []
+    for base in (Metric, Evaluator):
+        original = base.__init__
+
+        def counting(self: Metric | Evaluator, *args: object, _original: object = original, **kw: object) -> None:
+            built.append(type(self).__name__)
+            _original(self, *args, **kw)  # type: ignore[operator]
+
+        monkeypatch.setattr(base, "__init__", counting)
+    build_report([open_run(run)])
+    compare_folders([open_run(run)])
+    assert built == []
