@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -128,9 +129,9 @@ def test_report_and_compare_build_no_metric(run: Path, monkeypatch: pytest.Monke
     for base in (Metric, Evaluator):
         original = base.__init__
 
-        def counting(self: Metric | Evaluator, *args: object, _original: object = original, **kw: object) -> None:
+        def counting(self: Any, *args: Any, _original: Any = original, **kw: Any) -> None:
             built.append(type(self).__name__)
-            _original(self, *args, **kw)  # type: ignore[operator]
+            _original(self, *args, **kw)
 
         monkeypatch.setattr(base, "__init__", counting)
     build_report([open_run(run)])
