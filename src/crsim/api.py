@@ -123,6 +123,14 @@ class Result:
 
         return comparisons_df(self.folder)
 
+    @cached_property
+    def verdicts(self) -> pd.DataFrame:
+        """Per pair of CRSs and metric: who is better by the metric's direction, on which
+        Holm-corrected test, and the pair's wins and ties (`crsim.report.dataframes.verdicts_df`)."""
+        from crsim.report.dataframes import verdicts_df
+
+        return verdicts_df(self.folder)
+
     def __repr__(self) -> str:
         groups = ", ".join(f"{s.crs_id} × {s.simulator_id} ({s.n_dialogues})" for s in self.summaries)
         return f"Result({str(self.folder)!r}: {groups})"

@@ -76,7 +76,7 @@ def test_dataset_conversion_and_catalogues() -> None:
 
 
 def test_run_report_and_evaluation(run_dir: Path, dialogues_file: Path, tmp_path: Path) -> None:
-    assert open_run(str(run_dir)).config == open_run(run_dir).config
+    assert open_run(str(run_dir)).typed_manifest == open_run(run_dir).typed_manifest
     assert count_lines(str(run_dir / "dialogues.jsonl")) == count_lines(run_dir / "dialogues.jsonl") > 0
     write_report(build_report([open_run(run_dir)]), str(tmp_path / "r.html"))
     assert (tmp_path / "r.html").stat().st_size > 0

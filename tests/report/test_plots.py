@@ -10,7 +10,9 @@ import pytest
 from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 
+from crsim.core.plugins import ComponentSpec
 from crsim.eval.stats import aggregate
+from crsim.model.run_folder.summary import MetricInfo
 from crsim.report import plots
 from crsim.report.figures import (
     Palette,
@@ -65,9 +67,14 @@ def test_wilson_interval() -> None:
 
 
 def test_binary_from_the_declaration_else_from_the_values() -> None:
-    config = {"metrics": [{"name": "success_rate"}, {"name": "jaccard", "args": {"k": 10}}]}
-    declared = declared_binary(config)
+    specs = [ComponentSpec(name="success_rate"), ComponentSpec(name="jaccard", args={"k": 10})]
+    declared = declared_binary(None, specs)  # a summary without metadata: the metrics are asked
     assert declared == {"Success": True, "Jaccard@10": False}
+    recorded = {
+        "Success": MetricInfo(label="Success", name="success_rate", binary=True),
+        "Judge": MetricInfo(label="Judge", name="judge"),
+    }
+    assert declared_binary(recorded, specs) == {"Success": True}  # the metadata, nothing built
     values = {
         "Success": [[1.0, 0.0, 1.0]],
         "Jaccard@10": [[1.0, 1.0]],  # all 1 by chance: declared not 0/1, so not a proportion

@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -345,3 +346,54 @@ def test_the_ranking_gives_the_run_to_run_spread_over_trials_and_the_text_shows_
     assert all(e.trials == 1 and e.trial_sd is None for e in single.ranking)
     (header,) = [line for line in comparison_lines(FolderComparison(compare(first))) if "rank" in line]
     assert "trial SD" not in header
+
+
+def test_compare_ranks_turns_by_its_declared_direction(two_crs_run: Path) -> None:
+    """Turns declares lower is better (docs/metrics.md): the CRS with the shorter dialogues ranks first
+    and wins a significant difference; Success stays higher-first. The directions come from the
+    summary.json the evaluation wrote, not from building the metrics again."""
+    from crsim.model.run_folder import open_run
+    from crsim.report.compare import compare_folders
+
+    recorded = open_run(two_crs_run).metric_metadata()
+    assert recorded is not None and recorded["Turns"].direction == "lower"
+    assert recorded["Success"].direction == "higher"
+    found = compare_folders([open_run(two_crs_run)])
+    by_metric = {r.metric: r for r in found.comparison.results}
+    turns, success = by_metric["Turns"], by_metric["Success"]
+    assert turns.direction == "lower" and turns.direction_recorded
+    means = [entry.mean for entry in turns.ranking]
+    assert means == sorted(means) and means[0] != means[-1]  # lower first, and the runs differ
+    assert [entry.rank for entry in turns.ranking] == [1, 2]
+    pair_ = turns.pairs[0]
+    lower = turns.ranking[0].crs
+    assert pair_.winner == (lower if pair_.significant else None)
+    assert [e.mean for e in success.ranking] == sorted((e.mean for e in success.ranking), reverse=True)
+    (verdict,) = found.comparison.verdicts
+    counted = verdict.wins_a + verdict.wins_b + verdict.ties + verdict.undirected
+    assert counted == len(found.comparison.results) == len(verdict.metrics)
+    turns_entry = next(e for e in verdict.metrics if e.metric == "Turns")
+    assert (turns_entry.winner, turns_entry.p_holm) == (pair_.winner, pair_.p_holm)
+    shown = runner.invoke(app, ["compare", str(two_crs_run)], env={"COLUMNS": "80"})
+    assert "lower is better" in shown.output and "Verdicts across metrics" in shown.output
+
+
+def test_a_win_follows_the_direction_and_none_has_no_winner() -> None:
+    """Synthetic data: B is 0.5 above A for 200 users on three metrics read three ways."""
+    rng = np.random.default_rng(3)
+    data = []
+    for metric in ("Up", "Down", "Flat"):
+        for user in range(200):
+            base = float(rng.normal())
+            data.append(replace(obs("A", f"u{user}", base), metric=metric))
+            data.append(replace(obs("B", f"u{user}", base + 0.5), metric=metric))
+    found = compare(data, directions={"Up": "higher", "Down": "lower", "Flat": "none"})
+    winners = {r.metric: r.pairs[0].winner for r in found.results}
+    assert winners == {"Up": "B", "Down": "A", "Flat": None}
+    firsts = {r.metric: r.ranking[0].crs for r in found.results}
+    assert firsts == {"Up": "B", "Down": "A", "Flat": "B"}
+    (verdict,) = found.verdicts
+    assert (verdict.wins_a, verdict.wins_b, verdict.ties, verdict.undirected) == (1, 1, 0, 1)
+    assert all(e.p_holm is not None and e.p_holm < 0.05 for e in verdict.metrics)
+    unknown = compare(data, ComparisonOptions(metrics=["Down"]))
+    assert unknown.results[0].direction == "higher" and not unknown.results[0].direction_recorded

@@ -16,9 +16,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Inspect or e
 
 def _cache_file(path: Path) -> Path:
     """A run folder means the cache inside it."""
-    from crsim.model.run_folder.files import LLM_CACHE
+    from crsim.model.run_folder.files import RunPaths
 
-    return path / LLM_CACHE if path.is_dir() else path
+    return RunPaths(path).llm_cache if path.is_dir() else path
 
 
 @app.command("stats")

@@ -83,5 +83,5 @@ def _labels(values: list[str], folders: list[RunFolder]) -> list[str]:
     for folder in folders:
         if folder.scores_path.is_file():
             scored.update(dict.fromkeys(record.metric for record in folder.scores()))
-        configured += folder.config.get("metrics") or []
+        configured += [spec.model_dump() for spec in folder.typed_manifest.metrics or []]
     return metric_labels(values, list(scored), configured)

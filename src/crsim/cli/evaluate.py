@@ -38,7 +38,7 @@ def parse_metric_specs(values: list[str], run_dir: Path | None = None) -> list[A
 
     run_metrics: list[Any] = []
     if run_dir is not None and is_run_folder(run_dir):
-        run_metrics = list(open_run(run_dir).config.get("metrics") or [])
+        run_metrics = [spec.model_dump() for spec in open_run(run_dir).typed_manifest.metrics or []]
     return metric_specs(values, run_metrics)
 
 

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from crsim.cli._support import console, errors, user_errors
 from crsim.core.errors import CrsimError
-from crsim.model.run_folder.files import EXPORT_DIR
+from crsim.model.run_folder.files import RunPaths
 
 app = typer.Typer(add_completion=False)
 
@@ -48,7 +48,7 @@ def export(
         if fmt not in ("parquet", "csv"):
             raise CrsimError(f"--format: unknown format {fmt!r}; expected parquet or csv")
         written = export_run(
-            run_dir, output or run_dir / EXPORT_DIR, "parquet" if fmt == "parquet" else "csv"
+            run_dir, output or RunPaths(run_dir).export_dir, "parquet" if fmt == "parquet" else "csv"
         )
     for path in written:
         console.print(escape(str(path)), highlight=False)

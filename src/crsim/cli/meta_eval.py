@@ -18,7 +18,7 @@ from rich.markup import escape
 from crsim.cli._support import parse_args, user_errors
 from crsim.core.errors import CrsimError
 from crsim.core.plugins import ComponentSpec
-from crsim.model.run_folder.files import LLM_CACHE
+from crsim.model.run_folder.files import LLM_CACHE, RunPaths
 
 if (
     TYPE_CHECKING
@@ -313,7 +313,7 @@ def _evaluate(
             spec,
             gold_set,
             llm=settings,
-            cache_path=folder / LLM_CACHE,
+            cache_path=RunPaths(folder).llm_cache,
             concurrency=concurrency,
             default_aspect=default_aspect,
             progress=meter,

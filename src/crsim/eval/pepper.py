@@ -44,6 +44,8 @@ def subset_curve(dialogue: Dialogue, subset: Subset, k: int) -> tuple[Recommenda
 class SubsetCoverage(PerTurnMetric):
     """PC_t@K over the selected or the residual targets (PEPPER Table 3)."""
 
+    direction = "higher"
+
     binary = False  # values between 0 and 1 (or beyond), not an indicator
 
     class Params(CutoffParams):
@@ -70,6 +72,8 @@ class SubsetCoverage(PerTurnMetric):
 class CoverageGap(Metric):
     """Δ = PC_res@K − PC_sel@K per dialogue: negative when the CRS finds the targets the user
     described far more often than the others (a guessing game); near 0 for unbiased users."""
+
+    direction = "none"
 
     binary = False  # values between 0 and 1 (or beyond), not an indicator
 

@@ -20,16 +20,18 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from crsim.core.collector import long_lived_objects_frozen
 from crsim.core.components import BuildContext, build
-from crsim.core.errors import ConfigError
+from crsim.core.errors import ConfigError, DataError
 from crsim.core.interrupt import run_interruptibly
 from crsim.core.plugins import ComponentSpec
 from crsim.core.progress import Progress
 from crsim.core.yaml_files import read_yaml_mapping, validate_located
+from crsim.eval.metrics.base import metric_info
 from crsim.eval.scores import (
+    CurveBuilder,
     GroupSummary,
     ScoreRecord,
     SummaryBuilder,
@@ -47,11 +49,17 @@ from crsim.llm.config import LLMSettings
 from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
-from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, MANIFEST, SCORES, SUMMARY
+from crsim.model.run_folder.files import SCORES, SUMMARY, RunPaths
 from crsim.model.run_folder.folder import Completeness, completeness, count_lines
 from crsim.model.run_folder.lock import HeldLock, run_folder_lock
 from crsim.model.run_folder.manifest import Manifest, load_manifest
-from crsim.model.run_folder.summary import evaluation_sources
+from crsim.model.run_folder.summary import (
+    GroupCurve,
+    MetricInfo,
+    SummaryFile,
+    evaluation_sources,
+    read_summary_file,
+)
 
 __all__ = [
     "BATCH",
@@ -133,7 +141,7 @@ class EvaluationResult:
     @property
     def records(self) -> list[ScoreRecord]:
         """The score records, read back from `scores.jsonl` (not kept in memory while scoring)."""
-        return read_scores(self.out_dir / SCORES)
+        return read_scores(RunPaths(self.out_dir).scores)
 
 
 #: Dialogues read, scored and written at a time: memory stays flat however large the run.
@@ -200,28 +208,32 @@ def _evaluate_path(
     path = Path(path)
     options = options or EvaluateOptions()
     manifest, dialogues_path, out_dir = _locations(path, None if out is None else Path(out))
-    config = manifest.config
-    specs = options.metrics if options.metrics is not None else _manifest_metrics(config, path)
-    settings = options.judge.llm if options.judge else _manifest_llm(config, path)
+    specs = options.metrics if options.metrics is not None else _manifest_metrics(manifest, path)
+    settings = options.judge.llm if options.judge else _manifest_llm(manifest, path)
     if options.judge:
         specs = [*specs, *options.judge.judges]
     out_dir.mkdir(parents=True, exist_ok=True)
+    llm_cache = RunPaths(out_dir).llm_cache
     if llms is not None and llms.settings == settings:
         hub = llms
-        hub.set_cache_path(out_dir / LLM_CACHE)
+        hub.set_cache_path(llm_cache)
     else:
-        hub = LLMHub(settings, cache_path=out_dir / LLM_CACHE)
+        hub = LLMHub(settings, cache_path=llm_cache)
     calls_before = {name: llm.calls for name, llm in hub.roles.items()}
+    # a dialogue file has no run seed: its bootstrap draws with seed 0
+    seed = manifest.seed if path.is_dir() else 0
     ctx = BuildContext(
         domain=_metric_domain(manifest),
         llms=hub,
-        seed=manifest.seed,
+        seed=seed,
         run_folder=path if path.is_dir() else None,
     )
     metrics = build_metrics(specs, ctx)
     annotator = _annotator(options, manifest, ctx)
     counts = AnnotationCounts()
-    builder = SummaryBuilder(seed=manifest.seed)
+    builder = SummaryBuilder(seed=seed)
+    curves = CurveBuilder(metrics, manifest.max_turns)
+    earlier_summary = None if options.replace else _earlier_summary(RunPaths(out_dir).summary)
     if progress is not None:
         progress.set_total(count_lines(dialogues_path))
     kept_labels: dict[str, None] = {}
@@ -229,7 +241,7 @@ def _evaluate_path(
 
     async def go() -> None:
         try:
-            with scores_writer(out_dir / SCORES) as write:
+            with scores_writer(RunPaths(out_dir).scores) as write:
                 rescored: set[str] = set()
                 scored_ids: set[str] = set()
                 for batch in _batches(iter_dialogues(dialogues_path), BATCH):
@@ -244,11 +256,15 @@ def _evaluate_path(
                     )
                     write(records)
                     builder.add(records, batch)
+                    curves.add(batch)
                     rescored.update(r.metric for r in records)
                     scored_ids.update(d.id for d in batch)
                 if not options.replace:  # merge: earlier scores of other metrics stay
                     earlier = kept_scores(
-                        out_dir / SCORES, rescored=rescored, dialogue_ids=scored_ids, labels=earlier_labels
+                        RunPaths(out_dir).scores,
+                        rescored=rescored,
+                        dialogue_ids=scored_ids,
+                        labels=earlier_labels,
                     )
                     for kept in earlier:
                         write(kept)
@@ -264,8 +280,18 @@ def _evaluate_path(
         run_interruptibly(go())
     summaries = builder.summaries()
     order_metrics(summaries, earlier_labels)
-    sources = evaluation_sources(dialogues_path, out_dir / SCORES)
-    write_summary(summaries, out_dir / SUMMARY, built_from=sources)
+    sources = evaluation_sources(dialogues_path, RunPaths(out_dir).scores)
+    infos, kept_curves = _kept_metadata(earlier_summary, kept_labels)
+    infos.update((m.label, metric_info(m)) for m in metrics)
+    write_summary(
+        summaries,
+        RunPaths(out_dir).summary,
+        built_from=sources,
+        metrics=infos,
+        curves=sorted(
+            [*curves.curves(), *kept_curves], key=lambda c: (c.crs_id or "", c.simulator_id or "", c.metric)
+        ),
+    )
     calls = {  # the calls of this scoring (a reused hub counts the run's too)
         name: llm.calls - calls_before.get(name, 0)
         for name, llm in hub.roles.items()
@@ -276,27 +302,52 @@ def _evaluate_path(
     )
 
 
+def _earlier_summary(path: Path) -> SummaryFile | None:
+    """The summary an evaluation that merges replaces, for the metadata and curves of the metrics it
+    keeps; None when there is none or it cannot be read (the kept metrics then go without them)."""
+    if not path.is_file():
+        return None
+    try:
+        return read_summary_file(path)
+    except DataError:
+        return None
+
+
+def _kept_metadata(
+    earlier: SummaryFile | None, kept: dict[str, None]
+) -> tuple[dict[str, MetricInfo], list[GroupCurve]]:
+    """The earlier summary's metadata and curves of the labels a merge keeps."""
+    if earlier is None:
+        return {}, []
+    infos = {}
+    for label in kept:
+        info = earlier.metric_info(label)
+        if info is not None:
+            infos[info.label] = info
+    return infos, [c for c in earlier.curves if c.metric in infos]
+
+
 def _locations(path: Path, out: Path | None) -> tuple[Manifest, Path, Path]:
     """(manifest, dialogues file, output folder) of a run folder (its manifest and dialogues; output
     into it unless `out`) or of a dialogue file (no manifest; output `<file stem>-eval/` beside it)."""
     if path.is_dir():
-        return load_manifest(path), path / DIALOGUES, out or path
+        return load_manifest(path), RunPaths(path).dialogues, out or path
     if path.is_file():
         return Manifest(), path, out or path.with_name(f"{path.name.split('.')[0]}-eval")
     raise ConfigError(f"{path}: no such run folder or dialogue file")
 
 
-def _manifest_metrics(config: dict[str, Any], path: Path) -> list[ComponentSpec]:
-    if "metrics" not in config:
-        return default_metrics()
+def _manifest_metrics(manifest: Manifest, path: Path) -> list[ComponentSpec]:
+    """The run's metrics as its manifest lists them, else the evaluation's defaults."""
     try:
-        return [ComponentSpec.model_validate(m) for m in config["metrics"]]
-    except ValidationError as exc:
-        raise ConfigError(f"{path / MANIFEST}: field 'config.metrics': {exc.errors()[0]['msg']}") from None
+        specs = manifest.metrics
+    except DataError as exc:
+        raise ConfigError(f"{RunPaths(path).manifest}: {exc}") from None
+    return default_metrics() if specs is None else specs
 
 
-def _manifest_llm(config: dict[str, Any], path: Path) -> LLMSettings:
-    return validate_located(LLMSettings, config.get("llm", {}), str(path / MANIFEST), ("config", "llm"))
+def _manifest_llm(manifest: Manifest, path: Path) -> LLMSettings:
+    return validate_located(LLMSettings, manifest.llm, str(RunPaths(path).manifest), ("config", "llm"))
 
 
 def _metric_domain(manifest: Manifest) -> Domain | None:

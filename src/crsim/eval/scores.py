@@ -32,12 +32,12 @@ from crsim.model.dialogue import Dialogue, Role, Termination, TerminationReason
 from crsim.model.run_folder.scores import (
     GroupSummary,
     ScoreRecord,
+    iter_scores,
     read_scores,
-    score_from_line,
     scores_writer,
     write_scores,
 )
-from crsim.model.run_folder.summary import write_summary_file
+from crsim.model.run_folder.summary import GroupCurve, MetricInfo, write_summary_file
 from crsim.model.user import source_user_id
 
 if TYPE_CHECKING:
@@ -50,12 +50,12 @@ __all__ = [
     "TurnCurve",
     "build_metrics",
     "default_metrics",
+    "iter_scores",
     "kept_scores",
     "order_metrics",
     "read_scores",
     "score_dialogue",
     "score_dialogues",
-    "score_from_line",
     "scores_writer",
     "summarize",
     "turn_curves",
@@ -399,20 +399,16 @@ def kept_scores(
         return
     group: list[ScoreRecord] = []
     seen: set[str] = set()
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            record = score_from_line(line, path, number)
-            if labels is not None:
-                labels.setdefault(record.metric)
-            if record.metric in rescored or record.dialogue_id not in dialogue_ids:
-                continue
-            if record.dialogue_id not in seen and len(seen) >= batch:
-                yield group
-                group, seen = [], set()
-            seen.add(record.dialogue_id)
-            group.append(record)
+    for record in iter_scores(path):
+        if labels is not None:
+            labels.setdefault(record.metric)
+        if record.metric in rescored or record.dialogue_id not in dialogue_ids:
+            continue
+        if record.dialogue_id not in seen and len(seen) >= batch:
+            yield group
+            group, seen = [], set()
+        seen.add(record.dialogue_id)
+        group.append(record)
     if group:
         yield group
 
@@ -431,7 +427,51 @@ def write_summary(
     path: str | Path,
     *,
     built_from: Mapping[str, FileFingerprint] | None = None,
+    metrics: Mapping[str, MetricInfo] | None = None,
+    curves: Sequence[GroupCurve] = (),
 ) -> None:
     """`summary.json`: the group summaries and the files they were built from, so that a reader can
-    tell a summary that no longer matches its scores or dialogues (`crsim.model.run_folder.summary`)."""
-    write_summary_file(summaries, Path(path), built_from)
+    tell a summary that no longer matches its scores or dialogues (`crsim.model.run_folder.summary`),
+    with each metric's metadata and the per-turn curves, so that readers never build a metric again."""
+    write_summary_file(summaries, Path(path), built_from, metrics=metrics, curves=curves)
+
+
+class CurveBuilder:
+    """Per-turn curves (turns 1..horizon) of the per-turn metrics per CRS × simulator, built batch by
+    batch over the evaluable dialogues: running sums and counts, never the dialogues themselves."""
+
+    def __init__(self, metrics: Sequence[Metric | Evaluator], horizon: int) -> None:
+        self.metrics = [m for m in metrics if isinstance(m, PerTurnMetric)]
+        self.horizon = horizon
+        self._sums: dict[tuple[GroupKey, str], np.ndarray] = {}
+        self._counts: dict[tuple[GroupKey, str], np.ndarray] = {}
+
+    def add(self, dialogues: Iterable[Dialogue]) -> None:
+        for dialogue in dialogues:
+            if not dialogue.evaluable:  # broken by the simulator or the infrastructure
+                continue
+            group = (dialogue.crs_id, dialogue.simulator_id)
+            for metric in self.metrics:
+                key = (group, metric.label)
+                if key not in self._sums:
+                    self._sums[key] = np.zeros(self.horizon)
+                    self._counts[key] = np.zeros(self.horizon, dtype=int)
+                for index, value in enumerate(metric.per_turn(dialogue, self.horizon)):
+                    if value is not None:
+                        self._sums[key][index] += value
+                        self._counts[key][index] += 1
+
+    def curves(self) -> list[GroupCurve]:
+        found = []
+        for (group, label), sums in self._sums.items():
+            counts = self._counts[(group, label)]
+            found.append(
+                GroupCurve(
+                    crs_id=group[0],
+                    simulator_id=group[1],
+                    metric=label,
+                    mean=[float(s / c) if c else None for s, c in zip(sums, counts, strict=True)],
+                    n=[int(c) for c in counts],
+                )
+            )
+        return sorted(found, key=lambda c: (c.crs_id or "", c.simulator_id or "", c.metric))

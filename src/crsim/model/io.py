@@ -11,6 +11,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from crsim.core.errors import DataError
+from crsim.core.jsonl import jsonl_lines, jsonl_numbered
 from crsim.model.dialogue import Dialogue
 from crsim.model.items import Item
 
@@ -27,20 +28,7 @@ def iter_dialogue_records(path: str | Path) -> Iterator[tuple[int, Dialogue]]:
     path = Path(path)
     if not path.is_file():
         raise DataError("file not found; expected dialogues in JSON Lines", path=str(path))
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DataError(f"not UTF-8 text (byte {exc.start})", path=str(path), record=number) from None
-            try:
-                yield number, Dialogue.model_validate_json(text)
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                field = ".".join(str(p) for p in err["loc"]) or None
-                raise DataError(err["msg"], path=str(path), record=number, field=field) from None
+    yield from jsonl_numbered(path, Dialogue.model_validate_json)
 
 
 @dataclass(frozen=True)
@@ -77,14 +65,11 @@ def _records(path: Path) -> Iterator[tuple[int, str | Problem]]:
         for number, record in enumerate(records, start=1):
             yield number, json.dumps(record)
         return
-    with opener(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                yield number, raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                yield number, Problem(str(path), number, "", f"not UTF-8 text (byte {exc.start})")
+    for number, raw in jsonl_lines(path):
+        try:
+            yield number, raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield number, Problem(str(path), number, "", f"not UTF-8 text (byte {exc.start})")
 
 
 def validate_file(

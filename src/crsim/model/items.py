@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from crsim.core.errors import DataError
+from crsim.core.jsonl import jsonl_lines
 from crsim.model.text import JSONTextError, clean_value, loads_clean, may_hold_surrogates
 
 if TYPE_CHECKING:
@@ -161,21 +162,19 @@ class ItemCollection:
             )
         items, replaced, first = [], 0, dict[str, int]()
         try:
-            with gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb") as handle:
-                for number, raw in enumerate(handle, start=1):
-                    if raw.strip():
-                        item, in_line = _item_from_line(raw, str(path), number)
-                        if item.id in first:
-                            raise DataError(
-                                f"duplicate item id {item.id!r}; expected each id once (first at record "
-                                f"{first[item.id]})",
-                                path=str(path),
-                                record=number,
-                                field="id",
-                            )
-                        first[item.id] = number
-                        items.append(item)
-                        replaced += in_line
+            for number, raw in jsonl_lines(path):
+                item, in_line = _item_from_line(raw, str(path), number)
+                if item.id in first:
+                    raise DataError(
+                        f"duplicate item id {item.id!r}; expected each id once (first at record "
+                        f"{first[item.id]})",
+                        path=str(path),
+                        record=number,
+                        field="id",
+                    )
+                first[item.id] = number
+                items.append(item)
+                replaced += in_line
         except (OSError, EOFError) as exc:  # a truncated or non-gzip .gz file
             raise DataError(f"cannot read the file ({exc})", path=str(path)) from None
         collection = cls(items, name=name or path.name, clean=False)

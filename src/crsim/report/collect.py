@@ -20,6 +20,7 @@ from crsim.eval.scores import GroupSummary, build_metrics
 from crsim.model.acts import format_acts
 from crsim.model.dialogue import Dialogue, Utterance
 from crsim.model.run_folder.folder import RunFolder, count_lines
+from crsim.model.run_folder.summary import GroupCurve, MetricInfo
 
 Group = tuple[str, str]  # (crs_id, simulator_id)
 
@@ -30,10 +31,17 @@ class Curves:
 
     sums: np.ndarray
     counts: np.ndarray
+    #: the means when the curve was read from `summary.json` rather than summed here
+    fixed: list[float | None] | None = None
 
     @classmethod
     def empty(cls, horizon: int) -> Curves:
         return cls(np.zeros(horizon), np.zeros(horizon, dtype=int))
+
+    @classmethod
+    def recorded(cls, curve: GroupCurve) -> Curves:
+        """A curve as `summary.json` holds it (means and counts per turn)."""
+        return cls(np.zeros(0), np.array(curve.n, dtype=int), list(curve.mean))
 
     def add(self, values: list[float | None]) -> None:
         for index, value in enumerate(values):
@@ -42,6 +50,8 @@ class Curves:
                 self.counts[index] += 1
 
     def means(self, turns: int) -> list[float | None]:
+        if self.fixed is not None:
+            return self.fixed[:turns]
         return [
             float(s / c) if c else None for s, c in zip(self.sums[:turns], self.counts[:turns], strict=True)
         ]
@@ -54,6 +64,8 @@ class RunView:
     label: str
     folder: RunFolder
     summaries: list[GroupSummary]
+    #: metric label -> its metadata from `summary.json` (empty for summaries written before it)
+    metrics: dict[str, MetricInfo] = field(default_factory=dict)
     total_dialogues: int = 0
     longest: int = 0
     curves: dict[str, dict[Group, Curves]] = field(default_factory=dict)
@@ -65,12 +77,13 @@ class RunView:
     item_ids: set[str] = field(default_factory=set)
 
 
-def curve_metrics(config: dict[str, Any]) -> list[PerTurnMetric]:
-    """PC_t@K and Recall@(t,K) with the run's K (from its `pc`/`recall` metrics, else 10)."""
+def curve_metrics(specs: list[ComponentSpec]) -> list[PerTurnMetric]:
+    """For a summary without recorded curves: PC_t@K and Recall@(t,K) with the run's K (from its
+    `pc`/`recall` metrics, else 10)."""
     k = 10
-    for spec in config.get("metrics", []):
-        if isinstance(spec, dict) and spec.get("name") in ("pc", "recall"):
-            k = int((spec.get("args") or {}).get("k", k))
+    for spec in specs:
+        if spec.name in ("pc", "recall"):
+            k = int(spec.args.get("k", k))
             break
     built = build_metrics(
         [
@@ -83,12 +96,18 @@ def curve_metrics(config: dict[str, Any]) -> list[PerTurnMetric]:
 
 def collect_run(folder: RunFolder, label: str, max_dialogues: int) -> RunView:
     """Summaries, curves, score values and a spread sample of dialogues for the browser."""
-    view = RunView(label, folder, folder.summaries())
+    summary = folder.summary()
+    view = RunView(label, folder, summary.groups, dict(summary.metrics or {}))
     total = count_lines(folder.dialogues_path)
     view.total_dialogues = total
     stride = max(1, math.ceil(total / max_dialogues)) if max_dialogues > 0 else 0
-    horizon = int(folder.config.get("max_turns", 20))
-    metrics = curve_metrics(folder.config)
+    horizon = folder.typed_manifest.max_turns
+    # the per-turn curves: recorded by the evaluation; a summary from before crsim recorded them
+    # gets PC and Recall computed here, as reports did then
+    metrics = curve_metrics(folder.typed_manifest.metrics or []) if summary.metrics is None else []
+    for curve in summary.curves:
+        group = (curve.crs_id or "", curve.simulator_id or "")
+        view.curves.setdefault(curve.metric, {})[group] = Curves.recorded(curve)
     chosen: dict[str, dict[str, Any]] = {}
     for index, dialogue in enumerate(folder.dialogues()):
         group = (dialogue.crs_id or "", dialogue.simulator_id or "")

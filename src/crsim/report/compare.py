@@ -13,12 +13,15 @@ from dataclasses import dataclass, field
 
 from crsim.core.errors import DataError
 from crsim.model.run_folder.folder import RunFolder
+from crsim.model.run_folder.summary import Direction
 from crsim.studies.compare import (
     Comparison,
     ComparisonOptions,
     MetricComparison,
+    Observation,
     PairResult,
     RankEntry,
+    Verdict,
     compare,
 )
 from crsim.studies.compare import read_observations as _read
@@ -58,14 +61,37 @@ def compare_folders(
             raise DataError("file not found; run `crsim evaluate` first", path=str(folder.scores_path))
         suffix = f" [{label}]" if several else ""
         found.extend(_read(folder.dialogues_path, folder.scores_path, crs_suffix=suffix))
+    directions: dict[str, Direction] = {}
+    unrecorded = []
+    for folder in folders:
+        recorded = folder.metric_metadata()
+        if recorded is None:
+            unrecorded.append(folder.name)
+        for label, info in (recorded or {}).items():
+            directions.setdefault(label, info.direction)
     notes = []
-    draws = {(repr(f.config.get("users")), repr(f.config.get("seed"))) for f in folders}
+    if unrecorded:
+        notes.append(
+            f"{', '.join(unrecorded)}: the summary does not record which way each metric is better (an "
+            "older crsim evaluated it): its metrics are ranked higher-first; `crsim evaluate` records it"
+        )
+    draws = {(repr(f.typed_manifest.users), f.typed_manifest.seed) for f in folders}
     if len(draws) > 1:
         notes.append(
             "the runs drew their users with different settings or seeds: pairs are made by user id, "
             "so check that the ids name the same simulated users"
         )
-    return FolderComparison(compare(found, options), notes)
+    return FolderComparison(compare(found, options, _with_aspects(directions, found)), notes)
+
+
+def _with_aspects(directions: dict[str, Direction], found: Sequence[Observation]) -> dict[str, Direction]:
+    """`directions` with an evaluator's aspect labels (`label/aspect`) given their evaluator's."""
+    full = dict(directions)
+    for label in {o.metric for o in found}:
+        head = label.split("/", 1)[0]
+        if label not in full and head in directions:
+            full[label] = directions[head]
+    return full
 
 
 # ---------------------------------------------------------------------------------------------
@@ -97,6 +123,35 @@ def interval(result: PairResult) -> str:
     return text
 
 
+DIRECTION_TEXT = {
+    "higher": "higher is better",
+    "lower": "lower is better",
+    "none": "no better direction: ordered by value, no winner",
+}
+
+
+def verdict_lines(verdict: Verdict) -> list[str]:
+    """One pair of CRSs across the metrics: wins, ties, losses and the tests behind each."""
+    a, b = clean(verdict.crs_a, 30), clean(verdict.crs_b, 30)
+    head = (
+        f"{a} vs {b} · simulator {clean(verdict.simulator, 20)}: {a} wins {verdict.wins_a}, "
+        f"{b} wins {verdict.wins_b}, ties {verdict.ties}"
+        + (f", {verdict.undirected} without direction" if verdict.undirected else "")
+    )
+    lines = textwrap.wrap(head, WIDTH, break_on_hyphens=False)
+    for entry in verdict.metrics:
+        outcome = (
+            "no direction"
+            if entry.direction == "none"
+            else (f"{clean(entry.winner, 18)} better" if entry.winner else "tie")
+        )
+        lines.append(
+            f"  {clean(entry.metric, 20):<20} {outcome:<25} p Holm {p_text(entry.p_holm):<6} "
+            f"{TEST_NAMES.get(entry.test or '', 'no test')}"
+        )
+    return lines
+
+
 TEST_NAMES = {"mcnemar": "exact McNemar", "permutation": "permutation", "t": "paired t"}
 
 
@@ -107,7 +162,7 @@ def metric_lines(found: MetricComparison, options: ComparisonOptions) -> list[st
         f"{clean(found.metric, 30)} · simulator {clean(found.simulator, 20)} · "
         f"Holm over {pairs} pair{'s' if pairs != 1 else ''}"
     )
-    lines = [title, "-" * min(WIDTH, len(title))]
+    lines = [title, "-" * min(WIDTH, len(title)), f"  {DIRECTION_TEXT[found.direction]}"]
     spread = any(entry.trial_sd is not None for entry in found.ranking)
     sd_head = f"  {'trial SD':>8}" if spread else ""
     lines.append(f"  {'rank':>4}  {'CRS':<{NAME}}  {'mean':>9}  {'users':>6}{sd_head}  group")
@@ -140,8 +195,9 @@ def pair_lines(result: PairResult, options: ComparisonOptions) -> list[str]:
     """One pair: the difference with its interval and tests, then n, drops and power."""
     mark = " *" if result.significant else ""
     test = TEST_NAMES.get(result.test or "", "no test")
+    won = f"  → {clean(result.winner, 30)} better" if result.winner else ""
     lines = [
-        f"  {clean(result.crs_a, 36)} − {clean(result.crs_b, 36)}",
+        f"  {clean(result.crs_a, 36)} − {clean(result.crs_b, 36)}{won}",
         f"      diff {interval(result)}  p {p_text(result.p_value)}  "
         f"p Holm {p_text(result.p_holm)}{mark}  {test}",
         f"      {result.n_users} users, {_dropped(result)}, MDE {options.power:.0%} "
@@ -179,6 +235,12 @@ def comparison_lines(found: FolderComparison) -> list[str]:
         lines.append("")
     if not found.comparison.results:
         lines.append("nothing to compare: no simulator talked to two or more CRSs with scored dialogues")
+    if found.comparison.verdicts:
+        lines.append("Verdicts across metrics (a win: better by its direction, p Holm < alpha)")
+        lines.append("-" * 78)
+        for verdict in found.comparison.verdicts:
+            lines.extend(verdict_lines(verdict))
+        lines.append("")
     power = f"{options.power:.0%}"
     legend = LEGEND.replace("80%", power).replace("(alpha,", f"(alpha {options.alpha:g},")
     lines.extend(textwrap.wrap(legend, WIDTH, break_on_hyphens=False))
@@ -193,14 +255,46 @@ def comparison_lines(found: FolderComparison) -> list[str]:
 
 def run_comparisons(
     folders: Sequence[RunFolder], labels: Sequence[str]
-) -> list[tuple[str, MetricComparison]]:
-    """Per run (CRSs are compared within a run, where they met the same users): its label and each
-    simulator × metric comparison; runs without scores are left out."""
+) -> tuple[list[tuple[str, MetricComparison]], list[tuple[str, Verdict]]]:
+    """Per run (CRSs are compared within a run, where they met the same users): its label with each
+    simulator × metric comparison, and with each verdict across metrics; runs without scores are
+    left out."""
     found: list[tuple[str, MetricComparison]] = []
+    verdicts: list[tuple[str, Verdict]] = []
     for folder, label in zip(folders, labels, strict=True):
         if folder.scores_path.is_file():
-            found.extend((label, result) for result in compare_folders([folder]).comparison.results)
-    return found
+            comparison = compare_folders([folder]).comparison
+            found.extend((label, result) for result in comparison.results)
+            verdicts.extend((label, verdict) for verdict in comparison.verdicts)
+    return found, verdicts
+
+
+def html_verdicts(found: Sequence[tuple[str, Verdict]]) -> list[dict[str, object]]:
+    """Each `run_comparisons` verdict as display strings: counts, then each metric's outcome."""
+    return [
+        {
+            "run": label,
+            "simulator": v.simulator,
+            "a": v.crs_a,
+            "b": v.crs_b,
+            "wins_a": v.wins_a,
+            "wins_b": v.wins_b,
+            "ties": v.ties,
+            "undirected": v.undirected,
+            "metrics": [
+                {
+                    "metric": e.metric,
+                    "outcome": "no direction"
+                    if e.direction == "none"
+                    else (f"{e.winner} better" if e.winner else "tie"),
+                    "p_holm": p_text(e.p_holm),
+                    "test": TEST_NAMES.get(e.test or "", "no test"),
+                }
+                for e in v.metrics
+            ],
+        }
+        for label, v in found
+    ]
 
 
 def html_comparisons(found: Sequence[tuple[str, MetricComparison]]) -> list[dict[str, object]]:
@@ -210,6 +304,7 @@ def html_comparisons(found: Sequence[tuple[str, MetricComparison]]) -> list[dict
             "run": label,
             "simulator": result.simulator,
             "metric": result.metric,
+            "direction": DIRECTION_TEXT[result.direction],
             "ranking": [_html_rank(e) for e in result.ranking],
             "pairs": [_html_pair(p) for p in result.pairs],
         }
@@ -230,6 +325,7 @@ def _html_pair(result: PairResult) -> dict[str, object]:
         "p": p_text(result.p_value),
         "p_holm": p_text(result.p_holm),
         "significant": result.significant,
+        "winner": result.winner or "",
         "test": TEST_NAMES.get(result.test or "", "no test"),
         "n": result.n_users,
         "dropped": result.dropped_not_evaluable + result.dropped_missing,

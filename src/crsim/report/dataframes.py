@@ -195,12 +195,41 @@ def comparisons_df(
     for result in found.comparison.results:
         ranks = {entry.crs: entry for entry in result.ranking}
         for pair in result.pairs:
-            row = pair.model_dump()
+            row = {**pair.model_dump(), "direction": result.direction}
             for side, name in (("a", pair.crs_a), ("b", pair.crs_b)):
                 row[f"rank_{side}"] = ranks[name].rank if name in ranks else None
                 row[f"group_{side}"] = ranks[name].group if name in ranks else None
             rows.append(row)
-    columns = [*PairResult.model_fields, "rank_a", "group_a", "rank_b", "group_b"]
+    columns = [*PairResult.model_fields, "direction", "rank_a", "group_a", "rank_b", "group_b"]
+    return pandas.DataFrame(rows, columns=columns)
+
+
+def verdicts_df(runs: str | Path | RunFolder | Sequence[str | Path | RunFolder]) -> pd.DataFrame:
+    """One row per simulator, pair of CRSs (A, B) and metric: the metric's direction, the winner
+    (the CRS better by that direction when the Holm-corrected test is significant; empty for a tie
+    or a metric without direction), the test it rests on, and the pair's wins/ties across metrics
+    (as `crsim compare`'s verdicts)."""
+    from crsim.report.compare import compare_folders
+
+    pandas = _pandas()
+    many = runs if isinstance(runs, Sequence) and not isinstance(runs, str) else [runs]
+    found = compare_folders([_folder(run) for run in many])
+    rows = [
+        {
+            "simulator": v.simulator,
+            "crs_a": v.crs_a,
+            "crs_b": v.crs_b,
+            "wins_a": v.wins_a,
+            "wins_b": v.wins_b,
+            "ties": v.ties,
+            "undirected": v.undirected,
+            **entry.model_dump(),
+        }
+        for v in found.comparison.verdicts
+        for entry in v.metrics
+    ]
+    columns = ["simulator", "crs_a", "crs_b", "wins_a", "wins_b", "ties", "undirected"]
+    columns += ["metric", "direction", "winner", "difference", "p_holm", "test"]
     return pandas.DataFrame(rows, columns=columns)
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from matplotlib.colors import to_hex, to_rgb
 
 from crsim.core.errors import CrsimError
+from crsim.core.plugins import ComponentSpec
 from crsim.eval.metrics.base import Metric
+from crsim.model.run_folder.summary import MetricInfo
 
 #: One hue per CRS (tab10); after ten CRSs the hues repeat.
 HUES = [
@@ -93,18 +94,22 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def declared_binary(config: Mapping[str, Any]) -> dict[str, bool]:
+def declared_binary(
+    recorded: Mapping[str, MetricInfo] | None, specs: Sequence[ComponentSpec]
+) -> dict[str, bool]:
     """Metric label -> its `Metric.binary` declaration, for the run's metrics that declare one.
 
-    Evaluators (judges and the like) and metrics that cannot be built here (a plug-in that is no
-    longer installed) declare nothing; their values decide."""
-    from crsim.core.plugins import ComponentSpec
+    From the metadata `summary.json` records (`recorded`); a summary written before crsim recorded
+    it (None) has the run's metrics (`specs`) built here to ask them. Evaluators (judges and the
+    like) and metrics that cannot be built (a plug-in no longer installed) declare nothing; their
+    values decide."""
+    if recorded is not None:
+        return {label: info.binary for label, info in recorded.items() if info.binary is not None}
     from crsim.eval.scores import build_metrics
 
     found: dict[str, bool] = {}
-    for raw in config.get("metrics", []) or []:
+    for spec in specs:
         try:
-            spec = ComponentSpec.model_validate(raw)
             (built,) = build_metrics([spec])
         except (CrsimError, ValueError, TypeError):
             continue

@@ -25,7 +25,7 @@ from crsim.eval.stats import USER_BOOTSTRAP
 from crsim.model.run_folder.files import part_path
 from crsim.model.run_folder.folder import RunFolder
 from crsim.report.collect import RunView, collect_run
-from crsim.report.compare import html_comparisons, run_comparisons
+from crsim.report.compare import html_comparisons, html_verdicts, run_comparisons
 from crsim.report.figures import Palette
 from crsim.report.sections import (
     ReportContext,
@@ -86,7 +86,7 @@ def build_report(
     if rank_metric is not None and rank_metric not in metrics:
         raise ConfigError(f"--rank-metric: no metric {rank_metric!r}; the runs have {', '.join(metrics)}")
     rank_by = rank_metric or ("Success" if "Success" in metrics else (metrics[0] if metrics else None))
-    compared = run_comparisons([v.folder for v in views], [v.label for v in views])
+    compared, verdicts = run_comparisons([v.folder for v in views], [v.label for v in views])
     context = ReportContext(views, Palette([p.series for p in pairings(views)]), compared)
     env = Environment(loader=PackageLoader("crsim.report", "templates"), autoescape=True)
     template = env.get_template("report.html.j2")
@@ -101,6 +101,7 @@ def build_report(
         plots=plot_list(context, rank_by),
         ranks=rank_table(context, rank_by),
         comparisons=html_comparisons(compared),
+        verdicts=html_verdicts(verdicts),
         behaviour=behaviour_sections(context),
         rank_by=rank_by,
         shown=sum(len(v.browser) for v in views),

@@ -276,7 +276,8 @@ def plot_list(context: ReportContext, rank_by: str | None) -> list[dict[str, str
     ]
     declared: dict[str, bool] = {}
     for view in context.views:
-        declared.update(declared_binary(view.folder.config))
+        recorded = view.metrics or None  # empty: a summary from before crsim recorded the metadata
+        declared.update(declared_binary(recorded, view.folder.typed_manifest.metrics or []))
     binary = binary_metrics({label: g.values() for label, g in _values(context, labels).items()}, declared)
     _proportions(context, binary, found)
     _continuous(context, [label for label in labels if label not in binary], found)
@@ -323,7 +324,8 @@ def _disjoint(x: Aggregate, y: Aggregate) -> bool:
 
 
 def ranks(context: ReportContext, rank_by: str | None) -> Ranks:
-    """Each simulator's CRSs by `rank_by` (higher is better), with the places each could hold."""
+    """Each simulator's CRSs by `rank_by` (better first by its recorded direction; higher first when
+    the summary does not record one), with the places each could hold."""
     found = Ranks([], {}, {}, [])
     if rank_by is None:
         return found
@@ -340,10 +342,13 @@ def ranks(context: ReportContext, rank_by: str | None) -> Ranks:
             continue
         apart = _told_apart(context, run, simulator, rank_by, aggs)
         means = {crs: agg.mean for crs, agg in aggs.items() if agg.mean is not None}
+        info = next((v.metrics.get(rank_by) for v in context.views if v.label == run), None)
+        sign = -1.0 if info is not None and info.direction == "lower" else 1.0
+        placed = {crs: sign * mean for crs, mean in means.items()}
         found.columns.append(column)
         found.runs.append(run)
         found.cells[column] = {
-            crs: plots.RankCell(means[crs], agg.ci_low, agg.ci_high, agg.n, *rank_range(crs, means, apart))
+            crs: plots.RankCell(means[crs], agg.ci_low, agg.ci_high, agg.n, *rank_range(crs, placed, apart))
             for crs, agg in aggs.items()
         }
     return found

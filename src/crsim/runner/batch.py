@@ -29,7 +29,7 @@ from crsim.core.progress import Progress
 from crsim.model.dialogue import Dialogue
 from crsim.model.io import iter_dialogue_records
 from crsim.model.run_folder.dialogues import DialogueWriter, canonical_order, repair_tail
-from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE, MANIFEST, RETRIED
+from crsim.model.run_folder.files import MANIFEST, RunPaths
 from crsim.model.run_folder.lock import HeldLock, run_folder_lock
 from crsim.model.run_folder.manifest import build_manifest, read_manifest, write_json_atomic
 from crsim.runner.build import Experiment
@@ -77,7 +77,7 @@ def prepare_run_dir(experiment: Experiment, run_dir: Path, resume: bool) -> tupl
     were cut. A folder holding dialogues but no manifest is refused rather than appended to.
     """
     config = experiment.config.manifest_config()
-    manifest_path, dialogues = run_dir / MANIFEST, run_dir / DIALOGUES
+    manifest_path, dialogues = RunPaths(run_dir).manifest, RunPaths(run_dir).dialogues
     if manifest_path.exists():
         if not resume:
             exists = f"{run_dir}: a run already exists here"
@@ -165,7 +165,7 @@ def _done_ids(path: Path, planned: set[str]) -> set[str]:
 
 def kept_dialogues(run_dir: Path) -> int:
     """Complete records in the run folder's dialogue file (a half-written last line does not count)."""
-    path = run_dir / DIALOGUES
+    path = RunPaths(run_dir).dialogues
     if not path.exists():
         return 0
     with open(path, "rb") as handle:
@@ -233,14 +233,14 @@ async def _run_batch(
     moved: set[str] = set()
     if resume:
         if retry:
-            moved = move_to_audit(run_dir / DIALOGUES, run_dir / RETRIED, retry)
+            moved = move_to_audit(RunPaths(run_dir).dialogues, RunPaths(run_dir).retried, retry)
         count_retries(run_dir)
     done -= moved
-    experiment.llms.set_cache_path(run_dir / LLM_CACHE)
+    experiment.llms.set_cache_path(RunPaths(run_dir).llm_cache)
     todo = [t for t in experiment.tasks if t.id not in done]
     result = BatchResult(run_dir, len(experiment.tasks), len(done), 0, dropped_bytes=dropped)
     result.retried = len(moved)
-    writer = DialogueWriter(run_dir / DIALOGUES)
+    writer = DialogueWriter(RunPaths(run_dir).dialogues)
     if progress is not None:
         progress.set_total(len(todo))
 
@@ -261,7 +261,7 @@ async def _run_batch(
     finally:
         writer.close()
         await experiment.llms.aclose()
-    canonical_order(run_dir / DIALOGUES, {t.id: t.index for t in experiment.tasks})
+    canonical_order(RunPaths(run_dir).dialogues, {t.id: t.index for t in experiment.tasks})
     result.finished_at = time.perf_counter()
     if resume:
         result.errored = errored_records(run_dir)

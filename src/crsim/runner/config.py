@@ -11,7 +11,7 @@ from crsim.core.errors import ConfigError
 from crsim.core.plugins import ComponentSpec
 from crsim.core.yaml_files import read_yaml_mapping, typo_hint
 from crsim.llm.config import LLMSettings
-from crsim.model.run_folder.manifest import DEFAULT_DOMAIN
+from crsim.model.run_folder.manifest import DEFAULT_DOMAIN, DEFAULT_MAX_TURNS, DEFAULT_SEED
 from crsim.users.population import PopulationConfig
 
 
@@ -37,9 +37,9 @@ class ExperimentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field("quickstart", description="Experiment name; used in the default run folder name.")
-    seed: int = Field(42, description="Seed for the user population and every dialogue.")
+    seed: int = Field(DEFAULT_SEED, description="Seed for the user population and every dialogue.")
     domain: str = Field(
-        "movies",
+        DEFAULT_DOMAIN,
         min_length=1,
         description="Item domain: a shipped one (movies, restaurants, hotels), an installed one, or the "
         "path of a domain file (docs/domains.md).",
@@ -62,7 +62,9 @@ class ExperimentConfig(BaseModel):
         default_factory=LLMSettings,
         description="Models behind the LLM roles (user, crs, judge, annotator) and the response cache.",
     )
-    max_turns: int = Field(20, ge=1, le=200, description="Turns (user utterance + CRS reply) per dialogue.")
+    max_turns: int = Field(
+        DEFAULT_MAX_TURNS, ge=1, le=200, description="Turns (user utterance + CRS reply) per dialogue."
+    )
     dialogue_timeout_s: float | None = Field(
         None,
         gt=0,

@@ -19,7 +19,7 @@ from typing import Any
 from crsim.core.errors import ConfigError, CrsimError
 from crsim.model.dialogue import Dialogue
 from crsim.model.run_folder.dialogues import writable
-from crsim.model.run_folder.files import LLM_CACHE
+from crsim.model.run_folder.files import RunPaths
 from crsim.runner.build import DialogueTask, Experiment, build_experiment
 from crsim.runner.config import ExperimentConfig
 from crsim.runner.holding import hold_dialogues
@@ -48,7 +48,7 @@ def run_shard(config_json: str, run_dir: str, task_ids: list[str]) -> list[str]:
     if key not in _WORKER_STATE:
         experiment = build_experiment(ExperimentConfig.model_validate_json(config_json))
         Path(run_dir).mkdir(parents=True, exist_ok=True)  # on another node: a local LLM cache
-        experiment.llms.set_cache_path(Path(run_dir) / LLM_CACHE)
+        experiment.llms.set_cache_path(RunPaths(Path(run_dir)).llm_cache)
         _WORKER_STATE[key] = (experiment, asyncio.new_event_loop())
     experiment, loop = _WORKER_STATE[key]
     by_id = {t.id: t for t in experiment.tasks}

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from crsim.core.errors import ConfigError
-from crsim.model.run_folder.files import DIALOGUES, MANIFEST, RETRIED, tmp_path
+from crsim.model.run_folder.files import RunPaths, tmp_path
 from crsim.model.run_folder.manifest import read_manifest, write_json_atomic
 
 __all__ = ["RETRY_KINDS", "count_retries", "errored_records", "move_to_audit", "retry_reasons"]
@@ -88,20 +88,20 @@ def _reason_of(line: bytes) -> str | None:
 def count_retries(run_dir: Path) -> int:
     """Record in the manifest how many dialogues were held again (`retried_dialogues`: the records
     in the audit file); returns the count."""
-    audit = run_dir / RETRIED
+    audit = RunPaths(run_dir).retried
     count = 0
     if audit.exists():
         with open(audit, "rb") as handle:
             count = sum(1 for line in handle if line.strip())
     manifest = read_manifest(run_dir)
     if count and manifest.get("retried_dialogues") != count:
-        write_json_atomic(run_dir / MANIFEST, {**manifest, "retried_dialogues": count})
+        write_json_atomic(RunPaths(run_dir).manifest, {**manifest, "retried_dialogues": count})
     return count
 
 
 def errored_records(run_dir: Path, reasons: frozenset[str] = frozenset(RETRY_KINDS.values())) -> Counter[str]:
     """Records of the run folder by failure reason, for the reasons given (what a retry would hold)."""
-    path = run_dir / DIALOGUES
+    path = RunPaths(run_dir).dialogues
     found: Counter[str] = Counter()
     if not path.exists():
         return found

@@ -19,9 +19,13 @@ do not count as several independent observations. Over those per-user difference
 - the smallest difference the run could detect with 80% power at alpha 0.05 (two-sided): the
   one-sample t-test effect size solved for n users (`statsmodels` `TTestPower`) times the standard
   deviation of the differences; and the users needed for a chosen difference;
-- the run-to-run spread where the run has `--trials`: per CRS, the SD over trials of its mean;
-- a ranking by mean with significance groups (compact letter display: CRSs that share a letter are
-  not significantly different after correction).
+- a ranking by mean in the metric's direction (higher or lower better, `Metric.direction`, as the
+  run's summary.json records it) with significance groups (compact letter display: CRSs that share a
+  letter are not significantly different after correction); a significant difference is a win for
+  the CRS that is better by that direction, and a metric whose direction is "none" has no winner;
+- per simulator and pair of CRSs, a verdict across metrics: wins, ties and losses, each resting on
+  the Holm-corrected test of that metric.
+- the run-to-run spread where the run has `--trials`: per CRS, the SD over trials of its mean.
 
 docs/compare.md states the definitions and the validation (false-positive rate and power on
 synthetic data, tests/studies/test_compare.py).
@@ -33,7 +37,7 @@ import math
 import string
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import combinations
@@ -44,11 +48,12 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from crsim.core.errors import ConfigError
-from crsim.eval.scores import ScoreRecord, score_from_line
+from crsim.eval.scores import ScoreRecord, iter_scores
 from crsim.eval.stats import aggregate
 from crsim.model import annotations as keys
 from crsim.model.dialogue import Dialogue
 from crsim.model.io import iter_dialogues
+from crsim.model.run_folder.summary import Direction
 from crsim.model.user import source_user_id
 
 ALPHA = 0.05
@@ -161,14 +166,7 @@ def observations(
 def read_observations(dialogues_path: Path, scores_path: Path, *, crs_suffix: str = "") -> list[Observation]:
     """Observations from a run's `dialogues.jsonl` and `scores.jsonl`; bad lines are DataErrors
     naming the file, the record and the field."""
-
-    def scores() -> Iterator[ScoreRecord]:
-        with scores_path.open("rb") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    yield score_from_line(line, scores_path, number)
-
-    return list(observations(iter_dialogues(dialogues_path), scores(), crs_suffix=crs_suffix))
+    return list(observations(iter_dialogues(dialogues_path), iter_scores(scores_path), crs_suffix=crs_suffix))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -394,6 +392,11 @@ class PairResult(BaseModel):
     min_detectable: float | None = Field(description="Smallest difference detectable at the given power.")
     users_for_observed: int | None = Field(description="Users needed to detect the observed difference.")
     users_for_target: int | None = Field(None, description="Users needed to detect the chosen --detect.")
+    winner: str | None = Field(
+        None,
+        description="The CRS better by the metric's direction when the difference is significant; "
+        "None when it is not, or when the metric has no direction.",
+    )
 
 
 class RankEntry(BaseModel):
@@ -416,8 +419,39 @@ class RankEntry(BaseModel):
 class MetricComparison(BaseModel):
     simulator: str
     metric: str
+    direction: Direction = Field(
+        description="Which way is better (ranking order and winners); 'none': ordered by value, no winner."
+    )
+    direction_recorded: bool = Field(
+        description="False when the run's summary did not record the metric's direction (read as higher)."
+    )
     pairs: list[PairResult]
     ranking: list[RankEntry]
+
+
+class VerdictEntry(BaseModel):
+    """One metric of a verdict: who won, on which test."""
+
+    metric: str
+    direction: Direction
+    winner: str | None = Field(description="The better CRS when significant; None: a tie or no direction.")
+    difference: float | None = Field(description="Mean per-user difference A − B.")
+    p_holm: float | None = Field(description="The Holm-corrected p-value the outcome rests on.")
+    test: TestName | None
+
+
+class Verdict(BaseModel):
+    """Two CRSs under one simulator across the metrics: significant wins each way and ties; metrics
+    without a direction are listed but not counted."""
+
+    simulator: str
+    crs_a: str
+    crs_b: str
+    wins_a: int
+    wins_b: int
+    ties: int = Field(description="Metrics with a direction where the difference is not significant.")
+    undirected: int = Field(description="Metrics without a direction (not counted either way).")
+    metrics: list[VerdictEntry]
 
 
 class ComparisonOptions(BaseModel):
@@ -433,6 +467,7 @@ class ComparisonOptions(BaseModel):
 class Comparison(BaseModel):
     options: ComparisonOptions
     results: list[MetricComparison]
+    verdicts: list[Verdict] = Field(default_factory=list, description="Per simulator and pair of CRSs.")
 
 
 def compare_pair(
@@ -517,10 +552,17 @@ def trial_spread(observations: Sequence[Observation]) -> tuple[int, float | None
 
 
 def compare_metric(
-    simulator: str, metric: str, by_crs: dict[str, list[Observation]], options: ComparisonOptions
+    simulator: str,
+    metric: str,
+    by_crs: dict[str, list[Observation]],
+    options: ComparisonOptions,
+    direction: Direction | None = None,
 ) -> MetricComparison | None:
     """All pairs (or baseline × others) of the CRSs of one simulator and metric, Holm-corrected,
-    and the ranking with letter groups; None with fewer than two CRSs."""
+    the winner of each by the metric's `direction` (None: not recorded, read as higher) and the
+    ranking with letter groups; None with fewer than two CRSs."""
+    recorded = direction is not None
+    direction = direction or "higher"
     names = sorted(by_crs)
     if len(names) < 2:
         return None
@@ -537,14 +579,23 @@ def compare_metric(
     ):
         result.p_holm = adjusted
         result.significant = adjusted < options.alpha
+        if result.significant and direction != "none" and result.difference:
+            a_better = (result.difference > 0) == (direction == "higher")
+            result.winner = result.crs_a if a_better else result.crs_b
     means = {name: _user_means(by_crs[name]) for name in names}
-    order = sorted(names, key=lambda n: (means[n][0] is None, -(means[n][0] or 0.0), n))
+    sign = 1.0 if direction == "lower" else -1.0  # "none" is ordered by value, highest first
+
+    def score(name: str) -> float:
+        mean = means[name][0]
+        return math.inf if mean is None else sign * mean
+
+    order = sorted(names, key=lambda n: (score(n), n))
     different = [(r.crs_a, r.crs_b) for r in results if r.significant]
     letters = letter_groups(order, different) if options.baseline is None else {}
     ranking = []
     for name in order:
         mean, n = means[name]
-        place = 1 + sum(1 for other in names if (means[other][0] or -math.inf) > (mean or -math.inf))
+        place = 1 + sum(1 for other in names if score(other) < score(name))
         trials, spread = trial_spread(by_crs[name])
         ranking.append(
             RankEntry(
@@ -557,11 +608,63 @@ def compare_metric(
                 trial_sd=spread,
             )
         )
-    return MetricComparison(simulator=simulator, metric=metric, pairs=results, ranking=ranking)
+    return MetricComparison(
+        simulator=simulator,
+        metric=metric,
+        direction=direction,
+        direction_recorded=recorded,
+        pairs=results,
+        ranking=ranking,
+    )
 
 
-def compare(observations: Iterable[Observation], options: ComparisonOptions | None = None) -> Comparison:
-    """Paired comparisons per simulator and metric (in the order first seen) between the CRSs.
+def verdicts(results: Sequence[MetricComparison]) -> list[Verdict]:
+    """Per simulator and pair of CRSs, the metrics' outcomes: wins each way, ties, undirected."""
+    found: dict[tuple[str, str, str], Verdict] = {}
+    for comparison in results:
+        for result in comparison.pairs:
+            key = (comparison.simulator, result.crs_a, result.crs_b)
+            if key not in found:
+                found[key] = Verdict(
+                    simulator=key[0],
+                    crs_a=key[1],
+                    crs_b=key[2],
+                    wins_a=0,
+                    wins_b=0,
+                    ties=0,
+                    undirected=0,
+                    metrics=[],
+                )
+            verdict = found[key]
+            if comparison.direction == "none":
+                verdict.undirected += 1
+            elif result.winner == result.crs_a:
+                verdict.wins_a += 1
+            elif result.winner == result.crs_b:
+                verdict.wins_b += 1
+            else:
+                verdict.ties += 1
+            verdict.metrics.append(
+                VerdictEntry(
+                    metric=comparison.metric,
+                    direction=comparison.direction,
+                    winner=result.winner,
+                    difference=result.difference,
+                    p_holm=result.p_holm,
+                    test=result.test,
+                )
+            )
+    return list(found.values())
+
+
+def compare(
+    observations: Iterable[Observation],
+    options: ComparisonOptions | None = None,
+    directions: Mapping[str, Direction] | None = None,
+) -> Comparison:
+    """Paired comparisons per simulator and metric (in the order first seen) between the CRSs, and
+    the verdicts across metrics. `directions`: metric label -> which way is better (a label not in
+    it is read as higher better, and said so).
 
     An unknown `options.metrics` label or baseline is a ConfigError naming what there is."""
     options = options or ComparisonOptions()
@@ -584,7 +687,8 @@ def compare(observations: Iterable[Observation], options: ComparisonOptions | No
     results = []
     for simulator in simulators:
         for metric in wanted:
-            found = compare_metric(simulator, metric, cells.get((simulator, metric), {}), options)
+            direction = (directions or {}).get(metric)
+            found = compare_metric(simulator, metric, cells.get((simulator, metric), {}), options, direction)
             if found is not None:
                 results.append(found)
-    return Comparison(options=options, results=results)
+    return Comparison(options=options, results=results, verdicts=verdicts(results))

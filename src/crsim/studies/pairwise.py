@@ -49,7 +49,7 @@ from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig, Message, system, user
 from crsim.model.dialogue import Dialogue
 from crsim.model.io import iter_dialogues
-from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE
+from crsim.model.run_folder.files import RunPaths
 
 CRITERIA = "crsim.studies.criteria"
 DEFAULT_CRITERIA = "recusersim6"
@@ -515,7 +515,7 @@ async def compare_dialogues(
 def run_dialogues(run: str | Path) -> list[Dialogue]:
     """The dialogues of a run folder (its `dialogues.jsonl`) or of a dialogues JSONL file."""
     run = Path(run)
-    path = run / DIALOGUES if run.is_dir() else run
+    path = RunPaths(run).dialogues if run.is_dir() else run
     return list(iter_dialogues(path))
 
 
@@ -552,7 +552,7 @@ async def compare_runs(
     if cache is not None:
         settings = settings.model_copy(update={"cache": settings.cache.model_copy(update={"path": cache})})
     folder = run_a if run_a.is_dir() else run_a.parent
-    hub = LLMHub(settings, cache_path=folder / LLM_CACHE)
+    hub = LLMHub(settings, cache_path=RunPaths(folder).llm_cache)
     try:
         hub.check([role])
         judge = PairwiseJudge(

@@ -37,7 +37,7 @@ from crsim.llm.config import LLMSettings, load_llm_settings
 from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain
 from crsim.model.io import iter_dialogues
-from crsim.model.run_folder.files import LLM_CACHE
+from crsim.model.run_folder.files import LLM_CACHE, RunPaths
 from crsim.model.run_folder.lock import lock_if_run_folder
 
 T = TypeVar("T")
@@ -92,7 +92,7 @@ def annotate_acts(
     from crsim.eval.annotators.llm import ACTS_ERROR
 
     report, failed = AnnotationReport(), 0
-    hub = annotation_hub(needs_llm(annotator), annotator, llm or LLMSource(), out.parent / LLM_CACHE)
+    hub = annotation_hub(needs_llm(annotator), annotator, llm or LLMSource(), RunPaths(out.parent).llm_cache)
     tool = build_annotator(annotator, args or {}, annotation_domain(items, domain), hub)
 
     async def count_failures() -> AsyncIterator[Dialogue]:
@@ -164,7 +164,7 @@ def extract_needs(
     user_annotator = annotator or "rules"
     name = kind if kind == "llm" else user_annotator
     hub = annotation_hub(
-        kind == "llm" or needs_llm(user_annotator), name, llm or LLMSource(), out.parent / LLM_CACHE
+        kind == "llm" or needs_llm(user_annotator), name, llm or LLMSource(), RunPaths(out.parent).llm_cache
     )
     tool: LLMNeedExtractor | ActAnnotator
     if kind == "llm":

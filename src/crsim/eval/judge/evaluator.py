@@ -60,6 +60,8 @@ def _catalogue(ctx: BuildContext | None) -> ItemCollection | None:
 class JudgeEvaluator(Evaluator):
     """An LLM judge scoring every aspect of a rubric (see `crsim.eval.judge.judge`)."""
 
+    direction = "higher"
+
     needs_llm: ClassVar[bool] = True
 
     class Params(BaseParams):

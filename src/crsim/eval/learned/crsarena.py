@@ -67,6 +67,8 @@ def cached_model(path: str | Path | None = None) -> CrsarenaModel:
 class LearnedCrsarena(Evaluator):
     """CRSArena-Eval's seven aspects from a learned model (module docstring)."""
 
+    direction = "higher"
+
     Params = CrsarenaParams
 
     def __init__(

@@ -82,6 +82,8 @@ class _LearnedHeadMetric(Metric):
 class Satisfaction(_LearnedHeadMetric):
     """P(the user is satisfied), 0-1; the population mean estimates the share of satisfied users."""
 
+    direction = "higher"
+
     head_name = "satisfied"
 
     def default_label(self) -> str:
@@ -91,6 +93,8 @@ class Satisfaction(_LearnedHeadMetric):
 @metric("satisfaction_overall")
 class SatisfactionOverall(_LearnedHeadMetric):
     """Predicted overall impression on CRSArena-Eval's 0-4 scale."""
+
+    direction = "higher"
 
     head_name = "overall"
 

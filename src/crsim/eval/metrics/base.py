@@ -17,6 +17,7 @@ from crsim.core.components import BuildContext
 from crsim.core.plugins import Params as BaseParams
 from crsim.core.plugins import Registry
 from crsim.model.dialogue import Dialogue
+from crsim.model.run_folder.summary import Direction, MetricInfo
 
 #: Reasons a dialogue cannot be scored; summaries count missing values per reason.
 NO_ACTS = "user utterance without dialogue acts (annotate the dialogue first)"
@@ -56,6 +57,9 @@ class Metric(ABC):
     #: reports draw with a binomial interval), False when values are not restricted to 0/1, None when
     #: the metric does not say (reports then look at the values).
     binary: ClassVar[bool | None] = None
+    #: Which way is better: "higher", "lower", or "none" (the value describes, it does not judge);
+    #: comparisons name a winner only by it. A metric that does not say gets no winner.
+    direction: ClassVar[Direction] = "none"
     needs_llm: ClassVar[bool] = False
 
     def __init__(self, params: BaseParams | None = None, ctx: BuildContext | None = None) -> None:
@@ -140,6 +144,8 @@ class Evaluator(ABC):
 
     Params: ClassVar[type[BaseParams]] = BaseParams
     registry_name: ClassVar[str]
+    #: Which way is better for every aspect it gives (see `Metric.direction`).
+    direction: ClassVar[Direction] = "none"
     needs_llm: ClassVar[bool] = False
 
     def __init__(self, params: BaseParams | None = None, ctx: BuildContext | None = None) -> None:
@@ -177,3 +183,16 @@ _MetricClass = TypeVar("_MetricClass", bound=type[Metric] | type[Evaluator])
 def metric(name: str) -> Callable[[_MetricClass], _MetricClass]:
     """Register a metric or evaluator class under `name` (`@metric("recall")`)."""
     return metric_registry.register(name)  # type: ignore[return-value]
+
+
+def metric_info(metric: Metric | Evaluator) -> MetricInfo:
+    """What `summary.json` records of a built metric (label, registry name, 0/1, per-turn, K, direction)."""
+    k = getattr(metric.params, "k", None)
+    return MetricInfo(
+        label=metric.label,
+        name=metric.registry_name,
+        binary=metric.binary if isinstance(metric, Metric) else None,
+        per_turn=isinstance(metric, PerTurnMetric),
+        k=k if isinstance(k, int) else None,
+        direction=metric.direction,
+    )

@@ -27,6 +27,8 @@ class PreferenceCoverage(PerTurnMetric):
     Without `turn`, t is the dialogue's own last turn. Needs targets.
     """
 
+    direction = "higher"
+
     binary = False  # values between 0 and 1 (or beyond), not an indicator
 
     class Params(CutoffParams):
@@ -56,6 +58,8 @@ class PreferenceCoverageIncreaseRate(PerTurnMetric):
     With `turn` set, the gain at that turn. Without it, PEPPER's PCIR_avg: the mean gain per turn
     over turns 1..H = PC_H / H, where H is `horizon` if given, else the dialogue's last turn.
     """
+
+    direction = "higher"
 
     binary = False  # values between 0 and 1 (or beyond), not an indicator
 

@@ -76,6 +76,8 @@ class Recall(_RankMetric):
     Without `turn`, t is the dialogue's own last turn. Needs targets.
     """
 
+    direction = "higher"
+
     name = "Recall"
     of_list = staticmethod(recall)
 
@@ -84,6 +86,8 @@ class Recall(_RankMetric):
 class NDCG(_RankMetric):
     """NDCG@(t,K) of the standing list P_t@K against the targets Y (binary gains). Needs targets."""
 
+    direction = "higher"
+
     name = "NDCG"
     of_list = staticmethod(ndcg)
 
@@ -91,6 +95,8 @@ class NDCG(_RankMetric):
 @metric("mrr")
 class MRR(_RankMetric):
     """MRR@(t,K): 1 / rank of the first target in the standing list P_t@K, 0 if none. Needs targets."""
+
+    direction = "higher"
 
     name = "MRR"
     of_list = staticmethod(reciprocal_rank)
@@ -109,6 +115,8 @@ class Jaccard(PerTurnMetric):
     0 means the CRS keeps repeating its list, 1 that every new list is entirely new. Turns without
     a list are skipped. Needs at least two lists; does not need targets.
     """
+
+    direction = "none"
 
     binary = False  # values between 0 and 1 (or beyond), not an indicator
 

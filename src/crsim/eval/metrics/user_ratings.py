@@ -32,6 +32,8 @@ NO_RATINGS = "no explicit user ratings in the dialogue (a rating simulator such 
 class UserRatings(Evaluator):
     """The simulator's explicit ratings of each CRS turn (module docstring)."""
 
+    direction = "higher"
+
     class Params(BaseParams):
         aspects: list[Aspect] = Field(
             default_factory=lambda: list(ASPECTS),

@@ -75,6 +75,8 @@ class SuccessRate(Metric):
     `crsim.eval.scores`.)
     """
 
+    direction = "higher"
+
     class Params(RoundParams):
         pass
 
@@ -101,6 +103,8 @@ class SRRR(Metric):
     round (`rounds: usersimcrs` counts it). No rounds at all gives 0.0: the CRS delivered nothing
     to accept.
     """
+
+    direction = "higher"
 
     binary = False  # values between 0 and 1 (or beyond), not an indicator
 
@@ -131,6 +135,8 @@ class RDL(Metric):
     label names it. Length 0 gives 0.0.
     """
 
+    direction = "higher"
+
     binary = False  # values between 0 and 1 (or beyond), not an indicator
 
     class Params(RoundParams):
@@ -154,6 +160,8 @@ class RDL(Metric):
 @metric("turns")
 class Turns(Metric):
     """Dialogue length in turns: the number of user utterances (`Dialogue.num_turns`)."""
+
+    direction = "lower"
 
     binary = False  # values between 0 and 1 (or beyond), not an indicator
 

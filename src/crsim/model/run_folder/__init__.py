@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         RETRIED,
         SCORES,
         SUMMARY,
+        RunPaths,
         part_path,
     )
     from crsim.model.run_folder.folder import RunFolder, count_lines, dialogues_file, is_run_folder, open_run
@@ -45,7 +46,14 @@ if TYPE_CHECKING:
         read_manifest,
         write_json_atomic,
     )
-    from crsim.model.run_folder.scores import Aggregate, GroupSummary, ScoreRecord, read_scores, scores_writer
+    from crsim.model.run_folder.scores import (
+        Aggregate,
+        GroupSummary,
+        ScoreRecord,
+        iter_scores,
+        read_scores,
+        scores_writer,
+    )
     from crsim.model.run_folder.summary import (
         SummaryFile,
         read_summary_file,
@@ -71,6 +79,7 @@ _WHERE = {
     "REPORT": "files",
     "RETRIED": "files",
     "RunFolder": "folder",
+    "RunPaths": "files",
     "RunFolderBusy": "lock",
     "SCORES": "files",
     "SUMMARY": "files",
@@ -81,6 +90,7 @@ _WHERE = {
     "count_lines": "folder",
     "dialogues_file": "folder",
     "is_run_folder": "folder",
+    "iter_scores": "scores",
     "load_manifest": "manifest",
     "lock_if_run_folder": "lock",
     "open_run": "folder",
@@ -119,6 +129,7 @@ __all__ = [
     "Manifest",
     "RunFolder",
     "RunFolderBusy",
+    "RunPaths",
     "ScoreRecord",
     "SummaryFile",
     "build_manifest",
@@ -126,6 +137,7 @@ __all__ = [
     "count_lines",
     "dialogues_file",
     "is_run_folder",
+    "iter_scores",
     "load_manifest",
     "lock_if_run_folder",
     "open_run",

@@ -8,6 +8,7 @@ adds to. The names below are the only place those file names are spelled out in 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from crsim.core.atomic_files import PART_SUFFIX
@@ -50,3 +51,53 @@ def part_path(path: Path) -> Path:
 def tmp_path(path: Path) -> Path:
     """The temporary sibling of the manifest and of a dialogue file put into order (`<name>.tmp`)."""
     return path.with_name(path.name + ".tmp")
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """Where each file of the run folder at `root` is: the one place a file name is joined to a folder.
+
+    Holds no manifest, so writers use it before the manifest exists and evaluations use it for a
+    separate output folder; readers go through `RunFolder`, which has the same paths."""
+
+    root: Path
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / MANIFEST
+
+    @property
+    def dialogues(self) -> Path:
+        return self.root / DIALOGUES
+
+    @property
+    def retried(self) -> Path:
+        return self.root / RETRIED
+
+    @property
+    def scores(self) -> Path:
+        return self.root / SCORES
+
+    @property
+    def summary(self) -> Path:
+        return self.root / SUMMARY
+
+    @property
+    def llm_cache(self) -> Path:
+        return self.root / LLM_CACHE
+
+    @property
+    def report(self) -> Path:
+        return self.root / REPORT
+
+    @property
+    def export_dir(self) -> Path:
+        return self.root / EXPORT_DIR
+
+    @property
+    def lock(self) -> Path:
+        return self.root / LOCK_FILE
+
+    @property
+    def lock_info(self) -> Path:
+        return self.root / LOCK_INFO

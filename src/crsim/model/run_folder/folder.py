@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from crsim.core.errors import DataError
+from crsim.core.jsonl import Unreadable
 from crsim.model.dialogue import Dialogue
 from crsim.model.io import iter_dialogues
-from crsim.model.run_folder.files import DIALOGUES, EXPORT_DIR, LLM_CACHE, MANIFEST, REPORT, SCORES, SUMMARY
+from crsim.model.run_folder.files import DIALOGUES, RunPaths
 from crsim.model.run_folder.manifest import Manifest, manifest_from, read_manifest
-from crsim.model.run_folder.scores import GroupSummary, ScoreRecord, score_from_line
-from crsim.model.run_folder.summary import read_summary_file, stale_reason
+from crsim.model.run_folder.scores import GroupSummary, ScoreRecord, iter_scores
+from crsim.model.run_folder.summary import MetricInfo, SummaryFile, read_summary_file, stale_reason
 
 
 @dataclass(frozen=True)
@@ -36,10 +37,6 @@ class RunFolder:
         return self.path.resolve().name
 
     @property
-    def config(self) -> dict[str, Any]:
-        return self.typed_manifest.config
-
-    @property
     def domain(self) -> str:
         """The name of the run's item domain (resolve it with `crsim.domains.domain_of`)."""
         return self.typed_manifest.domain
@@ -47,37 +44,40 @@ class RunFolder:
     @property
     def dataset(self) -> str:
         """The item domain and the source of the simulated users, e.g. `movies/movielens`."""
-        users = self.config.get("users")
-        source = users.get("source") if isinstance(users, dict) else None
+        source = self.typed_manifest.users_source
         return f"{self.domain}/{source}" if source else self.domain
 
     @property
+    def paths(self) -> RunPaths:
+        return RunPaths(self.path)
+
+    @property
     def manifest_path(self) -> Path:
-        return self.path / MANIFEST
+        return self.paths.manifest
 
     @property
     def dialogues_path(self) -> Path:
-        return self.path / DIALOGUES
+        return self.paths.dialogues
 
     @property
     def scores_path(self) -> Path:
-        return self.path / SCORES
+        return self.paths.scores
 
     @property
     def summary_path(self) -> Path:
-        return self.path / SUMMARY
+        return self.paths.summary
 
     @property
     def llm_cache_path(self) -> Path:
-        return self.path / LLM_CACHE
+        return self.paths.llm_cache
 
     @property
     def report_path(self) -> Path:
-        return self.path / REPORT
+        return self.paths.report
 
     @property
     def export_dir(self) -> Path:
-        return self.path / EXPORT_DIR
+        return self.paths.export_dir
 
     @property
     def evaluated(self) -> bool:
@@ -95,6 +95,10 @@ class RunFolder:
     def summaries(self) -> list[GroupSummary]:
         """The per CRS × simulator summaries of `summary.json`, once it is checked to describe the
         dialogues and scores as they are now; otherwise a DataError that says to evaluate again."""
+        return self.summary().groups
+
+    def summary(self) -> SummaryFile:
+        """`summary.json` (groups, metric metadata, per-turn curves), checked as `summaries`."""
         summary = read_summary_file(self.summary_path)
         stale = stale_reason(summary, {"dialogues": self.dialogues_path, "scores": self.scores_path})
         if stale:
@@ -103,16 +107,22 @@ class RunFolder:
                 "(LLM answers come from the run's cache)",
                 path=str(self.summary_path),
             )
-        return summary.groups
+        return summary
 
-    def scores(self) -> Iterator[ScoreRecord]:
-        """The records of `scores.jsonl`, streamed; a bad line names the file, record and field."""
+    def metric_metadata(self) -> dict[str, MetricInfo] | None:
+        """Metric label -> its metadata (0/1, per-turn, K, direction) as `summary.json` records it;
+        None when there is no summary or it was written before crsim recorded the metadata. Not
+        checked against the scores: it describes the metrics, not their values."""
+        if not self.summary_path.is_file():
+            return None
+        return read_summary_file(self.summary_path).metrics
+
+    def scores(self, bad: list[Unreadable] | None = None) -> Iterator[ScoreRecord]:
+        """The records of `scores.jsonl`, streamed; a bad line names the file, record and field (or,
+        with `bad`, is collected there and skipped)."""
         if not self.scores_path.is_file():
             raise DataError("file not found; run `crsim evaluate` first", path=str(self.scores_path))
-        with self.scores_path.open("rb") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    yield score_from_line(line, self.scores_path, number)
+        return iter_scores(self.scores_path, bad)
 
 
 @dataclass(frozen=True)
@@ -143,10 +153,10 @@ def completeness(path: str | Path) -> Completeness:
     dialogues of a run folder; for anything else, held dialogues and planned unknown."""
     path = Path(path)
     if not is_run_folder(path):
-        source = path if path.is_file() else path / DIALOGUES
+        source = path if path.is_file() else RunPaths(path).dialogues
         return Completeness(path, None, count_lines(source) if source.is_file() else 0)
-    planned = manifest_from(read_manifest(path), path / MANIFEST).planned_dialogues
-    dialogues = path / DIALOGUES
+    planned = manifest_from(read_manifest(path), RunPaths(path).manifest).planned_dialogues
+    dialogues = RunPaths(path).dialogues
     return Completeness(path, planned, count_lines(dialogues) if dialogues.is_file() else 0)
 
 
@@ -157,19 +167,19 @@ def open_run(path: str | Path) -> RunFolder:
         raise DataError("not a folder; expected a run folder written by `crsim run`", path=str(path))
     folder = RunFolder(path, read_manifest(path))
     folder.typed_manifest  # noqa: B018 - a field of the wrong type is an error here, not later
-    if not (path / DIALOGUES).is_file():
+    if not RunPaths(path).dialogues.is_file():
         raise DataError(f"no {DIALOGUES}; the run has not held any dialogue yet", path=str(path))
     return folder
 
 
 def is_run_folder(path: Path) -> bool:
     """Whether `path` is a folder holding a manifest (what `crsim run` writes first)."""
-    return (path / MANIFEST).is_file()
+    return RunPaths(path).manifest.is_file()
 
 
 def dialogues_file(path: Path) -> Path:
     """The dialogue file of a run folder, or `path` itself when it is a dialogue file."""
-    return path / DIALOGUES if path.is_dir() else path
+    return RunPaths(path).dialogues if path.is_dir() else path
 
 
 def count_lines(path: str | Path) -> int:

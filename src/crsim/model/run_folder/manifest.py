@@ -19,13 +19,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from crsim.core.errors import DataError
+from crsim.core.plugins import ComponentSpec
 from crsim.core.secrets import register_config_secrets
 from crsim.model.dialogue import FORMAT_VERSION
 from crsim.model.run_folder.files import MANIFEST, tmp_path
 
 RUN_FORMAT_VERSION = "1"
-#: The domain of a run whose config does not name one (the only domain crsim ships).
+#: Defaults of the experiment config that readers of a manifest need: `crsim.runner.config.ExperimentConfig`
+#: takes its defaults from these, so a manifest that lacks a field (hand-written, or older than the
+#: field) is read as the run it describes would have run.
 DEFAULT_DOMAIN = "movies"
+DEFAULT_SEED = 42
+DEFAULT_MAX_TURNS = 20
 
 
 class Manifest(BaseModel):
@@ -50,13 +55,68 @@ class Manifest(BaseModel):
 
     @property
     def domain(self) -> str:
-        """The name of the run's item domain (`config.domain`, default 'movies')."""
+        """The name of the run's item domain (`config.domain`, default `DEFAULT_DOMAIN`)."""
         return str(self.config.get("domain", DEFAULT_DOMAIN))
 
     @property
     def seed(self) -> int:
-        """The run's seed (`config.seed`, default 0)."""
-        return int(self.config.get("seed", 0))
+        """The run's seed (`config.seed`, default `DEFAULT_SEED`)."""
+        return int(self.config.get("seed", DEFAULT_SEED))
+
+    @property
+    def max_turns(self) -> int:
+        """Turns per dialogue the run allowed (`config.max_turns`, default `DEFAULT_MAX_TURNS`)."""
+        return int(self.config.get("max_turns", DEFAULT_MAX_TURNS))
+
+    @property
+    def users(self) -> dict[str, Any]:
+        """The config of the simulated users (`config.users`; empty when not recorded)."""
+        users = self.config.get("users")
+        return users if isinstance(users, dict) else {}
+
+    @property
+    def users_source(self) -> str | None:
+        """Where the simulated users came from (`config.users.source`), if the config says."""
+        source = self.users.get("source")
+        return str(source) if source else None
+
+    @property
+    def llm(self) -> dict[str, Any]:
+        """The LLM settings as recorded (`config.llm`; validated by the layer that builds models)."""
+        llm = self.config.get("llm")
+        return llm if isinstance(llm, dict) else {}
+
+    @property
+    def metrics(self) -> list[ComponentSpec] | None:
+        """The configured metrics (`config.metrics`); None when the config does not list them (the
+        evaluation's defaults then apply). A malformed entry is a DataError naming it."""
+        if "metrics" not in self.config:
+            return None
+        return self._specs("metrics")
+
+    @property
+    def crss(self) -> list[ComponentSpec]:
+        """The configured CRSs (`config.crss`)."""
+        return self._specs("crss")
+
+    @property
+    def simulators(self) -> list[ComponentSpec]:
+        """The configured simulators (`config.simulators`)."""
+        return self._specs("simulators")
+
+    def _specs(self, kind: str) -> list[ComponentSpec]:
+        raw = self.config.get(kind) or []
+        if not isinstance(raw, list):
+            raise DataError("expected a list of components", field=f"config.{kind}")
+        specs = []
+        for index, entry in enumerate(raw):
+            try:
+                specs.append(ComponentSpec.model_validate(entry))
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                where = ".".join(["config", kind, str(index), *(str(p) for p in err["loc"])])
+                raise DataError(err["msg"], field=where) from None
+        return specs
 
     def get(self, key: str, default: Any = None) -> Any:
         """A field by its JSON name, for code written when the manifest was a plain dict."""

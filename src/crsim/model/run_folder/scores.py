@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from crsim.core.errors import DataError
+from crsim.core.jsonl import Unreadable, jsonl_records
 from crsim.core.secrets import redact_json_lines
 from crsim.model.run_folder.files import part_path
 
@@ -143,16 +144,6 @@ def scores_writer(path: str | Path) -> Iterator[Callable[[Iterable[ScoreRecord]]
         raise
 
 
-def score_from_line(line: bytes | str, path: Path, number: int) -> ScoreRecord:
-    """One line of a scores file; a bad one is a DataError naming the file, the record and the field."""
-    try:
-        return ScoreRecord.model_validate_json(line)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or None
-        raise DataError(err["msg"], path=str(path), record=number, field=field) from None
-
-
 def _redacted_lines(records: Iterable[ScoreRecord], batch: int = 1000) -> Iterator[str]:
     """JSON Lines of `records`, redacted (error texts quote servers) a batch at a time: the check for
     secrets is one search per batch, not per line."""
@@ -179,11 +170,16 @@ def _write_atomic(path: Path, chunks: Iterable[str]) -> None:
         raise
 
 
-def read_scores(path: str | Path) -> list[ScoreRecord]:
-    """Records written by `write_scores`."""
-    records = []
-    with Path(path).open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                records.append(score_from_line(line, Path(path), number))
-    return records
+def iter_scores(path: str | Path, bad: list[Unreadable] | None = None) -> Iterator[ScoreRecord]:
+    """The records of a scores file, streamed: the one reader of `scores.jsonl`. Strict with `bad`
+    None (a bad line is a DataError naming the file, the record and the field); lenient otherwise (a
+    bad line is appended to `bad`, located, and skipped). A missing file is a DataError."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError("file not found; expected scores written by `crsim evaluate`", path=str(path))
+    return jsonl_records(path, ScoreRecord.model_validate_json, bad)
+
+
+def read_scores(path: str | Path, bad: list[Unreadable] | None = None) -> list[ScoreRecord]:
+    """Every record of a scores file (strict or lenient, as `iter_scores`)."""
+    return list(iter_scores(path, bad))

@@ -39,6 +39,33 @@ class FileFingerprint(BaseModel):
     sha256: str
 
 
+#: Which way a metric is better: a higher value, a lower value, or neither (a description, no verdict).
+Direction = Literal["higher", "lower", "none"]
+
+
+class MetricInfo(BaseModel):
+    """What later stages need to know of a scored metric, so that reports and comparisons never
+    build it again: recorded per label in `summary.json`."""
+
+    label: str = Field(description="The label of its records (an evaluator's aspects are `label/aspect`).")
+    name: str = Field(description="Its registry name (`success_rate`, `judge`, ...).")
+    binary: bool | None = Field(None, description="Every value is 0 or 1; None: not declared.")
+    per_turn: bool = Field(False, description="Defined at every turn, so the summary holds its curve.")
+    k: int | None = Field(None, description="The cut-off K of a list metric; None for others.")
+    direction: Direction = Field("none", description="Which way is better: higher, lower or none.")
+
+
+class GroupCurve(BaseModel):
+    """A per-turn metric averaged over one CRS × simulator's evaluable dialogues: `mean[t-1]` over the
+    `n[t-1]` dialogues with a value at turn t (a dialogue that ended keeps its last state)."""
+
+    crs_id: str | None
+    simulator_id: str | None
+    metric: str
+    mean: list[float | None]
+    n: list[int]
+
+
 class SummaryFile(BaseModel):
     """The contents of `summary.json`."""
 
@@ -47,6 +74,18 @@ class SummaryFile(BaseModel):
         None, description="Role ('dialogues', 'scores') -> the file the groups were computed from."
     )
     groups: list[GroupSummary] = Field(description="One summary per CRS × simulator.")
+    metrics: dict[str, MetricInfo] | None = Field(
+        None, description="Metric label -> what it is; None in summaries written before crsim recorded it."
+    )
+    curves: list[GroupCurve] = Field(
+        default_factory=list, description="Per-turn curves of the per-turn metrics, per CRS × simulator."
+    )
+
+    def metric_info(self, label: str) -> MetricInfo | None:
+        """The metadata of a record label (an evaluator's `label/aspect` finds its evaluator's)."""
+        if self.metrics is None:
+            return None
+        return self.metrics.get(label) or self.metrics.get(label.split("/", 1)[0])
 
 
 _LEGACY = TypeAdapter(list[GroupSummary])
@@ -68,10 +107,20 @@ def evaluation_sources(dialogues: Path, scores: Path) -> dict[str, FileFingerpri
 
 
 def write_summary_file(
-    groups: Sequence[GroupSummary], path: Path, sources: Mapping[str, FileFingerprint] | None
+    groups: Sequence[GroupSummary],
+    path: Path,
+    sources: Mapping[str, FileFingerprint] | None,
+    *,
+    metrics: Mapping[str, MetricInfo] | None = None,
+    curves: Sequence[GroupCurve] = (),
 ) -> None:
     """Write `summary.json` through a temporary file renamed into place."""
-    data = SummaryFile(built_from=dict(sources) if sources is not None else None, groups=list(groups))
+    data = SummaryFile(
+        built_from=dict(sources) if sources is not None else None,
+        groups=list(groups),
+        metrics=dict(metrics) if metrics is not None else None,
+        curves=list(curves),
+    )
     temp = part_path(path)
     try:
         text = redact_json_text(data.model_dump_json(indent=2), indent=2)  # error examples quote servers

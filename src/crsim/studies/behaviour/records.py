@@ -3,29 +3,18 @@ the configured CRS message caps, and the judge scores of the run or of an evalua
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
 
 from crsim.core.errors import DataError
+from crsim.core.jsonl import Unreadable, jsonl_records
 from crsim.domains import domain_named, domain_of
 from crsim.model.annotations import DOMAIN
 from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain
 from crsim.model.run_folder import SCORES, Manifest, ScoreRecord, is_run_folder, load_manifest
-from crsim.model.run_folder.files import DIALOGUES, MANIFEST
-
-
-@dataclass(frozen=True)
-class Unreadable:
-    """A line of a file that could not be read as its record type: where, and what was wrong."""
-
-    path: str
-    line: int
-    problem: str
+from crsim.model.run_folder.files import DIALOGUES, MANIFEST, RunPaths
+from crsim.model.run_folder.scores import read_scores as read_run_scores
 
 
 @dataclass
@@ -43,55 +32,29 @@ class RunRecords:
     unreadable: list[Unreadable] = field(default_factory=list)
 
 
-def _located(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"])
-    return f"field '{where}': {err['msg']}" if where else err["msg"]
-
-
-def read_lines(path: Path, parse: Any, bad: list[Unreadable]) -> Iterator[Any]:
-    """`parse(text)` of each non-blank line; a line that is not UTF-8 or fails validation is recorded
-    in `bad` (file, line, field) and skipped, so one bad record never sinks the report."""
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                yield parse(raw.decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                bad.append(Unreadable(str(path), number, f"not UTF-8 text (byte {exc.start})"))
-            except ValidationError as exc:
-                bad.append(Unreadable(str(path), number, _located(exc)))
-
-
-def read_scores(path: Path, bad: list[Unreadable]) -> list[ScoreRecord]:
-    """The score records of a scores file, or of the scores file inside an evaluation folder."""
-    file = path / SCORES if path.is_dir() else path
+def _scores_of(path: Path, bad: list[Unreadable]) -> list[ScoreRecord]:
+    """The score records of a scores file, or of the scores file inside an evaluation folder; bad
+    lines are collected in `bad` and skipped."""
+    file = RunPaths(path).scores if path.is_dir() else path
     if not file.is_file():
         raise DataError(f"no {SCORES} here; expected scores written by `crsim evaluate`", path=str(path))
-    return list(read_lines(file, ScoreRecord.model_validate_json, bad))
+    return read_run_scores(file, bad)
 
 
-def _component_args(config: dict[str, Any], kind: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
-    """(label, name, args) of each component of a kind in a run config (label: the id, else the name)."""
-    for spec in config.get(kind) or []:
-        if isinstance(spec, dict) and isinstance(spec.get("name"), str):
-            args = spec.get("args") if isinstance(spec.get("args"), dict) else {}
-            yield str(spec.get("id") or spec["name"]), spec["name"], args or {}
-
-
-def configured(config: dict[str, Any]) -> tuple[dict[str, int], dict[str, str]]:
-    """The message caps of the run's CRSs and the rubrics of its judges, by label, from its config."""
+def configured(manifest: Manifest | None) -> tuple[dict[str, int], dict[str, str]]:
+    """The message caps of the run's CRSs and the rubrics of its judges, by label, from its manifest."""
+    if manifest is None:
+        return {}, {}
     caps = {
-        label: args["max_message_chars"]
-        for label, _name, args in _component_args(config, "crss")
-        if isinstance(args.get("max_message_chars"), int)
+        spec.label: spec.args["max_message_chars"]
+        for spec in manifest.crss
+        if isinstance(spec.args.get("max_message_chars"), int)
     }
     rubrics = {}
-    for label, name, args in _component_args(config, "metrics"):
-        rubric = args.get("rubric")
-        if name == "judge" and isinstance(rubric, str):
-            rubrics[label if label != name else rubric] = rubric
+    for spec in manifest.metrics or []:
+        rubric = spec.args.get("rubric")
+        if spec.name == "judge" and isinstance(rubric, str):
+            rubrics[spec.label if spec.label != spec.name else rubric] = rubric
     return caps, rubrics
 
 
@@ -101,17 +64,18 @@ def _locate(path: Path) -> tuple[Path, Manifest | None]:
         if not path.is_file():
             raise DataError("file not found; expected dialogues in JSON Lines", path=str(path))
         return path, None
+    paths = RunPaths(path)
     if not is_run_folder(path):
-        if (path / SCORES).is_file():
+        if paths.scores.is_file():
             raise DataError(
                 f"an evaluation folder ({SCORES}, no {MANIFEST}): give the run folder it scored "
                 "and this folder with --scores",
                 path=str(path),
             )
         raise DataError(f"not a run folder (no {MANIFEST}); expected `crsim run` output", path=str(path))
-    if not (path / DIALOGUES).is_file():
+    if not paths.dialogues.is_file():
         raise DataError(f"no {DIALOGUES}; the run has not held any dialogue yet", path=str(path))
-    return path / DIALOGUES, load_manifest(path)
+    return paths.dialogues, load_manifest(path)
 
 
 def _domain(path: Path, manifest: Manifest | None, dialogues: list[Dialogue]) -> Domain:
@@ -130,9 +94,10 @@ def read_run(path: Path, domain: Domain | None, scores: list[Path]) -> RunRecord
     `scores` name. The domain: `domain`, else the manifest's, else the one the records name."""
     bad: list[Unreadable] = []
     dialogues_path, manifest = _locate(path)
-    dialogues = list(read_lines(dialogues_path, Dialogue.model_validate_json, bad))
+    dialogues = list(jsonl_records(dialogues_path, Dialogue.model_validate_json, bad))
     domain = domain or _domain(path, manifest, dialogues)
-    score_files = scores or ([path / SCORES] if path.is_dir() and (path / SCORES).is_file() else [])
-    records = [record for file in score_files for record in read_scores(file, bad)]
-    caps, rubrics = configured(manifest.config if manifest is not None else {})
+    own = RunPaths(path).scores
+    score_files = scores or ([own] if path.is_dir() and own.is_file() else [])
+    records = [record for file in score_files for record in _scores_of(file, bad)]
+    caps, rubrics = configured(manifest)
     return RunRecords(path.resolve().name, domain, dialogues, records, caps, rubrics, bad)

@@ -39,6 +39,8 @@ def _summary(events: list[Event], metric_name: str) -> str:
 class Gcdf1Evaluator(Evaluator):
     """Goal- and context-driven F1 of the user's constraints and requests (see module docstring)."""
 
+    direction = "higher"
+
     class Params(BaseParams):
         domain: str | None = Field(
             None,

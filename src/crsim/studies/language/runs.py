@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from crsim.core.atomic_files import atomic_output
 from crsim.core.errors import ConfigError, CrsimError
 from crsim.core.progress import Progress
-from crsim.model.run_folder.files import DIALOGUES, LLM_CACHE
+from crsim.model.run_folder.files import DIALOGUES, RunPaths
 from crsim.studies.language.measures import DialogueMeasures, Thresholds
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def thresholds(short_max: int, medium_max: int, low_max: int) -> Thresholds:
 
 def dialogue_file(run: Path) -> Path:
     """The dialogues of a run folder, or the dialogue file itself."""
-    path = run / DIALOGUES if run.is_dir() else run
+    path = RunPaths(run).dialogues if run.is_dir() else run
     if not path.is_file():
         raise CrsimError(f"{run}: expected a run folder with {DIALOGUES} or a dialogue JSONL file")
     return path
@@ -119,7 +119,7 @@ async def _measure_llm(
     if options.cache is not None:
         cache = settings.cache.model_copy(update={"path": options.cache})
         settings = settings.model_copy(update={"cache": cache})
-    hub = LLMHub(settings, cache_path=path.parent / LLM_CACHE)
+    hub = LLMHub(settings, cache_path=RunPaths(path.parent).llm_cache)
     try:
         hub.check(["judge"])
         measurer: Measurer = LLMMeasurer(LLMJudge(hub))
