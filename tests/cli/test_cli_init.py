@@ -55,7 +55,7 @@ def test_run_ends_with_a_legend_of_its_metrics_and_the_next_commands(tmp_path: P
     assert all(
         "higher is better" in legend[m] for m in ("Success", "SRRR", "RDL(turns)", "Recall@(t,10)", "PC@10")
     )
-    assert "no better direction" in legend["Turns"]
+    assert "lower is better" in legend["Turns"]
     assert tail[7] == "next:"
     assert tail[8].split()[:3] == ["crsim", "compare", str(run_dir)]
     assert tail[9].split()[:5] == ["crsim", "report", str(run_dir), "-o", "report.html"]

@@ -7,30 +7,27 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-#: Metric name -> (what one value measures, which way is better), in the words of docs/metrics.md.
-MEANINGS: dict[str, tuple[str, str]] = {
-    "success_rate": ("share of dialogues in which the user accepted a recommendation", "higher is better"),
-    "srrr": ("successful recommendation rounds / rounds with a recommendation", "higher is better"),
-    "rdl": (
-        "accepted recommendations / dialogue length (turns, or utterances as the label says)",
-        "higher is better",
-    ),
-    "turns": ("turns per dialogue (user utterance + CRS reply)", "no better direction on its own"),
-    "recall": (
-        "share of the user's targets in the CRS's list standing at the last turn (top K)",
-        "higher is better",
-    ),
-    "pc": (
-        "share of the user's targets recommended at any turn so far (top K), PEPPER's coverage",
-        "higher is better",
-    ),
-    "pcir": ("coverage (PC) gained per turn", "higher is better"),
-    "ndcg": ("ranking quality of the targets in the standing list (top K)", "higher is better"),
-    "mrr": ("1 / rank of the first target in the standing list (top K)", "higher is better"),
-    "jaccard": (
-        "how much each recommendation list differs from the one before (1 = all new)",
-        "higher explores more; no better direction on its own",
-    ),
+#: Metric name -> what one value measures, in the words of docs/metrics.md.
+MEANINGS: dict[str, str] = {
+    "success_rate": "share of dialogues in which the user accepted a recommendation",
+    "srrr": "successful recommendation rounds / rounds with a recommendation",
+    "rdl": "accepted recommendations / dialogue length (turns, or utterances as the label says)",
+    "turns": "turns per dialogue (user utterance + CRS reply); read it beside Success",
+    "recall": "share of the user's targets in the CRS's list standing at the last turn (top K)",
+    "pc": "share of the user's targets recommended at any turn so far (top K), PEPPER's coverage",
+    "pcir": "coverage (PC) gained per turn",
+    "ndcg": "ranking quality of the targets in the standing list (top K)",
+    "mrr": "1 / rank of the first target in the standing list (top K)",
+    "jaccard": "how much each recommendation list differs from the one before (1 = all new)",
+    "requests_answered": "share of the questions about a recommended item answered with its true value",
+    "task_success": "an accepted recommendation with every question about it answered (MultiWOZ's success)",
+}
+
+#: A metric's declared direction (`Metric.direction`) as the legend says it.
+DIRECTIONS = {
+    "higher": "higher is better",
+    "lower": "lower is better",
+    "none": "no better direction on its own",
 }
 
 
@@ -47,8 +44,9 @@ def legend_lines(specs: Sequence[Any], shown: Sequence[str]) -> list[str]:
             continue
         if metric.label not in shown:
             continue
-        meaning = MEANINGS.get(spec.name)
-        text = f"{meaning[0]}; {meaning[1]}" if meaning else f"see `crsim describe {spec.name}`"
+        meaning = MEANINGS.get(spec.name, f"see `crsim describe {spec.name}`")
+        direction = DIRECTIONS.get(str(getattr(metric, "direction", "none")), DIRECTIONS["none"])
+        text = f"{meaning}; {direction}"
         lines[metric.label] = f"  {metric.label}: {text}"
     return [lines[label] for label in shown if label in lines]
 
