@@ -50,12 +50,13 @@ def test_run_ends_with_a_legend_of_its_metrics_and_the_next_commands(tmp_path: P
     ran = runner.invoke(app, ["run", "--users", "3", "-o", str(run_dir)], env={"COLUMNS": "200"})
     assert ran.exit_code == 0, ran.output
     tail = ran.output[ran.output.index("metrics (docs/metrics.md):") :].splitlines()
-    legend = {line.split(":")[0].strip(): line for line in tail[1:7]}
-    assert list(legend) == ["Success", "SRRR", "RDL(turns)", "Turns", "Recall@(t,10)", "PC@10"]
-    assert all(
-        "higher is better" in legend[m] for m in ("Success", "SRRR", "RDL(turns)", "Recall@(t,10)", "PC@10")
-    )
+    shown = ["Success", "SRRR", "RDL(turns)", "Turns", "Recall@(t,10)", "PC@10"]
+    shown += ["Requests answered", "Task success"]
+    legend = {line.split(":")[0].strip(): line for line in tail[1 : 1 + len(shown)]}
+    assert list(legend) == shown
+    assert all("higher is better" in legend[m] for m in shown if m != "Turns")
     assert "lower is better" in legend["Turns"]
-    assert tail[7] == "next:"
-    assert tail[8].split()[:3] == ["crsim", "compare", str(run_dir)]
-    assert tail[9].split()[:5] == ["crsim", "report", str(run_dir), "-o", "report.html"]
+    after = tail[1 + len(shown) :]
+    assert after[0] == "next:"
+    assert after[1].split()[:3] == ["crsim", "compare", str(run_dir)]
+    assert after[2].split()[:5] == ["crsim", "report", str(run_dir), "-o", "report.html"]

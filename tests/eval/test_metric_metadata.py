@@ -34,8 +34,10 @@ DIRECTIONS = {
     "recall": "higher",
     "satisfaction": "higher",
     "satisfaction_overall": "higher",
+    "requests_answered": "higher",
     "srrr": "higher",
     "success_rate": "higher",
+    "task_success": "higher",
     "turns": "lower",
     "user_ratings": "higher",
 }

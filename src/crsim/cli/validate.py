@@ -83,9 +83,9 @@ def sensitivity(
     config: Annotated[
         Path | None, typer.Argument(help="Experiment config (default: the quickstart).")
     ] = None,
-    out: Annotated[Path, typer.Option(help="The study folder: a run folder plus sensitivity.json.")] = Path(
-        "runs/sensitivity"
-    ),
+    out: Annotated[
+        Path, typer.Option("-o", "--out", help="The study folder: a run folder plus sensitivity.json.")
+    ] = Path("runs/sensitivity"),
     kinds: Annotated[
         str, typer.Option(help="Degradations, comma-separated: random,stale,deaf,eager,mute,garbled.")
     ] = "random,stale,deaf,eager,mute,garbled",
@@ -141,9 +141,9 @@ def noise(
     seeds: Annotated[
         int, typer.Option(min=2, help="Runs, with seeds s, s+1, ... (s: the config's seed).")
     ] = 5,
-    out: Annotated[Path, typer.Option(help="Folder of the K run folders (seed-<s>) and noise.json.")] = Path(
-        "runs/noise"
-    ),
+    out: Annotated[
+        Path, typer.Option("-o", "--out", help="Folder of the K run folders (seed-<s>) and noise.json.")
+    ] = Path("runs/noise"),
     users: Annotated[int | None, typer.Option(help="Simulated users (overrides the config).")] = None,
     max_turns: Annotated[int | None, typer.Option(help="Turns per dialogue (overrides the config).")] = None,
     resume: Annotated[bool, typer.Option(help="Continue the runs in --out.")] = False,

@@ -178,6 +178,7 @@ class RequestsAnswered(_RequestMetric):
     """
 
     binary = False
+    direction = "higher"
 
     def default_label(self) -> str:
         return "Requests answered"
@@ -199,6 +200,7 @@ class TaskSuccess(_RequestMetric):
     """
 
     binary = True
+    direction = "higher"
 
     def default_label(self) -> str:
         return "Task success"
