@@ -90,6 +90,13 @@ def report_metrics(context: ReportContext) -> list[str]:
     return metrics
 
 
+def ranked_by(metrics: Sequence[str], rank_metric: str | None) -> str | None:
+    """The metric that ranks CRSs per simulator: the one asked for, else Success, else the first."""
+    if rank_metric is not None and rank_metric not in metrics:
+        raise ConfigError(f"--rank-metric: no metric {rank_metric!r}; the runs have {', '.join(metrics)}")
+    return rank_metric or ("Success" if "Success" in metrics else (metrics[0] if metrics else None))
+
+
 def build_report(
     folders: Sequence[RunFolder],
     *,
@@ -102,9 +109,7 @@ def build_report(
     context = context or report_context(folders, max_dialogues=max_dialogues)
     views = context.views
     metrics = report_metrics(context)
-    if rank_metric is not None and rank_metric not in metrics:
-        raise ConfigError(f"--rank-metric: no metric {rank_metric!r}; the runs have {', '.join(metrics)}")
-    rank_by = rank_metric or ("Success" if "Success" in metrics else (metrics[0] if metrics else None))
+    rank_by = ranked_by(metrics, rank_metric)
     env = Environment(loader=PackageLoader("crsim.report", "templates"), autoescape=True)
     template = env.get_template("report.html.j2")
     return template.render(
