@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -15,12 +15,12 @@ from crsim.model.run_folder.files import REPORT
 app = typer.Typer(add_completion=False)
 
 
-class TableFormat(str, Enum):
+class TableFormat(StrEnum):
     latex = "latex"
     markdown = "markdown"
 
 
-class FigureFormat(str, Enum):
+class FigureFormat(StrEnum):
     svg = "svg"
     pdf = "pdf"
 
@@ -37,7 +37,9 @@ def report(
     ] = None,
     tables: Annotated[
         TableFormat | None,
-        typer.Option(help="Also write the results and comparison tables (results.tex/.md, comparisons.tex/.md)."),
+        typer.Option(
+            help="Also write the results and comparison tables (results.tex/.md, comparisons.tex/.md)."
+        ),
     ] = None,
     figures: Annotated[
         FigureFormat | None,

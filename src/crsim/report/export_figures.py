@@ -27,6 +27,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
+from matplotlib.typing import RcKeyType
 
 from crsim.core.atomic_files import atomic_output
 from crsim.model.run_folder.scores import Aggregate
@@ -50,7 +51,7 @@ HUES = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0000
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 DASHES = ["-", "--", ":", "-."]
 
-RC: dict[str, Any] = {
+RC: dict[RcKeyType, Any] = {
     "font.size": FONT,
     "axes.titlesize": FONT,
     "axes.labelsize": FONT,
@@ -142,8 +143,9 @@ def curves_figure(context: ReportContext, found: Sequence[Column], palette: Prin
     for position, label in enumerate(labels, start=1):
         axes = figure.add_subplot(1, len(labels), position)
         for column in found:
-            curve = column.pairing.view.curves.get(label, {}).get((column.pairing.series.crs,
-                                                                     column.pairing.series.simulator))  # fmt: skip
+            curve = column.pairing.view.curves.get(label, {}).get(
+                (column.pairing.series.crs, column.pairing.series.simulator)
+            )
             if curve is None:
                 continue
             look = palette.look(column)
@@ -153,12 +155,25 @@ def curves_figure(context: ReportContext, found: Sequence[Column], palette: Prin
             if not turns:
                 continue
             drawn = True
-            axes.plot(turns, [means[t - 1] for t in turns], color=look.colour, marker=look.marker,
-                      markersize=3, linestyle=look.dash, label=f"{name(column)} (n = {evaluated(column.pairing)})")  # fmt: skip
+            axes.plot(
+                turns,
+                [m for m in means if m is not None],
+                color=look.colour,
+                marker=look.marker,
+                markersize=3,
+                linestyle=look.dash,
+                label=f"{name(column)} (n = {evaluated(column.pairing)})",
+            )
             spans = [(t, b) for t, b in enumerate(bands, start=1) if b is not None]
             if spans:
-                axes.fill_between([t for t, _ in spans], [max(0.0, b[0]) for _, b in spans],
-                                  [min(1.0, b[1]) for _, b in spans], color=look.colour, alpha=0.15, linewidth=0)  # fmt: skip
+                axes.fill_between(
+                    [t for t, _ in spans],
+                    [max(0.0, b[0]) for _, b in spans],
+                    [min(1.0, b[1]) for _, b in spans],
+                    color=look.colour,
+                    alpha=0.15,
+                    linewidth=0,
+                )
         axes.set_title(label)
         axes.set_xlabel("turn t")
         axes.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
@@ -188,8 +203,15 @@ def proportions_figure(
             look = palette.look(column)
             axes.plot([low, high], [row, row], color=look.colour, linewidth=1.8, solid_capstyle="butt")
             axes.plot([k / n], [row], marker=look.marker, color=look.colour, markersize=5)
-            axes.annotate(f"{k}/{n}", (1.0, row), xycoords=("axes fraction", "data"), xytext=(3, 0),
-                          textcoords="offset points", va="center", annotation_clip=False)  # fmt: skip
+            axes.annotate(
+                f"{k}/{n}",
+                (1.0, row),
+                xycoords=("axes fraction", "data"),
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+                annotation_clip=False,
+            )
         axes.set_xlim(0, 1)
         axes.set_title(label)
         axes.set_xlabel("proportion, 95% Wilson CI")
@@ -228,11 +250,27 @@ def values_figure(
                 continue
             look = palette.look(column)
             if kinds[label] is Scale.CONTINUOUS and _says_something(seen):
-                axes.boxplot([seen], positions=[row], orientation="horizontal", widths=0.7, showfliers=False,
-                             whis=(0, 100), boxprops={"color": look.colour}, whiskerprops={"color": look.colour},
-                             capprops={"color": look.colour}, medianprops={"color": look.colour})  # fmt: skip
-            axes.scatter(seen, [row + o for o in _offsets(len(seen))], s=6, color=look.colour, alpha=0.45,
-                         linewidths=0, marker=look.marker)  # fmt: skip
+                axes.boxplot(
+                    [seen],
+                    positions=[row],
+                    orientation="horizontal",
+                    widths=0.7,
+                    showfliers=False,
+                    whis=(0, 100),
+                    boxprops={"color": look.colour},
+                    whiskerprops={"color": look.colour},
+                    capprops={"color": look.colour},
+                    medianprops={"color": look.colour},
+                )
+            axes.scatter(
+                seen,
+                [row + o for o in _offsets(len(seen))],
+                s=6,
+                color=look.colour,
+                alpha=0.45,
+                linewidths=0,
+                marker=look.marker,
+            )
             _mean_bar(axes, row, column.pairing.summary.metrics.get(label))
         scale = judge_scale(label)
         if scale is not None:
@@ -252,7 +290,9 @@ def _mean_bar(axes: Axes, row: float, agg: Aggregate | None) -> None:
     axes.plot([agg.mean], [row], marker="D", color="black", markeredgecolor="white", markersize=4, zorder=5)
 
 
-def ranks_figure(context: ReportContext, found: Sequence[Column], metric: str, palette: PrintPalette) -> Figure | None:
+def ranks_figure(
+    context: ReportContext, found: Sequence[Column], metric: str, palette: PrintPalette
+) -> Figure | None:
     """Each CRS's mean `metric` (95% interval) under each simulator, with the places it could hold:
     paired comparisons (Holm) tell CRSs of one run apart, non-overlapping intervals those of two."""
     cells: dict[str, dict[str, tuple[Column, Aggregate]]] = {}
@@ -280,17 +320,33 @@ def ranks_figure(context: ReportContext, found: Sequence[Column], metric: str, p
             assert agg.mean is not None
             if agg.ci_low is not None and agg.ci_high is not None:
                 axes.plot([x + dodge] * 2, [agg.ci_low, agg.ci_high], color=look.colour, linewidth=1.4)
-            axes.plot([x + dodge], [agg.mean], marker="o", color=look.colour, markersize=4,
-                      label="_nolegend_" if crs in legended else crs)  # fmt: skip
+            axes.plot(
+                [x + dodge],
+                [agg.mean],
+                marker="o",
+                color=look.colour,
+                markersize=4,
+                label="_nolegend_" if crs in legended else crs,
+            )
             legended.add(crs)
             apart = _told_apart(context, simulator, metric, cells[simulator])
             means = {c: a.mean for c, (_, a) in cells[simulator].items() if a.mean is not None}
-            axes.annotate(rank_text(*rank_range(crs, means, apart)), (x + dodge, agg.mean), xytext=(3, 0),
-                          textcoords="offset points", va="center")  # fmt: skip
+            axes.annotate(
+                rank_text(*rank_range(crs, means, apart)),
+                (x + dodge, agg.mean),
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+            )
             run = column.pairing.view.label
             if previous is not None and previous[2] == run:  # one run: the same users, a line joins
-                axes.plot([previous[0], x + dodge], [previous[1], agg.mean], color=look.colour, alpha=0.6,
-                          linewidth=1)  # fmt: skip
+                axes.plot(
+                    [previous[0], x + dodge],
+                    [previous[1], agg.mean],
+                    color=look.colour,
+                    alpha=0.6,
+                    linewidth=1,
+                )
             previous = (x + dodge, agg.mean, run)
     axes.set_xticks(range(len(simulators)), simulators)
     axes.set_xlim(-0.6, len(simulators) - 0.4)

@@ -141,13 +141,23 @@ def results_table(context: ReportContext, metrics: Sequence[str]) -> Table:
     rows = [["n", *(str(n) for n in ns)]]
     for label in metrics:
         rows.append(
-            [label, *(cell_text(c.pairing.summary.metrics.get(label), n) for c, n in zip(found, ns, strict=True))]
+            [
+                label,
+                *(cell_text(c.pairing.summary.metrics.get(label), n) for c, n in zip(found, ns, strict=True)),
+            ]
         )
     caption = RESULTS_CAPTION
     if any("†" in cell for row in rows for cell in row):
         caption += USER_CAPTION
-    return Table(groups, ["Metric", *(c.crs for c in found)], rows, caption, "tab:crsim-results",
-                 "l" + "r" * len(found), [1])  # fmt: skip
+    return Table(
+        groups,
+        ["Metric", *(c.crs for c in found)],
+        rows,
+        caption,
+        "tab:crsim-results",
+        "l" + "r" * len(found),
+        [1],
+    )
 
 
 def comparison_table(compared: Sequence[tuple[str, MetricComparison]], several_runs: bool) -> Table:
@@ -162,9 +172,18 @@ def comparison_table(compared: Sequence[tuple[str, MetricComparison]], several_r
             if p.ci_low is not None and p.ci_high is not None:
                 diff += f" [{_num(p.ci_low)}, {_num(p.ci_high)}]"
             rows.append(
-                [result.metric, simulator, p.crs_a, p.crs_b, diff + mark(p), p_text(p.p_value),
-                 p_text(p.p_holm), TEST_NAMES.get(p.test or "", "no test"), str(p.n_users)]
-            )  # fmt: skip
+                [
+                    result.metric,
+                    simulator,
+                    p.crs_a,
+                    p.crs_b,
+                    diff + mark(p),
+                    p_text(p.p_value),
+                    p_text(p.p_holm),
+                    TEST_NAMES.get(p.test or "", "no test"),
+                    str(p.n_users),
+                ]
+            )
     header = ["Metric", "Simulator", "A", "B", "Δ (A − B) [95% CI]", "p", "p_Holm", "test", "n"]
     return Table([], header, rows, COMPARISON_LEGEND, "tab:crsim-comparisons", "llllrrrlr", sections[1:])
 
@@ -173,11 +192,28 @@ def comparison_table(compared: Sequence[tuple[str, MetricComparison]], several_r
 # LaTeX
 
 LATEX = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-    "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
-    ">": r"\textgreater{}", "|": r"\textbar{}", "×": r"$\times$", MINUS: r"$-$", "–": "--", "—": "---",
-    "†": r"\dag{}", "Δ": r"$\Delta$", "…": r"\dots{}", "\u00a0": "~",
-}  # fmt: skip
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    "×": r"$\times$",
+    MINUS: r"$-$",
+    "–": "--",
+    "—": "---",
+    "†": r"\dag{}",
+    "Δ": r"$\Delta$",
+    "…": r"\dots{}",
+    "\u00a0": "~",
+}
 
 
 def latex_escape(text: str) -> str:
@@ -202,7 +238,9 @@ def latex(table: Table) -> str:
     if any(text for text, _ in table.groups):
         spans, rules, start = [], [], 1
         for text, width in table.groups:
-            spans.append(latex_escape(text) if width == 1 else f"\\multicolumn{{{width}}}{{c}}{{{latex_escape(text)}}}")
+            spans.append(
+                latex_escape(text) if width == 1 else f"\\multicolumn{{{width}}}{{c}}{{{latex_escape(text)}}}"
+            )
             if text:
                 rules.append(f"\\cmidrule(lr){{{start}-{start + width - 1}}}")
             start += width
@@ -221,8 +259,17 @@ def latex(table: Table) -> str:
 # ---------------------------------------------------------------------------------------------
 # Markdown
 
-MARKDOWN = {"\\": "\\\\", "|": "\\|", "*": "\\*", "_": "\\_", "`": "\\`", "<": "&lt;", ">": "&gt;",
-            "[": "\\[", "]": "\\]"}  # fmt: skip
+MARKDOWN = {
+    "\\": "\\\\",
+    "|": "\\|",
+    "*": "\\*",
+    "_": "\\_",
+    "`": "\\`",
+    "<": "&lt;",
+    ">": "&gt;",
+    "[": "\\[",
+    "]": "\\]",
+}
 
 
 def markdown_escape(text: str) -> str:

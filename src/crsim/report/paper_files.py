@@ -27,5 +27,7 @@ def write_paper(
     if tables is not None:
         written += write_tables(context, metrics, directory, tables)
     if figures is not None:
-        written += write_figures(context, ranked_by(metrics, rank_metric), directory / FIGURES_FOLDER, figures)
+        written += write_figures(
+            context, ranked_by(metrics, rank_metric), directory / FIGURES_FOLDER, figures
+        )
     return written
