@@ -16,6 +16,7 @@ A CRS has one colour and a simulator one marker (and line style) in every figure
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from matplotlib.typing import RcKeyType
 
-from crsim.core.atomic_files import atomic_output
+from crsim.model.run_folder.files import part_path
 from crsim.model.run_folder.scores import Aggregate
 from crsim.report.figures import judge_scale, rank_range, rank_text, wilson
 from crsim.report.kinds import Scale, metric_kinds
@@ -436,12 +437,14 @@ def write_figures(
     """Every figure as `directory/<stem>.<fmt>` (exactly its print size, no creation date, so the
     same runs give the same bytes); returns the paths written."""
     written = []
+    directory.mkdir(parents=True, exist_ok=True)
     metadata: dict[str, Any] = {"Date": None} if fmt == "svg" else {"CreationDate": None}
     with print_style():
         for stem, figure in print_figures(context, rank_by):
             FigureCanvasAgg(figure)
             path = directory / f"{stem}.{fmt}"
-            with atomic_output(path, "wb") as handle:
-                figure.savefig(handle, format=fmt, metadata=metadata)
+            temp = part_path(path)  # renamed into place when complete
+            figure.savefig(temp, format=fmt, metadata=metadata)
+            os.replace(temp, path)
             written.append(path)
     return written

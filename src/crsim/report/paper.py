@@ -12,12 +12,13 @@ simulator pairing appears in several runs does the run's label follow the CRS's 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from crsim.core.atomic_files import atomic_output
+from crsim.model.run_folder.files import part_path
 from crsim.model.run_folder.scores import USER_BOOTSTRAP, Aggregate
 from crsim.report.compare import TEST_NAMES, number, p_text
 from crsim.report.sections import Pairing, ReportContext
@@ -309,7 +310,9 @@ def write_tables(
         tables.append((comparisons_name, comparison_table(context.compared, len(context.views) > 1)))
     for name, table in tables:
         path = directory / name
-        with atomic_output(path) as handle:
-            handle.write(render(table))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = part_path(path)  # renamed into place when complete, as the HTML report is
+        temp.write_text(render(table), encoding="utf-8")
+        os.replace(temp, path)
         written.append(path)
     return written
