@@ -13,6 +13,7 @@ simulator pairing appears in several runs does the run's label follow the CRS's 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -223,6 +224,11 @@ def latex_escape(text: str) -> str:
     return "".join(LATEX.get(c, c) for c in text if c.isprintable() or c == "\u00a0")
 
 
+def _marked(cell: str) -> str:
+    """A difference's significance marks as a superscript: '0.2 [0.1, 0.3]$^{**}$'."""
+    return re.sub(r"(\d\]?)(\*{1,3})$", r"\1$^{\2}$", cell)
+
+
 def latex(table: Table) -> str:
     """A `table` float with a booktabs `tabular` (needs `\\usepackage{booktabs}`); the caption
     carries the legend."""
@@ -252,7 +258,7 @@ def latex(table: Table) -> str:
     for index, row in enumerate(table.rows):
         if index in table.sections:
             lines.append("\\midrule")
-        lines.append(" & ".join(latex_escape(c) for c in row) + " \\\\")
+        lines.append(" & ".join(_marked(latex_escape(c)) for c in row) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}", ""]
     return "\n".join(lines)
 
