@@ -283,11 +283,16 @@ def test_one_simulator_in_two_runs_is_one_simulator(run: Path, tmp_path: Path) -
     palette = PrintPalette(found)
     assert palette.look(found[0]).marker == palette.look(found[2]).marker  # abus in both runs
     assert palette.look(found[0]).marker != palette.look(found[4]).marker
+    assert palette.look(found[0]).colour != palette.look(found[2]).colour  # one CRS, two runs: two shades
     tex = latex(results_table(context, report_metrics(context)))
     assert tex.count(r"\multicolumn{4}{c}{abus}") == 1
     with print_style():
         ranks = dict(print_figures(context, "Success"))["ranks"]
     assert [t.get_text() for t in ranks.axes[0].get_xticklabels()] == list(SIMULATORS)
+    (legend,) = ranks.legends
+    assert [t.get_text() for t in legend.get_texts()] == [
+        f"{crs} [{run}]" for run in ("run", "other") for crs in CRS_IDS
+    ]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from matplotlib.typing import RcKeyType
 
 from crsim.model.run_folder.files import part_path
 from crsim.model.run_folder.scores import Aggregate
-from crsim.report.figures import judge_scale, rank_range, rank_text, wilson
+from crsim.report.figures import judge_scale, rank_range, rank_text, shade, wilson
 from crsim.report.kinds import Scale, metric_kinds
 from crsim.report.paper import Column, columns, evaluated
 from crsim.report.sections import ReportContext
@@ -84,19 +84,25 @@ class Look:
 
 
 class PrintPalette:
-    """One colour per CRS and one marker per simulator, by name (a simulator in two runs is one)."""
+    """One hue per CRS and one marker per simulator, by name (a simulator in two runs is one); a CRS
+    found in several runs takes a darker or lighter shade of its hue per run."""
 
     def __init__(self, found: Sequence[Column]) -> None:
         crss = list(dict.fromkeys(c.pairing.series.crs for c in found))
         simulators = list(dict.fromkeys(c.simulator for c in found))
         self.crs = {name: HUES[i % len(HUES)] for i, name in enumerate(crss)}
         self.simulator = {name: i for i, name in enumerate(simulators)}
+        self.runs = {
+            crs: list(dict.fromkeys(c.pairing.view.label for c in found if c.pairing.series.crs == crs))
+            for crs in crss
+        }
 
     def look(self, column: Column) -> Look:
+        crs = column.pairing.series.crs
+        runs = self.runs[crs]
+        colour = shade(self.crs[crs], runs.index(column.pairing.view.label), len(runs))
         index = self.simulator[column.simulator]
-        return Look(
-            self.crs[column.pairing.series.crs], MARKERS[index % len(MARKERS)], DASHES[index % len(DASHES)]
-        )
+        return Look(colour, MARKERS[index % len(MARKERS)], DASHES[index % len(DASHES)])
 
 
 def name(column: Column) -> str:
@@ -296,21 +302,26 @@ def ranks_figure(
 ) -> Figure | None:
     """Each CRS's mean `metric` (95% interval) under each simulator, with the places it could hold:
     paired comparisons (Holm) tell CRSs of one run apart, non-overlapping intervals those of two."""
+    several = len(context.views) > 1
     cells: dict[str, dict[str, tuple[Column, Aggregate]]] = {}
     for column in found:
         agg = column.pairing.summary.metrics.get(metric)
         if agg is not None and agg.mean is not None:
-            cells.setdefault(column.simulator, {})[column.crs] = (column, agg)
+            cells.setdefault(column.simulator, {})[_key(column, several)] = (column, agg)
     simulators = [s for s, crss in cells.items() if len(crss) >= 2]
     if len(simulators) < 2:
         return None
-    figure = Figure(figsize=(SINGLE if len(simulators) <= 3 else DOUBLE, 2.8), layout="constrained")
+    keys = list(dict.fromkeys(k for s in simulators for k in cells[s]))
+    width = SINGLE if len(simulators) <= 3 else DOUBLE
+    columns_of_legend = 2 if width == SINGLE else 4
+    rows = (len(keys) + columns_of_legend - 1) // columns_of_legend
+    figure = Figure(figsize=(width, 2.4 + 0.17 * rows), layout="constrained")
     axes = figure.add_subplot(1, 1, 1)
     crss = list(dict.fromkeys(c for s in simulators for c in cells[s]))
-    width = 0.5 / max(1, len(crss) - 1) if len(crss) > 1 else 0.0
+    step = 0.5 / max(1, len(crss) - 1) if len(crss) > 1 else 0.0
     legended: set[str] = set()
     for index, crs in enumerate(crss):
-        dodge = (index - (len(crss) - 1) / 2) * width
+        dodge = (index - (len(crss) - 1) / 2) * step
         previous: tuple[float, float, str] | None = None
         for x, simulator in enumerate(simulators):
             if crs not in cells[simulator]:
@@ -354,8 +365,14 @@ def ranks_figure(
     axes.set_xlabel("simulator")
     axes.set_ylabel(f"{metric}: mean, 95% CI")
     axes.grid(axis="y", alpha=0.3, linewidth=0.5)
-    figure.legend(loc="outside lower center", ncols=min(4, len(crss)), frameon=False)
+    figure.legend(loc="outside lower center", ncols=min(columns_of_legend, len(keys)), frameon=False)
     return figure
+
+
+def _key(column: Column, several: bool) -> str:
+    """A CRS as the disagreement legend names it: with its run when the report shows several."""
+    crs = column.pairing.series.crs
+    return f"{crs} [{column.pairing.view.label}]" if several else crs
 
 
 def _told_apart(
