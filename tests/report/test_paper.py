@@ -22,7 +22,7 @@ from crsim.eval.run_scoring import evaluate_path
 from crsim.report import plots
 from crsim.report.export_figures import DOUBLE, FONT, SINGLE, PrintPalette, print_figures, print_style
 from crsim.report.figures import Palette, Series
-from crsim.report.html import report_context, report_metrics
+from crsim.report.html import build_report, report_context, report_metrics
 from crsim.report.kinds import Scale, metric_kinds
 from crsim.report.paper import (
     columns,
@@ -315,3 +315,19 @@ def test_html_curves_have_bands_and_whole_turns_and_simulators_keep_their_marker
     assert ticks == [1.0, 2.0, 3.0]
     shares = plots.proportions({"Success": {n: (3, 10) for n in names}}, palette)
     assert all(t.get_fontsize() >= 10 for t in _texts(shares))
+
+
+def test_the_report_carries_a_print_stylesheet(run: Path, context: Any) -> None:
+    """Structure only; tests/report/test_report_browser.py checks it in Chromium's print mode."""
+    html = build_report([open_run(run)], context=context)
+    style = re.search(r"<style>(.*?)</style>", html, re.S)
+    assert style is not None
+    printed = re.search(r"@media print \{(.*)\}", style.group(1), re.S)
+    assert printed is not None
+    rules = printed.group(1)
+    hidden = re.search(r"\n\s*([^{}]*)\{\s*display: none", rules)
+    assert hidden is not None and {"header nav", ".filters", "#browser"} <= {
+        s.strip() for s in hidden.group(1).split(",")
+    }
+    assert re.search(r"section ~ section \{ break-before: page; \}", rules)
+    assert re.search(r"table[^{]*\{ break-inside: avoid; \}", rules)
