@@ -32,6 +32,7 @@ from crsim.report.paper import (
     markdown,
     markdown_escape,
     results_table,
+    table_number,
 )
 from crsim.report.titles import open_run
 from crsim.runner.batch import run_batch
@@ -81,6 +82,11 @@ def test_latex_and_markdown_escape_labels() -> None:
     assert latex_escape("a_b 50% & c#$") == r"a\_b 50\% \& c\#\$"
     assert latex_escape("{x}~^\\") == r"\{x\}\textasciitilde{}\textasciicircum{}\textbackslash{}"
     assert latex_escape("bell\x07") == "bell"
+    assert [table_number(v) for v in (-0.0001, -0.25, 0.5)] == [
+        "0.000",
+        "\u22120.250",
+        "0.500",
+    ]  # no "−0.000"
     assert markdown_escape("a|b_c*d") == r"a\|b\_c\*d"
     assert markdown_escape("<b>") == "&lt;b&gt;"
 
@@ -90,7 +96,7 @@ def _body(tex: str) -> list[str]:
     lines = tex.splitlines()
     start = lines.index(r"\midrule") + 1
     end = lines.index(r"\bottomrule")
-    return [line for line in lines[start:end] if not line.startswith("\\midrule")]
+    return [line for line in lines[start:end] if not line.startswith(("\\midrule", "\\addlinespace"))]
 
 
 def _cells(row: str) -> list[str]:

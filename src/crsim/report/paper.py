@@ -74,9 +74,12 @@ def evaluated(pairing: Pairing) -> int:
     return summary.n_evaluable if summary.n_evaluable is not None else summary.n_dialogues
 
 
-def _num(value: float | None) -> str:
+def table_number(value: float | None) -> str:
+    """A number as the tables print it, with a minus sign; no sign on what rounds to zero."""
     text = number(value)
-    return MINUS + text[1:] if text.startswith("-") else text
+    if text.startswith("-"):
+        return text[1:] if float(text[1:]) == 0 else MINUS + text[1:]
+    return text
 
 
 def cell_text(agg: Aggregate | None, n: int) -> str:
@@ -84,9 +87,9 @@ def cell_text(agg: Aggregate | None, n: int) -> str:
     '†' when the interval resamples users; '–' for a metric the pairing has no value of."""
     if agg is None or agg.mean is None:
         return "–"
-    text = _num(agg.mean)
+    text = table_number(agg.mean)
     if agg.ci_low is not None and agg.ci_high is not None:
-        text += f" [{_num(agg.ci_low)}, {_num(agg.ci_high)}]"
+        text += f" [{table_number(agg.ci_low)}, {table_number(agg.ci_high)}]"
         if agg.method == USER_BOOTSTRAP:
             text += "†"
     else:
@@ -128,6 +131,7 @@ class Table:
     label: str
     align: str
     sections: list[int]  # row indices before which a rule separates groups of rows
+    separator: str = "\\midrule"  # in LaTeX: the rule (or space) between groups of rows
 
 
 def results_table(context: ReportContext, metrics: Sequence[str]) -> Table:
@@ -170,9 +174,9 @@ def comparison_table(compared: Sequence[tuple[str, MetricComparison]], several_r
         simulator = result.simulator + (f" [{run}]" if several_runs else "")
         sections.append(len(rows))
         for p in result.pairs:
-            diff = _num(p.difference)
+            diff = table_number(p.difference)
             if p.ci_low is not None and p.ci_high is not None:
-                diff += f" [{_num(p.ci_low)}, {_num(p.ci_high)}]"
+                diff += f" [{table_number(p.ci_low)}, {table_number(p.ci_high)}]"
             rows.append(
                 [
                     result.metric,
@@ -187,7 +191,16 @@ def comparison_table(compared: Sequence[tuple[str, MetricComparison]], several_r
                 ]
             )
     header = ["Metric", "Simulator", "A", "B", "Δ (A − B) [95% CI]", "p", "p_Holm", "test", "n"]
-    return Table([], header, rows, COMPARISON_LEGEND, "tab:crsim-comparisons", "llllrrrlr", sections[1:])
+    return Table(
+        [],
+        header,
+        rows,
+        COMPARISON_LEGEND,
+        "tab:crsim-comparisons",
+        "llllrrrlr",
+        sections[1:],
+        "\\addlinespace",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -257,7 +270,7 @@ def latex(table: Table) -> str:
     lines.append("\\midrule")
     for index, row in enumerate(table.rows):
         if index in table.sections:
-            lines.append("\\midrule")
+            lines.append(table.separator)
         lines.append(" & ".join(_marked(latex_escape(c)) for c in row) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}", ""]
     return "\n".join(lines)
