@@ -239,3 +239,20 @@ def test_a_pairing_keeps_its_colour_everywhere(reports: dict[str, Path], browser
     )
     assert colours == counts and len(names) == 12 and names[0] == "popular × abus [six-a]"
     assert problems == []
+
+
+def test_printed_report_hides_controls_and_starts_sections_on_new_pages(
+    reports: dict[str, Path], browser: Any, tmp_path: Path
+) -> None:
+    page, problems = _open(browser, reports["compare"])
+    page.emulate_media(media="print")
+    style = "([selector, property]) => getComputedStyle(document.querySelector(selector))[property]"
+    assert page.evaluate(style, ["header nav", "display"]) == "none"
+    assert page.evaluate(style, ["#browser", "display"]) == "none"
+    assert page.evaluate(style, ["#runs", "breakBefore"]) != "page"  # the first section follows the title
+    assert page.evaluate(style, ["#results", "breakBefore"]) == "page"
+    assert page.evaluate(style, ["table.results", "breakInside"]) == "avoid"
+    pdf = tmp_path / "report.pdf"
+    page.pdf(path=str(pdf))
+    assert pdf.read_bytes().startswith(b"%PDF")
+    assert not problems

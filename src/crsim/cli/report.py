@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +15,16 @@ from crsim.model.run_folder.files import REPORT
 app = typer.Typer(add_completion=False)
 
 
+class TableFormat(StrEnum):
+    latex = "latex"
+    markdown = "markdown"
+
+
+class FigureFormat(StrEnum):
+    svg = "svg"
+    pdf = "pdf"
+
+
 @app.command()
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by `crsim run`.")],
@@ -24,6 +35,16 @@ def report(
     rank_metric: Annotated[
         str | None, typer.Option(help="Metric label that ranks CRSs per simulator (default: Success).")
     ] = None,
+    tables: Annotated[
+        TableFormat | None,
+        typer.Option(
+            help="Also write the results and comparison tables (results.tex/.md, comparisons.tex/.md)."
+        ),
+    ] = None,
+    figures: Annotated[
+        FigureFormat | None,
+        typer.Option(help="Also write every figure as a vector file at print size, into figures/."),
+    ] = None,
 ) -> None:
     """One self-contained HTML report: manifests, results with CIs, plots and a dialogue browser.
 
@@ -32,7 +53,8 @@ def report(
     """
     from crsim.eval.run_scoring import evaluate_path
     from crsim.model.run_folder.folder import open_run
-    from crsim.report.html import build_report, write_report
+    from crsim.report.html import build_report, report_context, write_report
+    from crsim.report.paper_files import write_paper
     from crsim.runner.progress import ProgressReport
 
     progress = ProgressReport()
@@ -46,9 +68,19 @@ def report(
                 )
                 with progress.phase("scoring") as meter:
                     evaluate_path(folder.path, progress=meter)
-        html = build_report(folders, max_dialogues=max_dialogues, rank_metric=rank_metric)
+        context = report_context(folders, max_dialogues=max_dialogues)
+        html = build_report(folders, rank_metric=rank_metric, context=context)
         write_report(html, output)
+        written = write_paper(
+            context,
+            output.parent,
+            tables=tables.value if tables else None,
+            figures=figures.value if figures else None,
+            rank_metric=rank_metric,
+        )
     progress.print_summary()
     for folder in folders:
         warn_incomplete(folder.completeness())
     console.print(f"report: [bold]{escape(str(output))}[/bold]", highlight=False, soft_wrap=True)
+    for path in written:
+        console.print(f"  {escape(str(path))}", highlight=False, soft_wrap=True)

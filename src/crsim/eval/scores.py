@@ -445,6 +445,7 @@ class CurveBuilder:
         self.horizon = horizon
         self._sums: dict[tuple[GroupKey, str], np.ndarray] = {}
         self._counts: dict[tuple[GroupKey, str], np.ndarray] = {}
+        self._squares: dict[tuple[GroupKey, str], np.ndarray] = {}
 
     def add(self, dialogues: Iterable[Dialogue]) -> None:
         for dialogue in dialogues:
@@ -456,15 +457,18 @@ class CurveBuilder:
                 if key not in self._sums:
                     self._sums[key] = np.zeros(self.horizon)
                     self._counts[key] = np.zeros(self.horizon, dtype=int)
+                    self._squares[key] = np.zeros(self.horizon)
                 for index, value in enumerate(metric.per_turn(dialogue, self.horizon)):
                     if value is not None:
                         self._sums[key][index] += value
+                        self._squares[key][index] += value * value
                         self._counts[key][index] += 1
 
     def curves(self) -> list[GroupCurve]:
         found = []
         for (group, label), sums in self._sums.items():
             counts = self._counts[(group, label)]
+            squares = self._squares[(group, label)]
             found.append(
                 GroupCurve(
                     crs_id=group[0],
@@ -472,6 +476,15 @@ class CurveBuilder:
                     metric=label,
                     mean=[float(s / c) if c else None for s, c in zip(sums, counts, strict=True)],
                     n=[int(c) for c in counts],
+                    sd=[_sample_sd(s, q, int(c)) for s, q, c in zip(sums, squares, counts, strict=True)],
                 )
             )
         return sorted(found, key=lambda c: (c.crs_id or "", c.simulator_id or "", c.metric))
+
+
+def _sample_sd(total: float, squares: float, count: int) -> float | None:
+    """The sample SD (ddof=1) of `count` values from their sum and sum of squares; None below two."""
+    if count < 2:
+        return None
+    mean = total / count
+    return math.sqrt(max(0.0, (squares - count * mean * mean) / (count - 1)))

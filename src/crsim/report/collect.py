@@ -27,27 +27,55 @@ Group = tuple[str, str]  # (crs_id, simulator_id)
 
 @dataclass
 class Curves:
-    """Running sums of per-turn values of one metric for one group, over turns 1..horizon."""
+    """Running sums (and sums of squares, for the interval) of per-turn values of one metric for one
+    group, over turns 1..horizon."""
 
     sums: np.ndarray
     counts: np.ndarray
-    #: the means when the curve was read from `summary.json` rather than summed here
+    squares: np.ndarray
+    #: the means and SDs when the curve was read from `summary.json` rather than summed here
     fixed: list[float | None] | None = None
+    fixed_sd: list[float | None] | None = None
 
     @classmethod
     def empty(cls, horizon: int) -> Curves:
-        return cls(np.zeros(horizon), np.zeros(horizon, dtype=int))
+        return cls(np.zeros(horizon), np.zeros(horizon, dtype=int), np.zeros(horizon))
 
     @classmethod
     def recorded(cls, curve: GroupCurve) -> Curves:
         """A curve as `summary.json` holds it (means and counts per turn)."""
-        return cls(np.zeros(0), np.array(curve.n, dtype=int), list(curve.mean))
+        return cls(
+            np.zeros(0), np.array(curve.n, dtype=int), np.zeros(0), fixed=list(curve.mean), fixed_sd=curve.sd
+        )
 
     def add(self, values: list[float | None]) -> None:
         for index, value in enumerate(values):
             if value is not None:
                 self.sums[index] += value
+                self.squares[index] += value * value
                 self.counts[index] += 1
+
+    def intervals(self, turns: int, z: float = 1.959963984540054) -> list[tuple[float, float] | None]:
+        """Per turn, the normal 95% interval of the mean (mean ± z·s/√n, s with ddof=1); None below
+        two values. Drawn as the curves' bands; the values are proportions, so callers clip to [0, 1]."""
+        if self.fixed is not None:  # from summary.json: its means and SDs (none in older summaries)
+            sds = self.fixed_sd or [None] * len(self.fixed)
+            return [
+                None
+                if m is None or sd is None or c < 2
+                else (m - z * sd / math.sqrt(c), m + z * sd / math.sqrt(c))
+                for m, sd, c in zip(self.fixed[:turns], sds[:turns], self.counts[:turns], strict=False)
+            ]
+        found: list[tuple[float, float] | None] = []
+        for s, q, c in zip(self.sums[:turns], self.squares[:turns], self.counts[:turns], strict=True):
+            if c < 2:
+                found.append(None)
+                continue
+            mean = s / c
+            variance = max(0.0, (q - c * mean * mean) / (c - 1))
+            half = z * math.sqrt(variance / c)
+            found.append((float(mean - half), float(mean + half)))
+        return found
 
     def means(self, turns: int) -> list[float | None]:
         if self.fixed is not None:

@@ -61,19 +61,21 @@ def shade(hue: str, position: int, count: int) -> str:
 
 
 class Palette:
-    """A colour and a marker for every series of one report: the hue names the CRS, the shade and the
-    marker the simulator (and run). Built once from all series, in report order."""
+    """A colour and a marker for every series of one report: the hue names the CRS, the shade the
+    simulator (and run), the marker the simulator by name (one simulator in two runs keeps one
+    marker). Built once from all series, in report order."""
 
     def __init__(self, series: Sequence[Series]) -> None:
         crss = list(dict.fromkeys(s.crs for s in series))
         variants = list(dict.fromkeys((s.simulator, s.run) for s in series))
+        simulators = list(dict.fromkeys(s.simulator for s in series))
         self.styles: dict[str, Style] = {}
         self.crs_colours = {crs: HUES[i % len(HUES)] for i, crs in enumerate(crss)}
         for s in series:
             own = [v for v in variants if Series(s.crs, v[0], v[1]) in series]
             position = own.index((s.simulator, s.run))
             colour = shade(self.crs_colours[s.crs], position, len(own))
-            marker = MARKERS[variants.index((s.simulator, s.run)) % len(MARKERS)]
+            marker = MARKERS[simulators.index(s.simulator) % len(MARKERS)]
             self.styles[s.name] = Style(colour, marker)
 
     def colour(self, name: str) -> str:

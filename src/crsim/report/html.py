@@ -68,26 +68,48 @@ def _labels(folders: Sequence[RunFolder]) -> list[str]:
     return labels
 
 
+def report_context(
+    folders: Sequence[RunFolder], *, max_dialogues: int = DEFAULT_MAX_DIALOGUES
+) -> ReportContext:
+    """What the HTML report and the paper tables and figures are made from: the runs as the report
+    sees them, the palette and the paired comparisons (computed once for all of them)."""
+    views = [
+        collect_run(folder, label, max_dialogues)
+        for folder, label in zip(folders, _labels(folders), strict=True)
+    ]
+    compared, verdicts = run_comparisons([v.folder for v in views], [v.label for v in views])
+    return ReportContext(views, Palette([p.series for p in pairings(views)]), compared, verdicts)
+
+
+def report_metrics(context: ReportContext) -> list[str]:
+    """Every metric label of the runs' summaries, in order of first appearance."""
+    metrics: list[str] = []
+    for view in context.views:
+        for summary in view.summaries:
+            metrics.extend(label for label in summary.metrics if label not in metrics)
+    return metrics
+
+
+def ranked_by(metrics: Sequence[str], rank_metric: str | None) -> str | None:
+    """The metric that ranks CRSs per simulator: the one asked for, else Success, else the first."""
+    if rank_metric is not None and rank_metric not in metrics:
+        raise ConfigError(f"--rank-metric: no metric {rank_metric!r}; the runs have {', '.join(metrics)}")
+    return rank_metric or ("Success" if "Success" in metrics else (metrics[0] if metrics else None))
+
+
 def build_report(
     folders: Sequence[RunFolder],
     *,
     max_dialogues: int = DEFAULT_MAX_DIALOGUES,
     rank_metric: str | None = None,
+    context: ReportContext | None = None,
 ) -> str:
-    """The report of one or more evaluated run folders, as one HTML string."""
-    views = [
-        collect_run(folder, label, max_dialogues)
-        for folder, label in zip(folders, _labels(folders), strict=True)
-    ]
-    metrics: list[str] = []
-    for view in views:
-        for summary in view.summaries:
-            metrics.extend(label for label in summary.metrics if label not in metrics)
-    if rank_metric is not None and rank_metric not in metrics:
-        raise ConfigError(f"--rank-metric: no metric {rank_metric!r}; the runs have {', '.join(metrics)}")
-    rank_by = rank_metric or ("Success" if "Success" in metrics else (metrics[0] if metrics else None))
-    compared, verdicts = run_comparisons([v.folder for v in views], [v.label for v in views])
-    context = ReportContext(views, Palette([p.series for p in pairings(views)]), compared)
+    """The report of one or more evaluated run folders, as one HTML string (from `context` when the
+    caller has already built it from the same folders)."""
+    context = context or report_context(folders, max_dialogues=max_dialogues)
+    views = context.views
+    metrics = report_metrics(context)
+    rank_by = ranked_by(metrics, rank_metric)
     env = Environment(loader=PackageLoader("crsim.report", "templates"), autoescape=True)
     template = env.get_template("report.html.j2")
     return template.render(
@@ -100,8 +122,8 @@ def build_report(
         else None,
         plots=plot_list(context, rank_by),
         ranks=rank_table(context, rank_by),
-        comparisons=html_comparisons(compared),
-        verdicts=html_verdicts(verdicts),
+        comparisons=html_comparisons(context.compared),
+        verdicts=html_verdicts(context.verdicts),
         behaviour=behaviour_sections(context),
         rank_by=rank_by,
         shown=sum(len(v.browser) for v in views),

@@ -97,15 +97,17 @@ def _pairing_label(name: str, counts: Mapping[str, int] | None) -> str:
     return wrap(name + n, 34)
 
 
-def _pairing_axis(panels: Sequence[Axes], names: Sequence[str], counts: Mapping[str, int] | None) -> None:
+def _pairing_axis(
+    panels: Sequence[Axes], names: Sequence[str], counts: Mapping[str, int] | None, fontsize: float = 8
+) -> None:
     """Pairings top to bottom on the shared vertical axis, each named in full (with its n), once per
     row of panels; called after drawing, which may have set ticks of its own."""
     texts = [_pairing_label(n, counts) for n in names]
     for axes in panels:
         axes.grid(axis="x", alpha=0.3)
-        axes.tick_params(axis="y", labelsize=8)
+        axes.tick_params(axis="y", labelsize=fontsize)
     if panels:
-        panels[0].set_yticks(range(len(names)), texts, fontsize=8)
+        panels[0].set_yticks(range(len(names)), texts, fontsize=fontsize)
         panels[0].set_ylim(len(names) - 0.5, -0.5)
 
 
@@ -124,13 +126,18 @@ def _grid(count: int, columns: int, names: Sequence[str], width: float = 3.6) ->
     return figure, axes[:count]
 
 
+Band = Sequence[tuple[float, float] | None]
+
+
 def turn_curves(
     panels: Sequence[tuple[str, Mapping[str, Sequence[float | None]]]],
     palette: Palette,
     counts: Mapping[str, int],
+    bands: Mapping[str, Mapping[str, Band]] | None = None,
 ) -> Figure:
-    """One panel per metric (e.g. PC_t@10, Recall@(t,10)); one line per pairing over turns 1..T;
-    the legend (with each pairing's n) below the panels."""
+    """One panel per metric (e.g. PC_t@10, Recall@(t,10)); one line per pairing over turns 1..T
+    (whole turns on the axis), with its 95% band (`bands`: metric -> pairing -> interval per turn,
+    clipped to [0, 1]); the legend (with each pairing's n) below the panels."""
     names = list(dict.fromkeys(n for _, series in panels for n in series))
     legend_rows = (len(names) + 2) // 3
     figure = Figure(figsize=(5.2 * len(panels), 3.4 + 0.22 * legend_rows), layout="constrained")
@@ -148,8 +155,19 @@ def turn_curves(
                 color=palette.colour(name),
                 label=label,
             )
+            band = [(t, b) for t, b in enumerate((bands or {}).get(title, {}).get(name, []), start=1) if b]
+            if band:
+                axes.fill_between(
+                    [t for t, _ in band],
+                    [max(0.0, b[0]) for _, b in band],
+                    [min(1.0, b[1]) for _, b in band],
+                    color=palette.colour(name),
+                    alpha=0.12,
+                    linewidth=0,
+                )
         axes.set_title(title)
         axes.set_xlabel("turn t")
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes.set_ylim(bottom=0)
         axes.grid(alpha=0.3)
     handles, labels = figure.axes[0].get_legend_handles_labels()
@@ -180,12 +198,13 @@ def proportions(per_metric: Mapping[str, Mapping[str, tuple[int, int]]], palette
                 xytext=(4, 0),
                 textcoords="offset points",
                 va="center",
-                fontsize=8,
+                fontsize=10,
                 annotation_clip=False,
             )
         axes.set_xlim(0, 1)
-        axes.set_title(f"{label}: proportion, 95% Wilson CI", fontsize=9.5)
-    _pairing_axis(panels, names, None)
+        axes.set_title(f"{label}: proportion, 95% Wilson CI", fontsize=11)
+        axes.tick_params(axis="x", labelsize=10)
+    _pairing_axis(panels, names, None, fontsize=10)
     return figure
 
 

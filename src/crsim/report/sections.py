@@ -27,7 +27,7 @@ from crsim.report.figures import (
 from crsim.report.tables import USER_MARK, ambiguous_text, evaluable_text, failures, failures_text, users_text
 from crsim.studies.behaviour import MEASURES, BehaviourReport, Kind, behaviour_report
 from crsim.studies.behaviour.tables import KIND_TITLES, cell_text
-from crsim.studies.compare import MetricComparison
+from crsim.studies.compare import MetricComparison, Verdict
 
 #: Metric columns per results table: more would push the table past a laptop screen.
 COLUMNS_PER_TABLE = 6
@@ -49,6 +49,8 @@ class ReportContext:
     views: Sequence[RunView]
     palette: Palette
     compared: Sequence[tuple[str, MetricComparison]]
+    #: Per run, each pair of CRSs' verdict across metrics (wins, ties, losses by direction).
+    verdicts: Sequence[tuple[str, Verdict]] = ()
 
     @property
     def pairings(self) -> list[Pairing]:
@@ -159,13 +161,15 @@ def _counts(context: ReportContext) -> dict[str, int]:
 
 def _curves(context: ReportContext, found: list[dict[str, str]]) -> None:
     panels: dict[str, dict[str, list[float | None]]] = {}
+    bands: dict[str, dict[str, plots.Band]] = {}
     longest = max((v.longest for v in context.views), default=0)
     for p in context.pairings:
         for label, groups in p.view.curves.items():
             curve = groups.get((p.series.crs, p.series.simulator))
             means = curve.means(max(1, longest)) if curve is not None else []
-            if any(m is not None for m in means):
+            if curve is not None and any(m is not None for m in means):
                 panels.setdefault(label, {})[p.series.name] = means
+                bands.setdefault(label, {})[p.series.name] = curve.intervals(max(1, longest))
     if panels:
         _add(
             found,
@@ -173,8 +177,9 @@ def _curves(context: ReportContext, found: list[dict[str, str]]) -> None:
             "Coverage and recall per turn",
             "Population mean of PC_t@K (targets recommended up to turn t) and Recall@(t,K) (targets in "
             "the list standing at turn t) over the evaluable dialogues (n per pairing in the legend); a "
-            "dialogue that ended keeps its last state.",
-            plots.turn_curves(list(panels.items()), context.palette, _counts(context)),
+            "dialogue that ended keeps its last state. The band is the 95% normal interval of the mean "
+            "at each turn (mean ± 1.96 s/√n), clipped to [0, 1].",
+            plots.turn_curves(list(panels.items()), context.palette, _counts(context), bands),
         )
 
 

@@ -64,6 +64,9 @@ class GroupCurve(BaseModel):
     metric: str
     mean: list[float | None]
     n: list[int]
+    #: The sample SD (ddof=1) per turn, for the curves' intervals; None below two values (and in
+    #: summaries written before it was recorded).
+    sd: list[float | None] | None = None
 
 
 class SummaryFile(BaseModel):
