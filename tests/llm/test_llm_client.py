@@ -168,45 +168,36 @@ async def test_concurrent_identical_requests_share_one_call() -> None:
     assert sum(not a.cached for a in answers) == 1
 
 
-async def test_concurrency_limit_per_endpoint() -> None:
+class InFlight(ScriptedProvider):
+    """A scripted provider that counts the calls in flight and the most there were at once."""
+
     active = peak = 0
 
-    class Counting(ScriptedProvider):
-        async def complete(self, messages: list[Message], generation: ResolvedGeneration):  # type: ignore[no-untyped-def]
-            nonlocal active, peak
-            active += 1
-            peak = max(peak, active)
-            await asyncio.sleep(0.01)
-            active -= 1
-            return await super().complete(messages, generation)
+    async def complete(self, messages: list[Message], generation: ResolvedGeneration):  # type: ignore[no-untyped-def]
+        self.active += 1
+        self.peak = max(self.peak, self.active)
+        await asyncio.sleep(0.01)
+        self.active -= 1
+        return await super().complete(messages, generation)
 
+
+async def test_concurrency_limit_per_endpoint() -> None:
     hub = LLMHub(LLMSettings(default=ModelConfig(provider="scripted", replies=["x"], max_concurrency=3)))
-    provider = Counting(lambda _m, _g: "x")
+    provider = InFlight(lambda _m, _g: "x")
     hub._providers = {}  # the hub builds scripted providers from config; swap in the counting one
     user_llm, crs_llm = hub.role("user"), hub.role("crs")
     user_llm.provider = crs_llm.provider = provider
     await asyncio.gather(*(llm.generate([user(str(i))]) for i in range(10) for llm in (user_llm, crs_llm)))
-    assert peak == 3 and len(provider.requests) == 20
+    assert provider.peak == 3 and len(provider.requests) == 20
 
 
 def test_a_hub_serves_a_second_event_loop_after_closing(tmp_path: Path) -> None:
     """`crsim run` holds its dialogues in one event loop and scores them with the same hub in the next:
     the endpoint's limit (a call waited on it in the first loop) and the cache, closed in between,
     must serve the second loop too, the cache still answering what the first loop stored."""
-    active = peak = 0
-
-    class Slow(ScriptedProvider):
-        async def complete(self, messages: list[Message], generation: ResolvedGeneration):  # type: ignore[no-untyped-def]
-            nonlocal active, peak
-            active += 1
-            peak = max(peak, active)
-            await asyncio.sleep(0.01)
-            active -= 1
-            return await super().complete(messages, generation)
-
     settings = LLMSettings(default=ModelConfig(provider="scripted", replies=["x"], max_concurrency=2))
     hub = LLMHub(settings, cache_path=tmp_path / "cache.sqlite")
-    provider = Slow(lambda _m, _g: "x")
+    provider = InFlight(lambda _m, _g: "x")
     hub.role("user").provider = provider
 
     async def calls(first: int) -> list[bool]:
@@ -222,7 +213,7 @@ def test_a_hub_serves_a_second_event_loop_after_closing(tmp_path: Path) -> None:
     assert asyncio.run(calls(3)) == [True] * 3  # the cache opened again
     hub.role("user").cache = None  # now every call reaches the provider, waiting on the limit
     assert asyncio.run(calls(0)) == [False] * 6
-    assert peak == 2 and len(provider.requests) == 12
+    assert provider.peak == 2 and len(provider.requests) == 12
 
 
 async def test_usage_is_logged_per_call_with_role_tokens_and_errors(tmp_path: Path) -> None:
