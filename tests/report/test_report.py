@@ -294,3 +294,14 @@ def test_ambiguous_links_are_counted_per_pairing(two_sims: Path, tmp_path: Path)
         html.index(">ambiguous links</th>") : html.index("</table>", html.index(">ambiguous links</th>"))
     ]
     assert sorted(re.findall(r'<td class="num">(\d+)</td></tr>', table)) == ["0", "0", "0", "2"]
+
+
+def test_one_simulator_in_two_runs_shows_no_simulator_disagreement(tmp_path: Path) -> None:
+    """The disagreement chart compares simulators; the same simulator (by name) in two runs is one."""
+    first = small_run(tmp_path / "a", users=4, crss=["popular", "retrieval"])
+    second = small_run(tmp_path / "b", users=4, crss=["popular", "retrieval"])
+    out = tmp_path / "report.html"
+    result = runner.invoke(app, ["report", str(first), str(second), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    html = out.read_text(encoding="utf-8")
+    assert 'id="plot-curves"' in html and 'id="plot-ranks"' not in html

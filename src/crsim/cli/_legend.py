@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from crsim.model.run_folder.files import REPORT
+
 #: Metric name -> what one value measures, in the words of docs/metrics.md.
 MEANINGS: dict[str, str] = {
     "success_rate": "share of dialogues in which the user accepted a recommendation",
@@ -55,5 +57,5 @@ def next_steps(run_dir: Path) -> list[str]:
     """The commands that take a finished run further."""
     return [
         f"  crsim compare {run_dir}    which CRS is better on each metric, with paired tests",
-        f"  crsim report {run_dir} -o report.html    tables, figures and every dialogue in one file",
+        f"  crsim report {run_dir} -o {REPORT}    tables, figures and every dialogue in one file",
     ]

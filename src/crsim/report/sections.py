@@ -362,7 +362,9 @@ def ranks(context: ReportContext, rank_by: str | None) -> Ranks:
 def _ranks_plot(context: ReportContext, rank_by: str | None, found: list[dict[str, str]]) -> None:
     table = ranks(context, rank_by)
     crss = {crs for cells in table.cells.values() for crs in cells}
-    if rank_by is None or len(table.columns) < 2 or len(crss) < 2:
+    # simulators by name: one simulator in two runs is one simulator, and shows no disagreement
+    simulators = {p.series.simulator for p in context.pairings if rank_by in p.summary.metrics}
+    if rank_by is None or len(table.columns) < 2 or len(crss) < 2 or len(simulators) < 2:
         return
     _add(
         found,
