@@ -67,13 +67,13 @@ def _study_config(config: Path | None, users: int | None, max_turns: int | None,
 
 def _hold(cfg: Any, out: Path, resume: bool) -> None:
     """Hold and score a study's run (resumable like `crsim run`); a failed pairing is reported, not fatal."""
-    from crsim import api
+    from crsim.api import plan_run
     from crsim.runner.outcome import FailedPairings
 
     mapping = cfg.model_dump(mode="json", exclude_none=True)
     mapping.pop("out", None)
-    try:
-        api.run(mapping, out=out, resume=resume)
+    try:  # the run path of `crsim run` (its advice in command-line words)
+        plan_run(mapping, out=out, resume=resume).execute()
     except FailedPairings as failed:
         errors.print(f"warning: {failed}", highlight=False, markup=False, soft_wrap=True)
 
