@@ -8,9 +8,10 @@
 `generate` holds the pool: per round r (seed r) one small run per stratum (simulator x CRS x domain,
 `STRATA`), the LLM parts on the shipped local model (SmolLM2-135M, as configs/llm-local.yaml), so
 every round adds dialogues to every stratum; it stops after `--rounds` or at `--until` (local
-wall-clock time), between runs. `sample` draws the set uniformly at random (seed `SAMPLE_SEED`) from
-each stratum's pool, `QUOTA` dialogues per stratum (all of a stratum that has fewer), never looking at
-the detectors. `render` writes dialogues.md for the readers from dialogues.jsonl.
+wall-clock time), between runs; `--only llm|rules` and `--domain` split the work between processes.
+`sample` draws the set uniformly at random (seed `SAMPLE_SEED`) from each stratum's pool: up to
+`LLM_QUOTA` per LLM stratum, the rule-based strata filling `--size`, never looking at the detectors.
+`render` writes dialogues.md for the readers from dialogues.jsonl.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from typing import Any
 
 import yaml
 
-#: The local model settings of configs/llm-local.yaml, one request at a time per run.
+#: The local model settings of configs/llm-local.yaml, with a long timeout: on a shared, loaded
+#: machine a reply of the local model can take minutes, and a timeout would end the dialogue.
 LLM = {
     "default": {
         "provider": "local",
@@ -35,6 +37,7 @@ LLM = {
         "temperature": 0.7,
         "context_size": 2048,
         "max_concurrency": 2,
+        "timeout": 900,
     }
 }
 SIMULATORS: dict[str, dict[str, Any]] = {
@@ -96,9 +99,9 @@ STRATA: list[tuple[str, str, str, int]] = [
     ),
 ]
 MAX_TURNS = 5
-#: Dialogues sampled per stratum: LLM strata (10 of them) 9, rule-based ones (12) 7: 90 + 84 = 174 at
-#: most; a stratum with fewer gives all it has.
-QUOTA = {"llm": 9, "rules": 7}
+#: Dialogues drawn per LLM stratum (all of a smaller pool); the rule-based strata fill the set's size.
+LLM_QUOTA = 9
+SIZE = 170
 SAMPLE_SEED = 20261127
 
 
@@ -181,25 +184,40 @@ def pool_of(out: Path) -> dict[str, list[tuple[str, str]]]:
             continue
         stratum = run.name.rsplit("--r", 1)[0]
         for line in file.read_text(encoding="utf-8").splitlines():
-            record = json.loads(line)
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:  # a line torn by stopping a run mid-write
+                continue
             if any(u["role"] == "user" for u in record["utterances"]):
                 pool.setdefault(stratum, []).append((run.name, line))
     return pool
 
 
-def sample(out: Path, target: Path) -> None:
-    """Draw the set: per stratum, `QUOTA` dialogues uniformly at random (seeded by SAMPLE_SEED and the
-    stratum's name), all of a smaller pool; shuffle them (seeded) and number them B001, B002, ...; the
-    run's record is kept, its id moved to `metadata.label_source` with the run's name."""
+def quotas(pool: dict[str, list[tuple[str, str]]], size: int) -> dict[str, int]:
+    """Dialogues to draw per stratum: up to `LLM_QUOTA` of every LLM stratum (all it has when fewer),
+    the rest of `size` shared evenly among the rule-based strata (the first ones in name order take
+    one more when it does not divide), each capped by its pool."""
+    take = {s: min(LLM_QUOTA, len(pool[s])) for s in pool if is_llm(*s.split("--")[1:3])}
+    rules = [s for s in sorted(pool) if s not in take]
+    left = max(0, size - sum(take.values()))
+    for n, stratum in enumerate(rules):
+        share = left // len(rules) + (1 if n < left % len(rules) else 0)
+        take[stratum] = min(share, len(pool[stratum]))
+    return take
+
+
+def sample(out: Path, target: Path, size: int) -> None:
+    """Draw the set: per stratum, its quota (`quotas`) uniformly at random (seeded by SAMPLE_SEED and
+    the stratum's name), never looking at the detectors; shuffle them (seeded) and number them B001,
+    B002, ...; the run's record is kept, its id moved to `metadata.label_source` with the run's name."""
     pool = pool_of(out)
+    take = quotas(pool, size)
     chosen: list[tuple[str, str, str]] = []
     strata = {}
     for stratum in sorted(pool):
-        sim, crs = stratum.split("--")[1:3]
-        quota = QUOTA["llm" if is_llm(sim, crs) else "rules"]
         found = pool[stratum]
         rng = random.Random(f"{SAMPLE_SEED}:{stratum}")
-        picked = rng.sample(found, min(quota, len(found)))
+        picked = rng.sample(found, take[stratum])
         strata[stratum] = {"pool": len(found), "sampled": len(picked)}
         chosen += [(stratum, run, line) for run, line in picked]
     random.Random(SAMPLE_SEED).shuffle(chosen)
@@ -222,7 +240,8 @@ def sample(out: Path, target: Path) -> None:
     }
     sampling = {
         "seed": SAMPLE_SEED,
-        "quota": QUOTA,
+        "llm_quota": LLM_QUOTA,
+        "size": size,
         "max_turns": MAX_TURNS,
         "strata": strata,
         "configs": configs,
@@ -334,13 +353,14 @@ def main() -> None:
     pick = sub.add_parser("sample", help="draw the labelled set from the pool")
     pick.add_argument("pool", type=Path)
     pick.add_argument("--out", type=Path, required=True)
+    pick.add_argument("--size", type=int, default=SIZE)
     show = sub.add_parser("render", help="write dialogues.md for the readers")
     show.add_argument("folder", type=Path)
     score = sub.add_parser("score", help="crsim validate detectors FOLDER")
     score.add_argument("folder", type=Path)
     args = parser.parse_args()
     if args.command == "sample":
-        sample(args.pool, args.out)
+        sample(args.pool, args.out, args.size)
     elif args.command == "render":
         render(args.folder)
     elif args.command == "score":
