@@ -170,6 +170,8 @@ def generate(out: Path, rounds: int, until: str | None, only: str | None, domain
 
 #: Characters of a plot or description shown to readers.
 LONG_TEXT = 240
+#: Catalogue fields that say nothing a claim could be about (ids are left out as well).
+BOOKKEEPING = frozenset({"num_ratings", "mean_rating"})
 #: Values shown per list attribute (actors, keywords).
 LIST_VALUES = 6
 
@@ -248,6 +250,9 @@ def sample(out: Path, target: Path, size: int) -> None:
     }
     (target / "sampling.json").write_text(json.dumps(sampling, indent=2) + "\n", encoding="utf-8")
     print(f"{len(lines)} dialogues from {len(strata)} strata", flush=True)
+    print("| domain | simulator | CRS | pool | sampled |\n|---|---|---|---|---|")
+    for stratum, counts in strata.items():
+        print(f"| {' | '.join(stratum.split('--'))} | {counts['pool']} | {counts['sampled']} |")
 
 
 def _attributes(item: Any) -> str:
@@ -258,7 +263,8 @@ def _attributes(item: Any) -> str:
         if values:
             more = f" (+{len(values) - LIST_VALUES})" if len(values) > LIST_VALUES else ""
             parts.append(f"{name}: {', '.join(values[:LIST_VALUES])}{more}")
-    extra = {**item.extra, **({"plot": item.plot} if item.plot else {})}
+    extra = {k: v for k, v in item.extra.items() if k not in BOOKKEEPING and not k.endswith("_id")}
+    extra |= {"plot": item.plot} if item.plot else {}
     for name, value in extra.items():
         text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
         parts.append(f"{name}: {text[:LONG_TEXT]}{'…' if len(text) > LONG_TEXT else ''}")
