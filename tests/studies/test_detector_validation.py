@@ -17,6 +17,7 @@ from crsim.model.dialogue import Dialogue, Role, Termination, TerminationReason,
 from crsim.model.user import InformationNeed
 from crsim.studies.behaviour.validation import (
     BEHAVIOURS,
+    BehaviourCheck,
     check,
     cohen_kappa,
     validate_detectors,
@@ -116,7 +117,7 @@ def labelled(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _by_name(folder: Path) -> dict[str, object]:
+def _by_name(folder: Path) -> dict[str, BehaviourCheck]:
     return {c.behaviour: c for c in validate_detectors(folder).checks}
 
 
@@ -187,7 +188,7 @@ def test_adjudication_settles_disagreements(labelled: Path) -> None:
 def test_a_missing_or_wrong_label_names_the_file_and_line(labelled: Path) -> None:
     lines = (labelled / "labels-reader-b.jsonl").read_text().splitlines()
     (labelled / "labels-reader-b.jsonl").write_text("\n".join(lines[:-1]) + "\n")
-    with pytest.raises(DataError, match="labels-reader-b.jsonl.*have no label"):
+    with pytest.raises(DataError, match=r"labels-reader-b\.jsonl.*have no label"):
         validate_detectors(labelled)
     bad = {"dialogue": "d1", "behaviour": "role_flip", "messages": [0], "present": True}  # a CRS message
     _write(labelled / "labels-reader-b.jsonl", [bad])
