@@ -345,6 +345,61 @@ def render(target: Path) -> None:
     print(f"wrote {target / 'dialogues.md'}", flush=True)
 
 
+def add_wave(target: Path, runs: list[Path], count: int, keep: list[str]) -> None:
+    """Append a second wave to the set: from the dialogues of other run folders (e.g. the LLM users of
+    `crsim validate sensitivity` and `validate fidelity` studies), every dialogue of a simulator named
+    in `keep` (rare simulators) and `count` more drawn uniformly at random (seeded by SAMPLE_SEED and
+    "wave2") from the rest, never looking at the detectors. Identical conversations held twice (the
+    same user, simulator, CRS and texts in two runs) count once. Numbering continues after the set's
+    last id; `sampling.json` records the wave."""
+    seen: set[tuple[str, ...]] = set()
+    rare: list[tuple[str, str]] = []
+    rest: list[tuple[str, str]] = []
+    for run in sorted(runs):
+        for line in (run / "dialogues.jsonl").read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:  # a line torn by a run still writing
+                continue
+            if not any(u["role"] == "user" for u in record["utterances"]):
+                continue
+            key = (
+                record.get("user_id") or "",
+                record.get("simulator_id") or "",
+                record.get("crs_id") or "",
+                *(u["text"] for u in record["utterances"]),
+            )
+            if key in seen:
+                continue
+            seen.add(key)
+            (rare if record.get("simulator_id") in keep else rest).append((run.name, line))
+    picked = rare + random.Random(f"{SAMPLE_SEED}:wave2").sample(rest, min(count, len(rest)))
+    random.Random(f"{SAMPLE_SEED}:wave2:order").shuffle(picked)
+    existing = (target / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()
+    start = len(existing) + 1
+    lines = []
+    for n, (run, line) in enumerate(picked, start=start):
+        record = json.loads(line)
+        stratum = "--".join(
+            [record["metadata"].get("domain", "?"), record.get("simulator_id") or "?", record.get("crs_id") or "?"]
+        )
+        record["metadata"]["label_source"] = {"run": run, "id": record["id"], "stratum": stratum, "wave": 2}
+        record["id"] = f"B{n:03d}"
+        lines.append(json.dumps(record, ensure_ascii=False))
+    (target / "dialogues.jsonl").write_text("\n".join(existing + lines) + "\n", encoding="utf-8")
+    sampling = json.loads((target / "sampling.json").read_text(encoding="utf-8"))
+    sampling["wave2"] = {
+        "runs": [run.name for run in sorted(runs)],
+        "pool": len(rare) + len(rest),
+        "kept_all_of": keep,
+        "kept": len(rare),
+        "drawn": len(picked) - len(rare),
+        "ids": f"B{start:03d}-B{start + len(picked) - 1:03d}",
+    }
+    (target / "sampling.json").write_text(json.dumps(sampling, indent=2) + "\n", encoding="utf-8")
+    print(f"added {len(picked)} dialogues ({len(rare)} of {keep}, {len(picked) - len(rare)} drawn of {len(rest)})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -362,11 +417,18 @@ def main() -> None:
     pick.add_argument("--size", type=int, default=SIZE)
     show = sub.add_parser("render", help="write dialogues.md for the readers")
     show.add_argument("folder", type=Path)
+    wave = sub.add_parser("add", help="append a second wave drawn from other run folders")
+    wave.add_argument("folder", type=Path)
+    wave.add_argument("runs", type=Path, nargs="+")
+    wave.add_argument("--count", type=int, required=True)
+    wave.add_argument("--keep-all", nargs="*", default=[], help="simulators whose every dialogue is taken")
     score = sub.add_parser("score", help="crsim validate detectors FOLDER")
     score.add_argument("folder", type=Path)
     args = parser.parse_args()
     if args.command == "sample":
         sample(args.pool, args.out, args.size)
+    elif args.command == "add":
+        add_wave(args.folder, args.runs, args.count, args.keep_all)
     elif args.command == "render":
         render(args.folder)
     elif args.command == "score":
