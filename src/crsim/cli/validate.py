@@ -1,5 +1,6 @@
 """`crsim validate`: check a file against the unified format (`file`), and check the simulated verdict
-itself: would it notice a worse CRS (`sensitivity`), and how much do seeds move it (`noise`)."""
+itself: would it notice a worse CRS (`sensitivity`), how much do seeds move it (`noise`), and how
+far the behaviour report's failure detectors agree with human readers (`detectors`)."""
 
 from __future__ import annotations
 
@@ -183,4 +184,12 @@ def _register_fidelity() -> None:
     app.command("fidelity")(fidelity_command)
 
 
+def _register_detectors() -> None:
+    """`crsim validate detectors`, defined in `crsim.cli.detectors`."""
+    from crsim.cli.detectors import detectors_command
+
+    app.command("detectors")(detectors_command)
+
+
 _register_fidelity()
+_register_detectors()

@@ -7,7 +7,8 @@ recommendation. Per CRS: cut messages, text that does not name the recommended i
 item's metadata contradicts, repetition. Per judge: the spread of scores and their consistency with
 what the record says was recommended and asked. Modules: `records` (reading, bad records counted),
 `facts` (one dialogue, understood once), `text` (the text rules), `users`, `crs`, `judges` (the
-measures), `report` (aggregation, Wilson intervals, the dataframe).
+measures), `report` (aggregation, Wilson intervals, the dataframe), `validation` (each rule's
+precision and recall against two readers' labels, `crsim validate detectors`).
 """
 
 from crsim.studies.behaviour.observation import MEASURES, Kind, Measure, Observation

@@ -27,8 +27,10 @@ _KIND_CUES = frozenset({"genre", "kind", "type", "category", "cuisine", "style"}
 _CLAIM_WINDOW = 2
 
 
-def _obs(facts: Facts, measure: str, hit: bool | None, note: str = "") -> Observation:
-    return Observation(Kind.CRS, facts.crs, measure, facts.dialogue.id, hit, note)
+def _obs(
+    facts: Facts, measure: str, hit: bool | None, note: str = "", message: int | None = None
+) -> Observation:
+    return Observation(Kind.CRS, facts.crs, measure, facts.dialogue.id, hit, note, message)
 
 
 def _listed(facts: Facts, u: Utterance) -> list[Item]:
@@ -41,17 +43,16 @@ def truncated(facts: Facts, caps: dict[str, int]) -> Iterator[Observation]:
     for index in facts.crs_indices():
         u = facts.utterances[index]
         if not u.text.strip():
-            yield _obs(facts, "truncated", None, "empty message")
+            yield _obs(facts, "truncated", None, "empty message", index)
             continue
         own = body(u.text, _listed(facts, u))
         if cap is not None and len(own.rstrip()) >= cap:
-            yield _obs(
-                facts, "truncated", True, f"{len(own.rstrip())} characters, the configured cap is {cap}"
-            )
+            note = f"{len(own.rstrip())} characters, the configured cap is {cap}"
+            yield _obs(facts, "truncated", True, note, index)
         elif ends_cut(own):
-            yield _obs(facts, "truncated", True, f"ends {own.rstrip()[-20:]!r}")
+            yield _obs(facts, "truncated", True, f"ends {own.rstrip()[-20:]!r}", index)
         else:
-            yield _obs(facts, "truncated", False)
+            yield _obs(facts, "truncated", False, "", index)
 
 
 def text_names_item(facts: Facts) -> Iterator[Observation]:
@@ -62,12 +63,12 @@ def text_names_item(facts: Facts) -> Iterator[Observation]:
             continue
         listed = _listed(facts, u)
         if not listed:
-            yield _obs(facts, "text_names_item", None, "no recommended item is in the catalogue")
+            yield _obs(facts, "text_names_item", None, "no recommended item is in the catalogue", index)
             continue
         own = body(u.text, listed)
         missing = [item.display_title for item in listed if not title_in(own, item)]
         note = "does not name " + "; ".join(missing[:3]) if missing else ""
-        yield _obs(facts, "text_names_item", not missing, note)
+        yield _obs(facts, "text_names_item", not missing, note, index)
 
 
 def _scope(text: str, item: Item) -> str | None:
@@ -168,9 +169,8 @@ def claims(facts: Facts, phrases: dict[str, list[tuple[str, str]]]) -> Iterator[
         if scope is None:
             continue
         wrong = _time_claims(scope, item) + _attribute_claims(scope, item, facts.domain, phrases)
-        yield _obs(
-            facts, "claim_contradicts_item", bool(wrong), f"{item.display_title}: {wrong[0]}" if wrong else ""
-        )
+        note = f"{item.display_title}: {wrong[0]}" if wrong else ""
+        yield _obs(facts, "claim_contradicts_item", bool(wrong), note, index)
 
 
 def crs_repeats(facts: Facts) -> Iterator[Observation]:

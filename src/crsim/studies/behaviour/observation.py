@@ -18,7 +18,8 @@ class Kind(StrEnum):
 class Observation:
     """One unit (a dialogue, a message or a score) of one measure: `hit` True when the measure fires,
     False when it does not, None when the unit cannot be evaluated (`note` says why). For a hit,
-    `note` holds the evidence (the cue, the title, the claim)."""
+    `note` holds the evidence (the cue, the title, the claim). `message`: the index of the message a
+    message-level observation is about (what the labelled set of the detectors is compared at)."""
 
     kind: Kind
     subject: str
@@ -26,6 +27,7 @@ class Observation:
     dialogue_id: str
     hit: bool | None
     note: str = ""
+    message: int | None = None
 
 
 @dataclass(frozen=True)

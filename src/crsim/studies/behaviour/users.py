@@ -24,8 +24,10 @@ from crsim.studies.behaviour.text import (
 _TURNED_DOWN = frozenset({Intent.REJECT, Intent.DENY, Intent.REQUEST_RECOMMENDATION, Intent.SEEN})
 
 
-def _obs(facts: Facts, measure: str, hit: bool | None, note: str = "") -> Observation:
-    return Observation(Kind.SIMULATOR, facts.simulator, measure, facts.dialogue.id, hit, note)
+def _obs(
+    facts: Facts, measure: str, hit: bool | None, note: str = "", message: int | None = None
+) -> Observation:
+    return Observation(Kind.SIMULATOR, facts.simulator, measure, facts.dialogue.id, hit, note, message)
 
 
 def first_turn_end(facts: Facts) -> Iterator[Observation]:
@@ -128,7 +130,7 @@ def role_flips(facts: Facts, patterns: list[re.Pattern[str]]) -> Iterator[Observ
     earliest = ""
     for index in users:
         cue = first_cue(facts.utterances[index].text, patterns)
-        yield _obs(facts, "role_flip", cue is not None, cue or "")
+        yield _obs(facts, "role_flip", cue is not None, cue or "", index)
         earliest = earliest or (cue or "")
     yield _obs(facts, "role_flip_dialogue", bool(earliest), earliest)
 
@@ -137,7 +139,7 @@ def meta_text(facts: Facts) -> Iterator[Observation]:
     """User messages holding text about the message (preambles, speaker labels, the model's role)."""
     for index in facts.user_indices():
         cue = first_cue(facts.utterances[index].text, META_TEXT)
-        yield _obs(facts, "meta_text", cue is not None, cue or "")
+        yield _obs(facts, "meta_text", cue is not None, cue or "", index)
 
 
 def user_truncated(facts: Facts) -> Iterator[Observation]:
@@ -145,10 +147,10 @@ def user_truncated(facts: Facts) -> Iterator[Observation]:
     for index in facts.user_indices():
         text = facts.utterances[index].text
         if not text.strip():
-            yield _obs(facts, "user_truncated", None, "empty message")
+            yield _obs(facts, "user_truncated", None, "empty message", index)
             continue
         cut = ends_cut(text)
-        yield _obs(facts, "user_truncated", cut, f"ends {text.rstrip()[-20:]!r}" if cut else "")
+        yield _obs(facts, "user_truncated", cut, f"ends {text.rstrip()[-20:]!r}" if cut else "", index)
 
 
 def repetition(facts: Facts) -> Iterator[Observation]:
