@@ -16,6 +16,7 @@ import pytest
 
 from crsim.core.components import BuildContext
 from crsim.crs.base import CRSReply
+from crsim.language.message_rules import title_named
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Completion, Message, ResolvedGeneration
 from crsim.model import annotations as keys
@@ -384,7 +385,7 @@ def test_role_flip(text: str, flipped: bool) -> None:
     ],
 )
 def test_names_title(text: str, title: str, named: bool) -> None:
-    assert checks.names_title(text, title) is named
+    assert title_named(text, title) is named
 
 
 def test_near_duplicates() -> None:
