@@ -29,11 +29,16 @@ The visible text and `recommended_items` always agree, because simulators and pe
 A message that nearly repeats an earlier reply (the behaviour report's rule,
 `crsim.model.text.near_duplicate`) or begins with one (a small model's loop) is asked again once too
 (`repeated`), and so is a message that still stops mid-sentence once tidied (`unfinished`: a lone
-sentence cut with an ellipsis); the retry is kept when its text names an item, else the first
-answer unless that was the repeat (then the retry gets the recommendation sentence). When the retry
-repeats an earlier reply as well, or the reply kept still stops mid-sentence, the reply is composed
-without the model: a recommendation of the listed items (else the best candidate), a single item with
-its genres and leading actors from the catalogue (`composed`). Each turn makes at most two calls.
+sentence cut with an ellipsis), one in the seeker's voice ("I'm looking for a cheap Italian place";
+`role_flip`: the cue) and one whose claims about the one item it recommends and names contradict the
+catalogue ("serves Italian cuisine" of a British restaurant; `contradicting_claims`), by the behaviour
+report's rules (`crsim.language.message_rules.crs_role_flip`, `crsim.language.claims`; years stay
+recorded, not asked again). The retry is kept when its text names an item, else the first answer
+unless that was the repeat, the flip or the contradiction (then the retry gets the recommendation
+sentence). When the retry repeats an earlier reply as well, speaks as the seeker or contradicts its
+item again, or the reply kept still stops mid-sentence, the reply is composed without the model: a
+recommendation of the listed items (else the best candidate), a single item with its genres and
+leading actors from the catalogue (`composed`). Each turn makes at most two calls.
 
 A question about a requestable slot of the item under discussion (the last recommended; the CRSs'
 rule-based understanding of the user's text) that the message does not answer with the catalogue's
