@@ -137,7 +137,7 @@ def test_role_flip_cues_and_parroting() -> None:
     assert role_flip("Could you recommend a comedy?", None) is None
     assert role_flip("What kind of movie are you in the mood for?", None) is not None
     seen = "Just curious about what kind of movie you're looking for, but I'm not sure what you're into."
-    assert role_flip(seen, None) == "what kind of movie you're looking"  # 1.5B model, before-run seed 1
+    assert role_flip(seen, None) == "what kind of movie you're looking for"  # 1.5B model, before-run seed 1
     assert role_flip("What kind of movie do you think I'd like?", None) is None
     last = "Have a look at Stripes (1981). It's a comedy movie."
     assert role_flip("Oh! Have a look at Stripes (1981). It's a comedy movie.", last) is not None

@@ -16,6 +16,7 @@ import pytest
 
 from crsim.core.components import BuildContext
 from crsim.crs.base import CRSReply
+from crsim.language.message_rules import title_named
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Completion, Message, ResolvedGeneration
 from crsim.model import annotations as keys
@@ -110,6 +111,32 @@ async def test_the_recommenders_voice_is_asked_again_once(domain: Domain) -> Non
     turn = await build(SinglePromptSimulator, "llm_single", provider, domain).start(fan())
     assert turn.text == "An action film." and found(turn) == [("role_flip", "retried")]
     assert "not the recommender" in last_prompt(provider)
+
+
+@pytest.mark.parametrize(
+    ("draft", "check"),
+    [
+        ("Do you want to try it out?", "role_flip"),
+        ("I'm sorry, but I can't help with that.", "role_flip"),
+        ("What kind of movie would you like to watch?", "role_flip"),
+        ("I'll ask about the director and the year.", "meta_text"),
+        ("This person is looking for a movie with a lot of action.", "meta_text"),
+    ],
+)
+async def test_offers_refusals_narration_and_announced_moves_are_asked_again(
+    domain: Domain, draft: str, check: str
+) -> None:
+    """Drafts read on 16 restaurant dialogues of a 1.5B model and on SmolLM2 that the checks let
+    through (the rules of `crsim.language.message_rules`, the behaviour report's)."""
+    provider = queue(draft, "An action film from the nineties.")
+    turn = await build(SinglePromptSimulator, "llm_single", provider, domain).start(fan())
+    assert turn.text == "An action film from the nineties." and found(turn) == [(check, "retried")]
+
+
+async def test_an_ordinary_question_is_not_asked_again(domain: Domain) -> None:
+    provider = queue("Do you know any good action movies from the nineties?")
+    turn = await build(SinglePromptSimulator, "llm_single", provider, domain).start(fan())
+    assert turn.text.startswith("Do you know any good action movies") and found(turn) == []
 
 
 async def test_parroting_twice_falls_back_to_a_plain_utterance_from_the_need(domain: Domain) -> None:
@@ -384,7 +411,7 @@ def test_role_flip(text: str, flipped: bool) -> None:
     ],
 )
 def test_names_title(text: str, title: str, named: bool) -> None:
-    assert checks.names_title(text, title) is named
+    assert title_named(text, title) is named
 
 
 def test_near_duplicates() -> None:

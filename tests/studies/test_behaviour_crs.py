@@ -3,9 +3,10 @@ does not name the recommended item, claims the item's metadata contradicts, repe
 
 from __future__ import annotations
 
+from crsim.language.claims import claim_phrases
 from crsim.model.domain import Domain
 from crsim.studies.behaviour import Observation
-from crsim.studies.behaviour.crs import claim_phrases, crs_observations
+from crsim.studies.behaviour.crs import crs_observations
 from crsim.studies.behaviour.facts import Facts
 from test_behaviour_users import GROUNDHOG, HEAT, dialogue
 

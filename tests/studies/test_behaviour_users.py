@@ -7,12 +7,12 @@ from collections.abc import Sequence
 
 import pytest
 
+from crsim.language.message_rules import role_flip_patterns
 from crsim.model.dialogue import Dialogue, Role, Termination, TerminationReason, Utterance
 from crsim.model.domain import Domain
 from crsim.model.user import InformationNeed
 from crsim.studies.behaviour import Observation
 from crsim.studies.behaviour.facts import Facts
-from crsim.studies.behaviour.text import role_flip_patterns
 from crsim.studies.behaviour.users import simulator_observations
 
 HEAT, GUMP, GROUNDHOG = (

@@ -29,11 +29,16 @@ The visible text and `recommended_items` always agree, because simulators and pe
 A message that nearly repeats an earlier reply (the behaviour report's rule,
 `crsim.model.text.near_duplicate`) or begins with one (a small model's loop) is asked again once too
 (`repeated`), and so is a message that still stops mid-sentence once tidied (`unfinished`: a lone
-sentence cut with an ellipsis); the retry is kept when its text names an item, else the first
-answer unless that was the repeat (then the retry gets the recommendation sentence). When the retry
-repeats an earlier reply as well, or the reply kept still stops mid-sentence, the reply is composed
-without the model: a recommendation of the listed items (else the best candidate), a single item with
-its genres and leading actors from the catalogue (`composed`). Each turn makes at most two calls.
+sentence cut with an ellipsis), one in the seeker's voice ("I'm looking for a cheap Italian place";
+`role_flip`: the cue) and one whose claims about the one item it recommends and names contradict the
+catalogue ("serves Italian cuisine" of a British restaurant; `contradicting_claims`), by the behaviour
+report's rules (`crsim.language.message_rules.crs_role_flip`, `crsim.language.claims`; years stay
+recorded, not asked again). The retry is kept when its text names an item, else the first answer
+unless that was the repeat, the flip or the contradiction (then the retry gets the recommendation
+sentence). When the retry repeats an earlier reply as well, speaks as the seeker or contradicts its
+item again, or the reply kept still stops mid-sentence, the reply is composed without the model: a
+recommendation of the listed items (else the best candidate), a single item with its genres and
+leading actors from the catalogue (`composed`). Each turn makes at most two calls.
 
 A question about a requestable slot of the item under discussion (the last recommended; the CRSs'
 rule-based understanding of the user's text) that the message does not answer with the catalogue's
@@ -66,7 +71,9 @@ from crsim.crs.base import BaseCRS, CRSReply, CRSSession, crs
 from crsim.crs.candidates import RetrieverName, candidate_retriever
 from crsim.crs.llm_checks import ends_unfinished, year_conflicts
 from crsim.crs.llm_reply import ReplyMaker, Settled
+from crsim.language.claims import claim_phrases, contradicting_claims
 from crsim.language.cues import prompt_nouns
+from crsim.language.message_rules import crs_role_flip
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
 from crsim.llm.structured import generate_json
@@ -266,6 +273,7 @@ class LLMCRS(BaseCRS):
         self.correction_template = load_template(_PROMPTS, params.correction_prompt)
         self.retriever = candidate_retriever(domain, params.retriever)
         self.replies = ReplyMaker(domain, params.max_message_chars, params.max_recommendations)
+        self.phrases = claim_phrases(domain)
         _ = domain.items.linker  # build the shared linker now, not in the first reply
 
     async def start(self, session: CRSSession) -> CRSReply | None:
@@ -326,12 +334,13 @@ class LLMCRS(BaseCRS):
         settled = replies.settle(answer.message, self._listed(answer, candidates), named, first)
         repeated = replies.repeats(answer.message, said)
         unfinished = settled is not None and ends_unfinished(settled.text)
-        if settled is not None and not ((repeated or unfinished) and self.params.reask):
+        slips = self._slips(answer.message, settled)
+        if settled is not None and not ((repeated or unfinished or slips) and self.params.reask):
             notes.update(first)
             return settled
         if not self.params.reask:
             return replies.appended(answer.message, self._listed(answer, candidates), named, rng, notes)
-        correction = self._correction(self._listed(answer, candidates), repeated, unfinished)
+        correction = self._correction(self._listed(answer, candidates), repeated, unfinished, slips)
         again = [*messages, assistant(answer.model_dump_json()), user(correction)]
         second, repaired = await self._ask(seed, state, again, candidates, attempt=1)
         notes["repaired"] = notes["repaired"] or repaired
@@ -339,14 +348,18 @@ class LLMCRS(BaseCRS):
         for flag, raised in (("repeated", repeated), ("unfinished", unfinished)):
             if raised:
                 notes[flag] = True
+        notes.update(slips)
         retry: dict[str, Any] = {}
         listed = self._listed(second, candidates)
         again_settled = replies.settle(second.message, listed, named, retry, agreement="reasked")
         fallback = listed or self._listed(answer, candidates) or candidates[:1]
         if repeated and replies.repeats(second.message, said):  # a loop the model does not leave
             return replies.composed(fallback, rng, notes)
+        if self._slips(second.message, again_settled):  # the retry speaks as the seeker or contradicts too
+            return replies.composed((again_settled.listed if again_settled else []) or fallback, rng, notes)
         # the retry when its text names an item, else the first answer unless that was the repeat
-        for kept, kept_notes in ((again_settled, retry), (None if repeated else settled, first)):
+        first_kept = None if (repeated or slips) else settled
+        for kept, kept_notes in ((again_settled, retry), (first_kept, first)):
             if kept is not None:
                 if ends_unfinished(kept.text):  # neither answer finishes its sentence
                     return replies.composed(kept.listed or fallback, rng, notes)
@@ -355,6 +368,23 @@ class LLMCRS(BaseCRS):
         if ends_unfinished(replies.shown(second.message, {})):
             return replies.composed(fallback, rng, notes)
         return replies.appended(second.message, listed, named, rng, notes)
+
+    def _slips(self, message: str, settled: Settled | None) -> dict[str, Any]:
+        """What is wrong with an answer besides repeats and cut endings, as annotations: `role_flip`
+        (the cue by which the message, as shown, speaks as the seeker) and `contradicting_claims` (the
+        attribute claims about the one item it recommends and names that the catalogue contradicts); the rules
+        `crsim analyze behaviour` counts (`crs_role_flip`, `claim_contradicts_item`)."""
+        found: dict[str, Any] = {}
+        cue = crs_role_flip(self.replies.shown(message, {}))
+        if cue is not None:
+            found["role_flip"] = cue
+        if settled is not None:
+            items = settled.listed + [self.domain.items[i] for i in settled.fresh if i in self.domain.items]
+            # years stay recorded (`year_conflicts`), not asked again: a release year is often off by one
+            claimed = contradicting_claims(settled.text, items, self.domain, self.phrases, years=False)
+            if claimed is not None and claimed[1]:
+                found["contradicting_claims"] = [f"{claimed[0].display_title}: {c}" for c in claimed[1]]
+        return found
 
     # --- steps ---------------------------------------------------------------------------------
 
@@ -411,9 +441,16 @@ class LLMCRS(BaseCRS):
     def _listed(answer: CRSAnswer, candidates: list[Item]) -> list[Item]:
         return [candidates[n - 1] for n in dict.fromkeys(answer.recommend)]
 
-    def _correction(self, listed: list[Item], repeated: bool, unfinished: bool = False) -> str:
+    def _correction(
+        self,
+        listed: list[Item],
+        repeated: bool,
+        unfinished: bool = False,
+        slips: dict[str, Any] | None = None,
+    ) -> str:
         """The request to answer again: the message named none of the recommended items, repeated an
-        earlier reply, or stopped mid-sentence."""
+        earlier reply, stopped mid-sentence, spoke as the seeker or contradicted its item's details."""
+        slips = slips or {}
         return render(
             self.correction_template,
             item=self.domain.item_noun,
@@ -421,6 +458,8 @@ class LLMCRS(BaseCRS):
             titles=[item.display_title for item in listed],
             repeated=repeated,
             unfinished=unfinished,
+            role_flip=slips.get("role_flip"),
+            claims=[c.split(": ", 1)[-1] for c in slips.get("contradicting_claims", [])],
         )
 
     def _describe(self, item: Item, *, people: bool = False) -> dict[str, Any]:

@@ -17,14 +17,14 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from crsim.language import message_rules as rules
+from crsim.language.message_rules import user_voice_patterns
 from crsim.model import annotations as keys
 from crsim.model.items import Item
 from crsim.model.text import normalize, split_title_year, unarticle
 
 #: Token-sort similarity (0-100) from which two messages count as the same message.
 DUPLICATE_SIMILARITY = 85.0
-#: Partial similarity (0-100) from which a longer title counts as named in a text despite typos.
-FUZZY_TITLE_SIMILARITY = 92.0
 
 
 def note(
@@ -43,97 +43,43 @@ def note(
     keys.DRAFT_CHECKS.put(notes, [*notes.get(keys.DRAFT_CHECKS.name, []), entry])
 
 
-def _voice_pattern(words: Mapping[str, str]) -> re.Pattern[str]:
-    """Phrases of someone who recommends, not someone who asks for recommendations."""
-    item, items, consume = (
-        re.escape(words.get(k, d)) for k, d in (("item", "item"), ("items", "items"), ("consume", "try"))
-    )
-    nouns = rf"(?:{item}|{items}|one|ones|option|options|recommendations?|suggestions?)"
-    cues = [
-        r"\b(?:i|we)(?:'d| would| can| could)? (?:highly )?(?:recommend|suggest)\b",
-        rf"\bhere (?:are|is) (?:some|a few|my|the|a|an|another) (?:\w+ )?{nouns}",
-        rf"\byou (?:might|may|will|would|should|could) (?:also )?(?:like|love|enjoy|want to {consume})\b",
-        r"\b(?:how|what) can i (?:help|do for you|assist)\b",
-        r"\bif you (?:need|want) any (?:more|other|further)\b",
-        r"\bfeel free to (?:ask|let me know|reach out)\b",
-        r"\blet me know if you(?:'d| would)? (?:like|want|need)\b",
-        r"\b(?:glad|happy) (?:i could|to) help\b",
-        r"\bi(?:'m| am) glad you (?:found|liked|like|enjoy|enjoyed)\b",
-        rf"\bwhat (?:kind|type|sort) of {nouns} (?:are you|do you|would you)\b",
-        r"\bare you (?:in the mood|looking) for\b",
-        r"\b(?:do|would) you like me to\b",
-        r"\bwhat you(?:'re| are) looking for\b",
-        rf"(?:^|[.!]\s+)enjoy (?:the|your) {nouns}\b",
-        r"\bi(?:'m| am) (?:an ai|a recommender|here to help)\b",
-        r"\bas an ai\b",
-    ]
-    return re.compile("|".join(f"(?:{c})" for c in cues), re.IGNORECASE)
-
-
-#: Words a user says about the conversation rather than in it: the other side named in the third
-#: person, or the prompt's instructions repeated.
-_META = re.compile(
-    r"\b(?:the recommender(?:'s)?|the user(?:'s)?|say why|in your own words|as the (?:user|person)"
-    r"|(?:my|your) (?:next|first) message)\b",
-    re.IGNORECASE,
-)
-
-
 @dataclass(frozen=True)
 class DraftChecker:
     """The checks of one dialogue: the recommender-voice cues in the domain's words and the titles
-    the user must not name."""
+    the user must not name. The rules are `crsim.language.message_rules`, the ones `crsim analyze
+    behaviour` counts (`role_flip`, `meta_text`, `target_leaked`)."""
 
-    voice: re.Pattern[str]
+    voice: tuple[re.Pattern[str], ...]
     forbidden: tuple[str, ...] = ()
 
     @classmethod
     def build(cls, words: Mapping[str, str], forbidden: Iterable[str] = ()) -> DraftChecker:
-        return cls(_voice_pattern(words), tuple(forbidden))
+        voice = user_voice_patterns(words.get("item", "item"), words.get("items", "items"))
+        return cls(tuple(voice), tuple(forbidden))
 
     def meta_text(self, text: str) -> str | None:
-        """The phrase that narrates the user's part instead of saying it ("I'll ask the recommender
-        about ...", an instruction echoed), or None."""
-        match = _META.search(text.replace("’", "'"))
-        return match.group(0) if match else None
+        """The phrase that narrates the user's part or talks about the message instead of saying it
+        ("I'll ask about the postcode", "This person is looking for", an instruction echoed), or None."""
+        return rules.meta_text(text)
 
     def role_flip(self, text: str) -> str | None:
-        """The phrase that puts the draft in the recommender's voice, or None."""
-        match = self.voice.search(text.replace("’", "'"))
-        return match.group(0) if match else None
+        """The phrase that puts the draft in the recommender's (or an assistant's) voice, or None."""
+        return rules.first_cue(text, list(self.voice))
 
     def named_titles(self, text: str, heard: Iterable[str] = ()) -> list[str]:
-        """The forbidden titles the text names (exactly, or longer ones with small typos), except
+        """The forbidden titles the text names (`crsim.language.message_rules.title_named`), except
         those the recommender named first (`heard`: its messages), which the user may talk about."""
         said = list(heard)
         return [
             title
             for title in self.forbidden
-            if names_title(text, title) and not any(names_title(other, title) for other in said)
+            if rules.title_named(text, title) and not any(rules.title_named(other, title) for other in said)
         ]
 
 
 def title_words(title: str) -> str:
     """A display title as it is matched in text: no year, the article in front, normalised."""
     return normalize(unarticle(split_title_year(title)[0]))
-
-
-def names_title(text: str, title: str) -> bool:
-    """Whether `text` names `title`: its words in a row (a one-word title capitalised as in the
-    catalogue, so "heat" in "I like the heat" is not the film Heat), or for titles of at least two
-    words and ten characters a close partial match."""
-    wanted = title_words(title)
-    if not wanted:
-        return False
-    norm = normalize(text)
-    if f" {wanted} " in f" {norm} ":
-        if " " in wanted:
-            return True
-        plain = unarticle(split_title_year(title)[0])
-        return re.search(rf"\b{re.escape(plain)}\b", text) is not None
-    if " " in wanted and len(wanted) >= 10 and len(norm) >= len(wanted):
-        return fuzz.partial_ratio(wanted, norm) >= FUZZY_TITLE_SIMILARITY
-    return False
 
 
 def redact_titles(text: str, titles: Iterable[str], replacement: str) -> str | None:

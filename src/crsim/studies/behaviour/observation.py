@@ -116,6 +116,7 @@ MEASURES: dict[str, Measure] = {
             "message",
             "a year, decade or attribute claimed for a named item is not the item's",
         ),
+        Measure("crs_role_flip", _C, "message", "the CRS message speaks in the seeker's voice"),
         Measure("crs_repeats", _C, "dialogue", "two consecutive CRS messages are near-duplicates"),
         Measure("score_at_max", _J, "score", "the score is the top of the rubric's scale"),
         Measure(

@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from crsim.language.claims import claim_phrases
+from crsim.language.message_rules import role_flip_patterns
 from crsim.model.domain import Domain
-from crsim.studies.behaviour.crs import claim_phrases, crs_observations
+from crsim.studies.behaviour.crs import crs_observations
 from crsim.studies.behaviour.facts import Facts
 from crsim.studies.behaviour.judges import judge_observations
 from crsim.studies.behaviour.observation import MEASURES, Kind, Observation
 from crsim.studies.behaviour.records import RunRecords, read_run
-from crsim.studies.behaviour.text import role_flip_patterns
 from crsim.studies.behaviour.users import simulator_observations
 
 if TYPE_CHECKING:

@@ -5,20 +5,22 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from crsim.model.acts import Intent
-from crsim.model.dialogue import Role
-from crsim.model.items import Item
-from crsim.studies.behaviour.facts import Facts
-from crsim.studies.behaviour.observation import Kind, Observation
-from crsim.studies.behaviour.text import (
-    END_MARKER,
-    META_TEXT,
+from crsim.language.message_rules import (
+    end_marker,
     ends_cut,
     first_cue,
     parrots,
     repeated,
     title_in,
 )
+from crsim.language.message_rules import (
+    meta_text as meta_cue,
+)
+from crsim.model.acts import Intent
+from crsim.model.dialogue import Role
+from crsim.model.items import Item
+from crsim.studies.behaviour.facts import Facts
+from crsim.studies.behaviour.observation import Kind, Observation
 
 #: Intents by which a closing message turns the last recommendation down (no satisfied ending).
 _TURNED_DOWN = frozenset({Intent.REJECT, Intent.DENY, Intent.REQUEST_RECOMMENDATION, Intent.SEEN})
@@ -37,9 +39,9 @@ def first_turn_end(facts: Facts) -> Iterator[Observation]:
         yield _obs(facts, "first_turn_end", None, "no user message")
         return
     first = facts.utterances[users[0]].text
-    marker = END_MARKER.search(first)
+    marker = end_marker(first)
     if marker is not None:
-        yield _obs(facts, "first_turn_end", True, f"end marker {marker.group()!r} in the first message")
+        yield _obs(facts, "first_turn_end", True, f"end marker {marker!r} in the first message")
     elif facts.dialogue.termination is None:
         yield _obs(facts, "first_turn_end", None, "no termination recorded")
     else:
@@ -138,7 +140,7 @@ def role_flips(facts: Facts, patterns: list[re.Pattern[str]]) -> Iterator[Observ
 def meta_text(facts: Facts) -> Iterator[Observation]:
     """User messages holding text about the message (preambles, speaker labels, the model's role)."""
     for index in facts.user_indices():
-        cue = first_cue(facts.utterances[index].text, META_TEXT)
+        cue = meta_cue(facts.utterances[index].text)
         yield _obs(facts, "meta_text", cue is not None, cue or "", index)
 
 

@@ -36,7 +36,7 @@ DIALOGUES = "dialogues.jsonl"
 CAPS = "caps.json"
 ADJUDICATED = "adjudicated.jsonl"
 READER_GLOB = "labels-*.jsonl"
-#: A rule is validated from these precision and recall on (point estimates, as the issue sets them).
+#: A rule is validated from these precision and recall on (point estimates, the thresholds the detectors are held to).
 MIN_PRECISION = 0.9
 MIN_RECALL = 0.8
 
@@ -73,7 +73,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
         Behaviour("text_misses_item", "text_names_item", Role.CRS, negate=True),
         Behaviour("claim_contradicts_item", "claim_contradicts_item", Role.CRS),
         Behaviour("crs_repeats", "crs_repeats", None),
-        Behaviour("crs_role_flip", None, Role.CRS),
+        Behaviour("crs_role_flip", "crs_role_flip", Role.CRS),
     )
 }
 
