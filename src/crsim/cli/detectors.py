@@ -26,6 +26,13 @@ def detectors_command(
     out: Annotated[
         Path | None, typer.Option("-o", "--out", help="Write FILE.csv (one row per behaviour) or FILE.json.")
     ] = None,
+    part: Annotated[
+        str,
+        typer.Option(
+            "--part",
+            help="all, or a half of the set: dev (1st, 3rd, ... dialogue; tune rules here) or test.",
+        ),
+    ] = "all",
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Per behaviour of docs/behaviour.md: the two readers' agreement (share, Cohen's kappa), the rule's
@@ -39,13 +46,15 @@ def detectors_command(
     with user_errors():
         if readers is not None and len(readers) != 2:
             raise CrsimError(f"--reader: give two reader files, got {len(readers)}")
-        result = validate_detectors(folder, (readers[0], readers[1]) if readers else None)
+        result = validate_detectors(folder, (readers[0], readers[1]) if readers else None, part)
         if out is not None:
             write_checks(result, out)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
-    table = Table(title=f"Detectors against {' and '.join(result.readers)} ({result.dialogues} dialogues)")
+    table = Table(
+        title=f"Detectors against {' and '.join(result.readers)} ({result.dialogues} dialogues, {part})"
+    )
     for column in (
         "behaviour",
         "unit",
