@@ -196,7 +196,7 @@ def sensitivity_figure(
         axes.tick_params(axis="y", length=0)
     for axes in panels[-per_row:]:
         if axes.get_visible():
-            axes.set_xlabel("share of draws ranking the original first", fontsize=font)
+            axes.set_xlabel("pairwise accuracy at n", fontsize=font)
     panels[0].set_yticks(range(len(metrics)), metrics, fontsize=font)
     panels[0].set_ylim(len(metrics) - 0.5, -0.5)
     handles = [

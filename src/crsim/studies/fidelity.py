@@ -77,6 +77,8 @@ class UserSide:
     #: k for the k-th repeat of a dialogue a bootstrap resample drew more than once (`merged`).
     tokens: list[list[str]] = field(default_factory=list)
     copies: list[int] = field(default_factory=list)
+    #: Per utterance, the number of its dialogue among the side's (`merged`: among the parts').
+    origins: list[int] = field(default_factory=list)
     #: n -> the n-grams of each utterance (n = 1, 2), made once: the bootstrap reads them many times.
     ngrams: dict[int, list[list[tuple[str, ...]]]] = field(default_factory=lambda: {1: [], 2: []})
     #: Each dialogue on its own, in the order added: what the bootstrap resamples.
@@ -98,11 +100,12 @@ class UserSide:
             part.questions.append(is_question(utterance.text))
             part.intents.update(a.intent for a in utterance.acts)
         part.reactions.extend(reactions(dialogue))
-        self._extend(part, 0)
+        self._extend(part, 0, len(self.parts))
         self.parts.append(part)
 
-    def _extend(self, part: UserSide, copy: int) -> None:
+    def _extend(self, part: UserSide, copy: int, origin: int) -> None:
         self.dialogues += part.dialogues
+        self.origins.extend([origin] * len(part.tokens))
         self.utterances.extend(part.utterances)
         self.tokens.extend(part.tokens)
         for n, grams in self.ngrams.items():
@@ -126,7 +129,7 @@ def merged(parts: Sequence[UserSide], picks: Iterable[int]) -> UserSide:
     side = UserSide()
     seen: Counter[int] = Counter()
     for index in picks:
-        side._extend(parts[index], seen[index])
+        side._extend(parts[index], seen[index], int(index))
         seen[index] += 1
     return side
 
@@ -245,17 +248,31 @@ def distinct(side: UserSide, n: int, budget: int, seed: int, draws: int = DISTIN
                 break
         if not grams:
             continue
-        if not repeated:
-            values.append(len(set(grams)) / len(grams))
-            continue
-        dialogues: dict[tuple[str, ...], set[str]] = {}
-        copies: dict[tuple[str, ...], set[int]] = {}
-        for gram, index in zip(grams, owners, strict=True):
-            dialogues.setdefault(gram, set()).add(side.utterances[index][0])
-            copies.setdefault(gram, set()).add(side.copies[index])
-        kept = sum(len(copies[gram]) if len(found) == 1 else 1 for gram, found in dialogues.items())
+        kept = _kept_with_copies(grams, owners, side) if repeated else len(set(grams))
         values.append(kept / len(grams))
     return mean(values)
+
+
+def _kept_with_copies(grams: Sequence[tuple[str, ...]], owners: Sequence[int], side: UserSide) -> int:
+    """The distinct n-grams of a resample's cut sample, an n-gram of one dialogue only counted once
+    per copy of it (`distinct`); in numpy, on the n-grams' hashes (a collision of 64-bit hashes
+    among a sample's n-grams is too rare to matter)."""
+    owner = np.asarray(owners, dtype=np.int64)
+    base = np.asarray(side.origins, dtype=np.int64)[owner]
+    copy = np.asarray(side.copies, dtype=np.int64)[owner]
+    ids = np.fromiter((hash(g) for g in grams), dtype=np.int64, count=len(grams))
+    _, in_dialogues = np.unique(_distinct_pairs(ids, base), return_counts=True)
+    _, in_copies = np.unique(_distinct_pairs(ids, copy), return_counts=True)  # the same sorted ids
+    return int(np.where(in_dialogues == 1, in_copies, 1).sum())
+
+
+def _distinct_pairs(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The `first` value of each distinct (first, second) pair, sorted."""
+    order = np.lexsort((second, first))
+    a, b = first[order], second[order]
+    new = np.ones(a.size, dtype=bool)
+    new[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+    return a[new]
 
 
 # --- the indistinguishability classifier ----------------------------------------------------------
