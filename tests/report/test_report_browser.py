@@ -285,7 +285,7 @@ def test_study_sections_show_their_tables_and_figures_whole(reports: dict[str, P
     assert cells[0] == "random" and cells[1] == "Success"
     assert page.locator("#fidelity table.fidelity").count() == 1  # one simulator: abus
     figures = page.evaluate(PLACED, "figure.study-figure")
-    assert len(figures) == 2
+    assert len(figures) == 3  # sensitivity; fidelity distances and values
     for figure in figures:
         for legend in figure["legends"]:
             crossed = [box for box in figure["lines"] + figure["axes"] if _overlap(legend, box)]

@@ -64,15 +64,16 @@ def test_sensitivity_and_fidelity_sections_render_tables_and_figures(study: Path
     for row in sim["rows"]:
         assert f"<td>{row['measure']}</td>" in fidelity
     assert "50 bootstrap replicates per interval" in fidelity
-    assert fidelity.count('<img src="data:image/png;base64,') == 1
+    assert fidelity.count('<img src="data:image/png;base64,') == 2  # distances, then values
 
 
 def test_study_figures_for_print(study: Path) -> None:
     context = report_context([open_run(study)])
     with print_style():
         figures = dict(print_figures(context, "Success"))
-        assert {"sensitivity-retrieval-abus", "fidelity-redial"} <= set(figures)
-        for stem in ("sensitivity-retrieval-abus", "fidelity-redial"):
+        stems = ("sensitivity-retrieval-abus", "fidelity-redial", "fidelity-values-redial")
+        assert set(stems) <= set(figures)
+        for stem in stems:
             figure = figures[stem]
             width, height = figure.get_size_inches()
             assert width == DOUBLE and 1.0 < height < 9.5, stem
@@ -92,6 +93,9 @@ def test_study_figures_for_print(study: Path) -> None:
     assert panels[-2:] == ["summary distance", "classifier AUC"] and "question_share" in panels
     labels = [t.get_text() for t in fidelity.axes[0].get_yticklabels()]
     assert labels == ["abus", "control: half A vs B"]
+    values = figures["fidelity-values-redial"]
+    assert [t.get_text() for t in values.axes[0].get_yticklabels()] == ["abus", "people", "half A", "half B"]
+    assert "dialogue_acts" not in [a.get_title() for a in values.axes]  # a distribution, no value
 
 
 def test_report_command_writes_study_figures(study: Path, tmp_path: Path) -> None:
@@ -99,7 +103,7 @@ def test_report_command_writes_study_figures(study: Path, tmp_path: Path) -> Non
     result = runner.invoke(app, ["report", str(study), "-o", str(out), "--figures", "svg"])
     assert result.exit_code == 0, result.output
     stems = {p.stem for p in (tmp_path / "figures").glob("*.svg")}
-    assert {"sensitivity-retrieval-abus", "fidelity-redial"} <= stems
+    assert {"sensitivity-retrieval-abus", "fidelity-redial", "fidelity-values-redial"} <= stems
 
 
 def test_a_broken_study_file_is_named(study: Path, tmp_path: Path) -> None:

@@ -333,6 +333,54 @@ def fidelity_figure(report: FidelityReport, *, width: float, font: float) -> Fig
     return figure
 
 
+def values_figure(report: FidelityReport, *, width: float, font: float) -> Figure | None:
+    """One panel per measure with a value (not the act distribution): each simulator's value with its
+    95% interval, the people's with theirs, and the two halves (the control) in grey, the range
+    between them shaded: how far each simulator's value is from the people's, in the measure's unit."""
+    simulators = report.simulators
+    measures = list(
+        dict.fromkeys(
+            r.measure for s in simulators for r in s.rows if r.simulated is not None or r.human is not None
+        )
+    )
+    if not measures:
+        return None
+    names = [s.simulator for s in simulators] + ["people", "half A", "half B"]
+    per_row = 4 if width > 8 else 3
+    panel_rows = (len(measures) + per_row - 1) // per_row
+    height = panel_rows * (0.24 * len(names) + 0.8) + 0.3
+    figure = Figure(figsize=(width, height), layout="constrained")
+    grid = figure.subplots(panel_rows, per_row, sharey=True, squeeze=False)
+    panels = [a for line in grid for a in line]
+    for extra in panels[len(measures) :]:
+        extra.set_visible(False)
+    first = {r.measure: r for r in simulators[0].rows}
+    for axes, measure in zip(panels, measures, strict=False):
+        for y, sim in enumerate(simulators):
+            row = next((r for r in sim.rows if r.measure == measure), None)
+            if row is not None:
+                _interval_point(
+                    axes, y, row.simulated, row.simulated_ci, SIMULATOR_COLOUR, MARKERS[y % len(MARKERS)]
+                )
+        people = first.get(measure)
+        if people is not None:
+            base = len(simulators)
+            _interval_point(axes, base, people.human, people.human_ci, "#222222", "D")
+            halves = [v for v in (people.half_a, people.half_b) if v is not None]
+            if len(halves) == 2:
+                axes.axvspan(min(halves), max(halves), color=CONTROL_COLOUR, alpha=0.15, linewidth=0)
+            _interval_point(axes, base + 1, people.half_a, None, CONTROL_COLOUR, "D")
+            _interval_point(axes, base + 2, people.half_b, None, CONTROL_COLOUR, "D")
+        axes.set_title(measure, fontsize=font + 0.5)
+        axes.tick_params(labelsize=font)
+        axes.tick_params(axis="y", length=0)
+        axes.xaxis.set_major_locator(MaxNLocator(4))
+        axes.grid(axis="x", alpha=0.3, linewidth=0.5)
+    panels[0].set_yticks(range(len(names)), [plots.wrap(n, 22) for n in names], fontsize=font)
+    panels[0].set_ylim(len(names) - 0.5, -0.5)
+    return figure
+
+
 def _fidelity_value(
     sim: SimulatorFidelity, title: str
 ) -> tuple[float | None, Sequence[float] | None, tuple[float | None, Sequence[float] | None]]:
@@ -411,6 +459,8 @@ def fidelity_sections(found: RunStudies) -> list[dict[str, Any]]:
     sections = []
     for report in found.fidelity:
         drawn = plots.draw(fidelity_figure(report, width=12.0, font=9))
+        values = values_figure(report, width=12.0, font=9)
+        shown = plots.draw(values) if values is not None else None
         a, b = report.half_dialogues
         sections.append(
             {
@@ -430,6 +480,18 @@ def fidelity_sections(found: RunStudies) -> list[dict[str, Any]]:
                     "caption": _fidelity_caption(report),
                     "uri": drawn.uri,
                     "boxes": drawn.boxes,
+                },
+                "value_figure": None
+                if shown is None
+                else {
+                    "title": f"Simulated and people of {report.against}, measure by measure",
+                    "caption": "Each measure's value (mean words, share of utterances or of "
+                    "recommendation rounds, distinct-n at one word budget, mean user turns) for each "
+                    f"simulator and for the people (n = {report.human_dialogues} dialogues), with 95% "
+                    f"bootstrap intervals over dialogues; grey: half A (n = {a}) and half B (n = {b}) "
+                    "of the people, the range between them shaded.",
+                    "uri": shown.uri,
+                    "boxes": shown.boxes,
                 },
             }
         )
@@ -476,4 +538,7 @@ def study_print_figures(
             figures.append(
                 (_stem("fidelity", report.against, *tail), fidelity_figure(report, width=width, font=font))
             )
+            values = values_figure(report, width=width, font=font)
+            if values is not None:
+                figures.append((_stem("fidelity-values", report.against, *tail), values))
     return figures
