@@ -96,3 +96,37 @@ def poison(run_dir: Path) -> str:
         handle.write(json.dumps(per_turn) + "\n")
     restamp(run_dir)
     return str(first["id"])
+
+
+REDIAL = Path(__file__).parent / "fixtures" / "redial" / "test_data.jsonl.gz"
+
+
+def study_folder(out: Path, *, users: int = 6, resamples: int = 50) -> Path:
+    """A real sensitivity study (`crsim validate sensitivity`: retrieval and its random, mute and
+    garbled twins, abus, Success and Turns) whose folder also holds a fidelity study of its users
+    against 40 ReDial test dialogues (`fidelity_redial.json`, as `crsim validate fidelity` writes it)."""
+    from typer.testing import CliRunner
+
+    from crsim.cli import app
+    from crsim.datasets.base import build_reader, convert_dataset
+    from crsim.eval.annotators.base import annotation_domain, build_annotator
+    from crsim.model.run_folder import files, open_run
+    from crsim.studies.fidelity import fidelity
+
+    config = out.parent / f"{out.name}.yaml"
+    config.write_text(
+        f"crss: [{{name: retrieval}}]\nmax_turns: 6\nusers: {{size: {users}}}\n"
+        "metrics: [{name: success_rate}, {name: turns}]\n",
+        encoding="utf-8",
+    )
+    args = ["validate", "sensitivity", str(config), "--out", str(out), "--kinds", "random,mute,garbled"]
+    result = CliRunner().invoke(app, [*args, "--resamples", "200"])
+    assert result.exit_code == 0, result.output
+    folder = open_run(out)
+    humans = list(convert_dataset(build_reader("redial", {}), REDIAL))[:40]
+    annotator = build_annotator("rules", {}, annotation_domain(domain=folder.domain))
+    report = fidelity(
+        folder.name, folder.dialogues(), "redial", humans, annotator, seed=0, resamples=resamples
+    )
+    (out / files.fidelity_file("redial")).write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    return out

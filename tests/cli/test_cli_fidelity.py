@@ -66,6 +66,11 @@ def test_fidelity_of_a_tiny_run(tmp_path: Path) -> None:
         "turns_per_dialogue",
     ]
     assert 0 < abus["summary_distance"] <= 1 and 0.5 < abus["auc"] <= 1
+    # intervals by default: 200 bootstrap replicates over dialogues, the method in the file
+    assert report["intervals"]["resamples"] == 200 and report["intervals"]["level"] == 0.95
+    assert report["intervals"]["method"].startswith("percentile bootstrap over dialogues")
+    low, high = abus["summary_ci"]
+    assert low <= high and abus["auc_ci"] is not None
     assert json.loads((run_dir / files.fidelity_file("humans")).read_text(encoding="utf-8")) == report
 
     table = crsim(
@@ -84,6 +89,7 @@ def test_fidelity_of_a_tiny_run(tmp_path: Path) -> None:
     lines = table.stdout.splitlines()
     assert any(line.startswith("│ summary distance") for line in lines)
     assert any(line.startswith("│ classifier AUC") for line in lines)
+    assert "95% CI]: 200 bootstrap replicates over dialogues" in " ".join(table.stdout.split())
     assert (run_dir / files.fidelity_file("redial")).exists()
 
     missing = crsim(

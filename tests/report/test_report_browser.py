@@ -19,7 +19,7 @@ import pytest
 from crsim.report import html as report_html
 from crsim.report.html import build_report, write_report
 from crsim.report.titles import open_run
-from report_support import PAYLOAD, poison, small_run
+from report_support import PAYLOAD, poison, small_run, study_folder
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -74,7 +74,10 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         for name in ("six-a", "six-b")
     ]
     write_report(build_report([open_run(run) for run in many]), folder / "many.html")
+    study = study_folder(folder / "study", users=8)
+    write_report(build_report([open_run(study)]), folder / "studies.html")
     return {
+        "studies": folder / "studies.html",
         "many": folder / "many.html",
         "compare": folder / "compare.html",
         "clean": folder / "report.html",
@@ -172,8 +175,8 @@ def test_comparisons_section_shows_rankings_and_pairs(reports: dict[str, Path], 
 
 
 #: In the page: each figure's boxes (legends, axes, lines, tick labels; fractions of the image) placed
-#: on the image as Chromium lays it out, in CSS pixels.
-PLACED_BOXES = """() => [...document.querySelectorAll("#plots figure")].map((figure) => {
+#: on the image as Chromium lays it out, in CSS pixels (the figures `selector` finds).
+PLACED = """(selector) => [...document.querySelectorAll(selector)].map((figure) => {
   const img = figure.querySelector("img");
   const r = img.getBoundingClientRect();
   const x = (f) => r.left + f * r.width;
@@ -185,6 +188,7 @@ PLACED_BOXES = """() => [...document.querySelectorAll("#plots figure")].map((fig
   return {id: figure.id, img: [r.left, r.top, r.right, r.bottom], scale: r.width / img.naturalWidth,
           caption: figure.querySelector("figcaption").textContent, ...placed};
 })"""
+PLACED_BOXES = f"() => ({PLACED})('#plots figure')"
 
 
 def _overlap(a: list[float], b: list[float]) -> bool:
@@ -257,3 +261,43 @@ def test_printed_report_hides_controls_and_starts_sections_on_new_pages(
     page.pdf(path=str(pdf))
     assert pdf.read_bytes().startswith(b"%PDF")
     assert not problems
+
+
+def test_study_sections_show_their_tables_and_figures_whole(reports: dict[str, Path], browser: Any) -> None:
+    """A sensitivity study folder that also holds a fidelity study: both sections are reachable from
+    the navigation, their tables and figures are on screen at a laptop's 1280 pixels without a
+    horizontal scroll, and the figures keep their legends off the lines and their labels whole."""
+    page, problems = _open(browser, reports["studies"], width=1280)
+    for name in ("sensitivity", "fidelity"):
+        page.click(f"header nav a[href='#{name}']")
+        section = page.locator(f"#{name}")
+        assert section.is_visible()
+        table = section.locator("table").first
+        assert table.is_visible() and table.locator("tbody tr").count() >= 1
+        image = section.locator("figure.study-figure img").first
+        image.scroll_into_view_if_needed()
+        assert image.is_visible() and image.evaluate("img => img.naturalWidth") > 0
+    for table in page.locator("#sensitivity table, #fidelity table").all():
+        assert table.evaluate("t => t.getBoundingClientRect().right <= window.innerWidth")
+        assert table.evaluate("t => t.scrollWidth <= t.parentElement.clientWidth")
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    cells = page.locator("#sensitivity table.sensitivity tbody tr").first.locator("td").all_inner_texts()
+    assert cells[0] == "random" and cells[1] == "Success"
+    assert page.locator("#fidelity table.fidelity").count() == 1  # one simulator: abus
+    figures = page.evaluate(PLACED, "figure.study-figure")
+    assert len(figures) == 3  # sensitivity; fidelity distances and values
+    for figure in figures:
+        for legend in figure["legends"]:
+            crossed = [box for box in figure["lines"] + figure["axes"] if _overlap(legend, box)]
+            assert crossed == [], f"the legend covers {len(crossed)} lines or panels"
+        left, top, right, bottom = figure["img"]
+        for label in figure["labels"]:
+            assert (
+                left - 1 <= label[0]
+                and label[2] <= right + 1
+                and top - 1 <= label[1]
+                and label[3] <= bottom + 1
+            )
+        assert right <= 1280 and figure["scale"] >= 0.8, f"shrunk to {figure['scale']:.2f}"
+        assert "n = " in figure["caption"]
+    assert problems == []

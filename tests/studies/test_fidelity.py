@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from crsim.datasets.base import build_reader, convert_dataset
@@ -151,6 +152,7 @@ def test_degenerate_simulator_is_told_apart_and_far(redial: list[Dialogue]) -> N
         build_annotator("rules", {}, annotation_domain()),
         seed=1,
         max_human=120,
+        resamples=100,
     )
     (sim,) = report.simulators
     assert sim.simulator == "parrot" and sim.dialogues == 20 and report.human_dialogues == 120
@@ -161,6 +163,16 @@ def test_degenerate_simulator_is_told_apart_and_far(redial: list[Dialogue]) -> N
     rows = {r.measure: r for r in sim.rows}
     assert rows["distinct_2"].simulated is not None and rows["distinct_2"].simulated < 0.2
     assert rows["turns_per_dialogue"].simulated == 2.0
+    # intervals: said how they were made, and around their estimates (the parrot is far and told apart)
+    assert report.intervals is not None and report.intervals.resamples == 100
+    assert "percentile bootstrap over dialogues" in report.intervals.method
+    assert sim.summary_ci is not None and sim.control_summary_ci is not None
+    assert sim.control_summary_ci[1] < sim.summary_ci[0]
+    assert sim.auc_ci is not None and sim.auc_ci[0] > 0.9
+    assert sim.control_auc_ci is not None and sim.control_auc_ci[0] < 0.5 < sim.control_auc_ci[1]
+    human = rows["words_per_utterance"]
+    assert human.human_ci is not None and human.human_ci[0] <= human.human <= human.human_ci[1]
+    assert type(report).model_validate_json(report.model_dump_json()) == report
 
 
 def test_error_dialogues_are_left_out_and_too_small_a_corpus_is_refused(redial: list[Dialogue]) -> None:
@@ -176,7 +188,7 @@ def test_error_dialogues_are_left_out_and_too_small_a_corpus_is_refused(redial: 
     )
     annotator = build_annotator("rules", {}, annotation_domain())
     ok = [dialogue(f"s{i}", user("I like comedies"), simulator="s") for i in range(3)]
-    report = fidelity("run", [broken, *ok], "redial", redial[:20], annotator, seed=0)
+    report = fidelity("run", [broken, *ok], "redial", redial[:20], annotator, seed=0, resamples=0)
     assert report.left_out == 1 and report.simulators[0].dialogues == 3
     with pytest.raises(CrsimError, match="at least 4"):
         fidelity("run", ok, "redial", redial[:3], annotator)
@@ -196,3 +208,79 @@ def test_corpus_is_a_dialogues_file_or_a_named_dataset(tmp_path: Path, redial: l
         CrsimError, match=r"--against: 'nowhere\.jsonl' is neither a corpus \(redial, crsarena_dial"
     ):
         read_corpus("nowhere.jsonl", None)
+
+
+# --- intervals ------------------------------------------------------------------------------------
+
+
+def _asking(count: int, questions: int, prefix: str) -> list[Dialogue]:
+    """`count` one-utterance dialogues, the first `questions` of them a question."""
+    return [
+        dialogue(f"{prefix}{i}", user("Any good film?" if i < questions else "I like films."))
+        for i in range(count)
+    ]
+
+
+def test_bootstrap_interval_of_a_share_agrees_with_the_normal_interval() -> None:
+    from crsim.studies.fidelity import bootstrap_rows
+
+    sim = side_of(_asking(200, 20, "s"), "s:")  # 0.10 of 200 dialogues ask
+    human = side_of(_asking(200, 100, "h"), "h:")  # 0.50
+    a, b = side_of(_asking(100, 50, "a"), "h:"), side_of(_asking(100, 50, "b"), "h:")
+    rows = measure_rows(sim, human, a, b, seed=0)
+    found, summary_ci, control_ci = bootstrap_rows(rows, (sim, human, a, b), "s", seed=4, resamples=400)
+    share = {r.measure: r for r in found}["question_share"]
+    # one utterance per dialogue: the bootstrap over dialogues is that of a proportion, whose 95%
+    # interval is about p ± 1.96·sqrt(p(1-p)/n); 0.015 allows for 400 replicates (Monte Carlo SD of
+    # an endpoint about 0.005) and the 1/200 steps of the share
+    for interval, p in ((share.simulated_ci, 0.1), (share.human_ci, 0.5)):
+        half = 1.959964 * math.sqrt(p * (1 - p) / 200)
+        assert interval is not None
+        assert interval[0] == pytest.approx(p - half, abs=0.015)
+        assert interval[1] == pytest.approx(p + half, abs=0.015)
+    # the distance 0.10 vs 0.50 is far from the control's (two equal halves): the intervals apart
+    assert share.distance_ci is not None and share.control_distance_ci is not None
+    assert share.distance is not None and share.distance_ci[0] <= share.distance <= share.distance_ci[1]
+    assert share.control_distance_ci[1] < share.distance_ci[0]
+    assert summary_ci is not None and control_ci is not None
+    again, _, _ = bootstrap_rows(rows, (sim, human, a, b), "s", seed=4, resamples=400)
+    assert again == found  # seeded
+    other, _, _ = bootstrap_rows(rows, (sim, human, a, b), "s", seed=5, resamples=400)
+    assert other != found
+
+
+def test_distinct_n_of_a_resample_does_not_count_a_repeated_dialogue_as_repetition() -> None:
+    from crsim.studies.fidelity import merged
+
+    side = side_of([dialogue("d1", user("red apple pie")), dialogue("d2", user("green apple tart"))])
+    # 6 words; "apple" is in both dialogues: 5 distinct of 6
+    assert distinct(side, 1, 6, seed=0) == pytest.approx(5 / 6)
+    twice = merged(side.parts, [0, 0])
+    # d1 drawn twice: its own words count once per copy (6 of 6), as two different dialogues would
+    assert distinct(twice, 1, 6, seed=0) == pytest.approx(1.0)
+    both = merged(side.parts, [0, 0, 1])
+    # with d2 there, "apple" (shared with another dialogue) counts once: red, pie twice, green, tart: 7 of 9
+    assert distinct(both, 1, 9, seed=0) == pytest.approx(7 / 9)
+
+
+def test_auc_interval_resamples_dialogues_not_utterances() -> None:
+    from crsim.studies.fidelity import Scored, auc_interval
+
+    # 10 dialogues per class, 50 utterances each sharing their dialogue's score: the AUC rests on 10
+    # against 10 dialogues, whose standard error is about 0.13 (Hanley & McNeil), so the 95% interval
+    # is wide; resampling the 1,000 utterances as if independent would give one about 0.1 wide
+    rng = np.random.default_rng(0)
+    labels, scores, groups = [], [], []
+    for label in (1, 0):
+        for g in range(10):
+            value = float(rng.normal(0.8 if label else 0.0))
+            labels += [label] * 50
+            scores += [value] * 50
+            groups += [f"{label}-{g}"] * 50
+    scored = Scored(labels, scores, groups)
+    interval = auc_interval(scored, resamples=500, seed=1)
+    assert interval is not None and interval[0] <= scored.auc() <= interval[1]
+    assert interval[1] - interval[0] > 0.3
+    assert auc_interval(scored, resamples=500, seed=1) == interval
+    apart = Scored([1, 1, 0, 0], [2.0, 3.0, 0.0, 1.0], ["a", "b", "c", "d"])
+    assert auc_interval(apart, resamples=100, seed=0) == (1.0, 1.0)

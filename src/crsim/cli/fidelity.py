@@ -19,8 +19,10 @@ app = typer.Typer(add_completion=False)
 _AGAINST_HELP = "redial, crsarena_dial, inspired (converted from --data), or a unified dialogues .jsonl file."
 
 
-def _number(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
+def _number(value: float | None, digits: int = 3, ci: tuple[float, float] | None = None) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.{digits}f}" + ("" if ci is None else f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]")
 
 
 def fidelity_tables(report: FidelityReport) -> list[Table]:
@@ -36,8 +38,15 @@ def fidelity_tables(report: FidelityReport) -> list[Table]:
         for column in ("measure", "simulated", "human", "half A", "half B", "JSD sim-human", "JSD A-B"):
             table.add_column(column, justify="left" if column == "measure" else "right")
         for row in sim.rows:
-            values = (row.simulated, row.human, row.half_a, row.half_b, row.distance, row.control_distance)
-            table.add_row(row.measure, *(_number(v) for v in values))
+            table.add_row(
+                row.measure,
+                _number(row.simulated, ci=row.simulated_ci),
+                _number(row.human, ci=row.human_ci),
+                _number(row.half_a),
+                _number(row.half_b),
+                _number(row.distance, ci=row.distance_ci),
+                _number(row.control_distance, ci=row.control_distance_ci),
+            )
         table.add_section()
         table.add_row(
             "summary distance",
@@ -45,9 +54,23 @@ def fidelity_tables(report: FidelityReport) -> list[Table]:
             "",
             "",
             "",
-            *(_number(v) for v in (sim.summary_distance, sim.control_summary_distance)),
+            _number(sim.summary_distance, ci=sim.summary_ci),
+            _number(sim.control_summary_distance, ci=sim.control_summary_ci),
         )
-        table.add_row("classifier AUC", "", "", "", "", _number(sim.auc), _number(sim.control_auc))
+        table.add_row(
+            "classifier AUC",
+            "",
+            "",
+            "",
+            "",
+            _number(sim.auc, ci=sim.auc_ci),
+            _number(sim.control_auc, ci=sim.control_auc_ci),
+        )
+        if report.intervals is not None:
+            table.caption = (
+                f"[95% CI]: {report.intervals.resamples} bootstrap replicates over dialogues "
+                f"(percentile; AUC: out-of-fold scores resampled by dialogue), seed {report.intervals.seed}"
+            )
         tables.append(table)
     return tables
 
@@ -66,7 +89,13 @@ def fidelity_command(
     max_simulated: Annotated[
         int, typer.Option(min=1, help="Dialogues per simulator drawn from the run at most.")
     ] = 400,
-    seed: Annotated[int, typer.Option(help="Seed of the samples, the halves and the folds.")] = 0,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the samples, the halves, the folds and the bootstrap.")
+    ] = 0,
+    resamples: Annotated[
+        int,
+        typer.Option(min=0, help="Bootstrap replicates over dialogues per interval (0: no intervals)."),
+    ] = 200,  # crsim.studies.fidelity.RESAMPLES (imported when the command runs, not for --help)
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the report as JSON instead of a table.")
     ] = False,
@@ -94,6 +123,7 @@ def fidelity_command(
                 seed=seed,
                 max_human=max_human,
                 max_simulated=max_simulated,
+                resamples=resamples,
             )
             out = folder.path / files.fidelity_file(label)
             with atomic_output(out) as handle:

@@ -9,7 +9,9 @@ and no text is smaller than 8 pt. Each figure draws what its metrics' values are
   (as in the results table), and a box only where it says something (continuous values with a middle
   half of non-zero width); whole-number metrics (Turns, judge scores) get whole-number ticks;
 - simulator disagreement: each CRS's mean under each simulator, the simulator named by its id, so the
-  same simulator in two runs is one column.
+  same simulator in two runs is one column;
+- the studies a run folder holds (`crsim.report.studies`): the sensitivity study's pairwise accuracy
+  per degradation and metric, and the fidelity study's distances to people with the human control.
 
 A CRS has one colour and a simulator one marker (and line style) in every figure, whatever the run.
 """
@@ -36,6 +38,7 @@ from crsim.report.figures import judge_scale, rank_range, rank_text, shade, wils
 from crsim.report.kinds import Scale, metric_kinds
 from crsim.report.paper import Column, columns, evaluated
 from crsim.report.sections import ReportContext
+from crsim.report.studies import study_print_figures
 
 FigureFormat = Literal["svg", "pdf"]
 #: Widths in inches: one column and the full page of a two-column paper.
@@ -445,6 +448,7 @@ def print_figures(context: ReportContext, rank_by: str | None) -> list[tuple[str
         ranks = ranks_figure(context, found, rank_by, palette)
         if ranks is not None:
             figures.append(("ranks", ranks))
+    figures += study_print_figures(context, DOUBLE, FONT, palette.crs)
     return figures
 
 

@@ -36,6 +36,7 @@ from crsim.report.sections import (
     plot_list,
     rank_table,
 )
+from crsim.report.studies import study_sections
 from crsim.report.tables import USER_NOTE
 from crsim.report.titles import item_titles
 
@@ -125,6 +126,7 @@ def build_report(
         comparisons=html_comparisons(context.compared),
         verdicts=html_verdicts(context.verdicts),
         behaviour=behaviour_sections(context),
+        **study_sections(context),
         rank_by=rank_by,
         shown=sum(len(v.browser) for v in views),
         total=sum(v.total_dialogues for v in views),

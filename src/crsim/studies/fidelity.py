@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from crsim.core.errors import CrsimError
@@ -72,18 +73,65 @@ class UserSide:
     reactions: list[str] = field(default_factory=list)
     intents: Counter[str] = field(default_factory=Counter)
     turns: list[int] = field(default_factory=list)
+    #: The words of each utterance (as `utterances`), and which copy of its dialogue it is in: 0, or
+    #: k for the k-th repeat of a dialogue a bootstrap resample drew more than once (`merged`).
+    tokens: list[list[str]] = field(default_factory=list)
+    copies: list[int] = field(default_factory=list)
+    #: Per utterance, the number of its dialogue among the side's (`merged`: among the parts').
+    origins: list[int] = field(default_factory=list)
+    #: n -> the n-grams of each utterance (n = 1, 2), made once: the bootstrap reads them many times.
+    ngrams: dict[int, list[list[tuple[str, ...]]]] = field(default_factory=lambda: {1: [], 2: []})
+    #: Each dialogue on its own, in the order added: what the bootstrap resamples.
+    parts: list[UserSide] = field(default_factory=list)
 
     def add(self, dialogue: Dialogue, key: str = "") -> None:
         """Add one dialogue whose utterances carry acts; `key` keeps dialogue ids of two sides apart."""
-        self.dialogues += 1
+        part = UserSide(dialogues=1)
         users = [u for u in dialogue.utterances if u.role is Role.USER and u.text.strip()]
-        self.turns.append(len(users))
+        part.turns.append(len(users))
         for utterance in users:
-            self.utterances.append((key + dialogue.id, utterance.text))
-            self.lengths.append(len(words(utterance.text)))
-            self.questions.append(is_question(utterance.text))
-            self.intents.update(a.intent for a in utterance.acts)
-        self.reactions.extend(reactions(dialogue))
+            said = words(utterance.text)
+            part.utterances.append((key + dialogue.id, utterance.text))
+            part.tokens.append(said)
+            for n, grams in part.ngrams.items():
+                grams.append(ngrams(said, n))
+            part.copies.append(0)
+            part.lengths.append(len(said))
+            part.questions.append(is_question(utterance.text))
+            part.intents.update(a.intent for a in utterance.acts)
+        part.reactions.extend(reactions(dialogue))
+        self._extend(part, 0, len(self.parts))
+        self.parts.append(part)
+
+    def _extend(self, part: UserSide, copy: int, origin: int) -> None:
+        self.dialogues += part.dialogues
+        self.origins.extend([origin] * len(part.tokens))
+        self.utterances.extend(part.utterances)
+        self.tokens.extend(part.tokens)
+        for n, grams in self.ngrams.items():
+            grams.extend(part.ngrams[n])
+        self.copies.extend([copy] * len(part.tokens))
+        self.lengths.extend(part.lengths)
+        self.questions.extend(part.questions)
+        self.intents.update(part.intents)
+        self.reactions.extend(part.reactions)
+        self.turns.extend(part.turns)
+
+
+def ngrams(said: Sequence[str], n: int) -> list[tuple[str, ...]]:
+    return [tuple(said[i : i + n]) for i in range(len(said) - n + 1)]
+
+
+def merged(parts: Sequence[UserSide], picks: Iterable[int]) -> UserSide:
+    """The side made of the dialogues `parts[i]` for i in `picks` (a bootstrap resample: an index may
+    repeat). A repeated dialogue's utterances carry their copy number, so distinct-n does not count a
+    copy's n-grams as repeats of its original (a new dialogue would not repeat it word for word)."""
+    side = UserSide()
+    seen: Counter[int] = Counter()
+    for index in picks:
+        side._extend(parts[index], seen[index], int(index))
+        seen[index] += 1
+    return side
 
 
 def reactions(dialogue: Dialogue) -> list[str]:
@@ -169,42 +217,90 @@ def tokens(side: UserSide) -> int:
     return sum(side.lengths)
 
 
-def distinct(side: UserSide, n: int, budget: int, seed: int) -> float | None:
+def distinct(side: UserSide, n: int, budget: int, seed: int, draws: int = DISTINCT_DRAWS) -> float | None:
     """Distinct-n at a fixed budget of words: the utterances in a random order, cut after `budget`
-    words; distinct n-grams (within an utterance) over all n-grams, averaged over DISTINCT_DRAWS
-    orders. Comparing at one budget matters: distinct-n falls as a sample grows."""
+    words; distinct n-grams (within an utterance) over all n-grams, averaged over `draws` orders.
+    Comparing at one budget matters: distinct-n falls as a sample grows.
+
+    In a bootstrap resample (`merged`) a dialogue may be there twice; a new dialogue would not repeat
+    it word for word, so an n-gram found in no other dialogue of the cut sample counts once per copy,
+    while an n-gram other dialogues share counts once, as it would in a sample without repeats."""
     if budget < n:
         return None
-    texts = [words(text) for _, text in side.utterances]
+    texts = side.tokens
+    repeated = any(side.copies)
     values = []
-    for draw in range(DISTINCT_DRAWS):
+    for draw in range(draws):
         order = list(range(len(texts)))
         random.Random(derive_seed(seed, "distinct", draw)).shuffle(order)
-        left, grams = budget, []
+        left = budget
+        grams: list[tuple[str, ...]] = []
+        owners: list[int] = []
+        cached = side.ngrams.get(n)
         for index in order:
-            chunk = texts[index][:left]
-            left -= len(chunk)
-            grams += [tuple(chunk[i : i + n]) for i in range(len(chunk) - n + 1)]
+            size = len(texts[index])
+            whole = cached is not None and size <= left
+            found = cached[index] if cached is not None and whole else ngrams(texts[index][:left], n)
+            left -= min(size, left)
+            grams += found
+            owners += [index] * len(found)
             if left <= 0:
                 break
-        if grams:
-            values.append(len(set(grams)) / len(grams))
+        if not grams:
+            continue
+        kept = _kept_with_copies(grams, owners, side) if repeated else len(set(grams))
+        values.append(kept / len(grams))
     return mean(values)
+
+
+def _kept_with_copies(grams: Sequence[tuple[str, ...]], owners: Sequence[int], side: UserSide) -> int:
+    """The distinct n-grams of a resample's cut sample, an n-gram of one dialogue only counted once
+    per copy of it (`distinct`); in numpy, on the n-grams' hashes (a collision of 64-bit hashes
+    among a sample's n-grams is too rare to matter)."""
+    owner = np.asarray(owners, dtype=np.int64)
+    base = np.asarray(side.origins, dtype=np.int64)[owner]
+    copy = np.asarray(side.copies, dtype=np.int64)[owner]
+    ids = np.fromiter((hash(g) for g in grams), dtype=np.int64, count=len(grams))
+    _, in_dialogues = np.unique(_distinct_pairs(ids, base), return_counts=True)
+    _, in_copies = np.unique(_distinct_pairs(ids, copy), return_counts=True)  # the same sorted ids
+    return int(np.where(in_dialogues == 1, in_copies, 1).sum())
+
+
+def _distinct_pairs(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The `first` value of each distinct (first, second) pair, sorted."""
+    order = np.lexsort((second, first))
+    a, b = first[order], second[order]
+    new = np.ones(a.size, dtype=bool)
+    new[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+    return a[new]
 
 
 # --- the indistinguishability classifier ----------------------------------------------------------
 
 
-def classifier_auc(
+@dataclass(frozen=True)
+class Scored:
+    """Out-of-fold classifier scores of every utterance, with its label (1: `first`) and dialogue."""
+
+    labels: list[int]
+    scores: list[float]
+    groups: list[str]
+
+    def auc(self) -> float:
+        from sklearn.metrics import roc_auc_score
+
+        return float(roc_auc_score(self.labels, self.scores))
+
+
+def classifier_scores(
     first: Sequence[tuple[str, str]], second: Sequence[tuple[str, str]], seed: int, folds: int = 5
-) -> float | None:
-    """AUC of a logistic regression telling utterances of `first` from those of `second` ((group, text)
-    pairs), from out-of-fold scores under cross-validation grouped by dialogue: no dialogue is in the
+) -> Scored | None:
+    """Out-of-fold scores of a logistic regression telling utterances of `first` from those of
+    `second` ((group, text) pairs) under cross-validation grouped by dialogue: no dialogue is in the
     training and the test part of one fold. Features: tf-idf of word 1-2-grams (lower-cased) and of
     character 2-4-grams (case kept, so style counts). None when a side has fewer than two dialogues."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import StratifiedGroupKFold
     from sklearn.pipeline import make_pipeline, make_union
 
@@ -230,7 +326,62 @@ def classifier_auc(
         predicted = model.decision_function([texts[i] for i in test])
         for index, value in zip(test, predicted, strict=True):
             scores[index] = float(value)
-    return float(roc_auc_score(labels, scores))
+    return Scored(labels, scores, groups)
+
+
+def classifier_auc(
+    first: Sequence[tuple[str, str]], second: Sequence[tuple[str, str]], seed: int, folds: int = 5
+) -> float | None:
+    """AUC of the classifier of `classifier_scores` from its out-of-fold scores (0.5: it cannot tell
+    the two sides apart); None when a side has fewer than two dialogues."""
+    scored = classifier_scores(first, second, seed, folds)
+    return None if scored is None else scored.auc()
+
+
+# --- intervals ------------------------------------------------------------------------------------
+
+#: Bootstrap replicates per interval unless told otherwise.
+RESAMPLES = 200
+#: Coverage of every interval.
+LEVEL = 0.95
+#: At least this share of replicates must define a value for its interval to be given.
+DEFINED_SHARE = 0.5
+
+Interval = tuple[float, float]
+
+
+def percentile_interval(values: Sequence[float | None], level: float = LEVEL) -> Interval | None:
+    """The percentile interval of the replicates that define a value; None when fewer than
+    DEFINED_SHARE of them do (e.g. most resamples of a simulator have no recommendation round)."""
+    known = np.array([v for v in values if v is not None], dtype=float)
+    if not values or known.size < DEFINED_SHARE * len(values):
+        return None
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(known, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def auc_interval(scored: Scored, resamples: int, seed: int, level: float = LEVEL) -> Interval | None:
+    """Percentile interval of the classifier's AUC by a bootstrap over dialogues: each replicate draws,
+    per class, as many dialogues as the class has, with replacement, and takes the AUC of all their
+    utterances' out-of-fold scores. The scores stay fixed (the classifier is not refitted), so the
+    interval covers the sampling of dialogues, not the variance of the fitting."""
+    from sklearn.metrics import roc_auc_score
+
+    labels = np.asarray(scored.labels)
+    scores = np.asarray(scored.scores)
+    members: dict[str, list[int]] = {}
+    for index, group in enumerate(scored.groups):
+        members.setdefault(group, []).append(index)
+    by_class = [[np.asarray(m) for g, m in members.items() if labels[m[0]] == label] for label in (1, 0)]
+    rng = np.random.default_rng(seed)
+    values: list[float | None] = []
+    for _ in range(resamples):
+        chosen = np.concatenate(
+            [groups[pick] for groups in by_class for pick in rng.integers(0, len(groups), size=len(groups))]
+        )
+        values.append(float(roc_auc_score(labels[chosen], scores[chosen])))
+    return percentile_interval(values, level)
 
 
 # --- the report -----------------------------------------------------------------------------------
@@ -254,6 +405,10 @@ class MeasureRow(BaseModel):
     n_human: int
     simulated_distribution: dict[str, float] | None = None
     human_distribution: dict[str, float] | None = None
+    simulated_ci: Interval | None = Field(None, description="95% bootstrap interval (`Intervals`).")
+    human_ci: Interval | None = None
+    distance_ci: Interval | None = None
+    control_distance_ci: Interval | None = None
 
 
 class SimulatorFidelity(BaseModel):
@@ -273,6 +428,29 @@ class SimulatorFidelity(BaseModel):
         description="Classifier AUC, human vs simulated user turns (0.5 = indistinguishable)."
     )
     control_auc: float | None = Field(description="Classifier AUC, half A vs half B of the human corpus.")
+    summary_ci: Interval | None = None
+    control_summary_ci: Interval | None = None
+    auc_ci: Interval | None = None
+    control_auc_ci: Interval | None = None
+
+
+class Intervals(BaseModel):
+    """How the intervals of a fidelity report were made."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: str = Field(
+        "percentile bootstrap over dialogues: each replicate draws, per side (simulated, human, half A, "
+        "half B), as many dialogues as the side has, with replacement, and recomputes every measure, "
+        "distance and summary"
+    )
+    auc_method: str = Field(
+        "percentile bootstrap over dialogues of the out-of-fold classifier scores (per class, as many "
+        "dialogues as it has, with replacement; the classifier is not refitted)"
+    )
+    level: float = LEVEL
+    resamples: int = RESAMPLES
+    seed: int = 0
 
 
 class FidelityReport(BaseModel):
@@ -291,6 +469,7 @@ class FidelityReport(BaseModel):
         description="Run dialogues left out: the simulator or the infrastructure broke them."
     )
     simulators: list[SimulatorFidelity]
+    intervals: Intervals | None = Field(None, description="None: made without intervals.")
 
 
 def _distribution(counts: Table | None) -> dict[str, float] | None:
@@ -301,9 +480,17 @@ def _distribution(counts: Table | None) -> dict[str, float] | None:
 
 
 def measure_rows(
-    sim: UserSide, human: UserSide, half_a: UserSide, half_b: UserSide, seed: int
+    sim: UserSide,
+    human: UserSide,
+    half_a: UserSide,
+    half_b: UserSide,
+    seed: int,
+    *,
+    budget: int | None = None,
+    draws: int = DISTINCT_DRAWS,
 ) -> list[MeasureRow]:
-    """The rows of every measure but the classifier, in the order the table shows them."""
+    """The rows of every measure but the classifier, in the order the table shows them. Distinct-n
+    is taken at `budget` words (default: the smallest side's), averaged over `draws` orders."""
     sides = (sim, human, half_a, half_b)
     rows: list[MeasureRow] = []
 
@@ -358,9 +545,9 @@ def measure_rows(
         (sum(sim.intents.values()), sum(human.intents.values())),
         keep=True,
     )
-    budget = min(tokens(s) for s in sides)
+    budget = min(tokens(s) for s in sides) if budget is None else budget
     for n in (1, 2):
-        values = [distinct(s, n, budget, derive_seed(seed, i)) for i, s in enumerate(sides)]
+        values = [distinct(s, n, budget, derive_seed(seed, i), draws) for i, s in enumerate(sides)]
         add(
             f"distinct_{n}",
             f"{n}-gram in {budget} words",
@@ -400,6 +587,58 @@ def sample(dialogues: Sequence[Dialogue], limit: int | None, seed: int, what: st
     return random.Random(derive_seed(seed, what)).sample(list(dialogues), limit)
 
 
+def bootstrap_rows(
+    rows: list[MeasureRow],
+    sides: tuple[UserSide, UserSide, UserSide, UserSide],
+    name: str,
+    seed: int,
+    resamples: int,
+) -> tuple[list[MeasureRow], Interval | None, Interval | None]:
+    """`rows` with their intervals, and the intervals of the summary and control summary distances:
+    `resamples` replicates, each resampling the dialogues of every side (`merged`) and recomputing
+    the rows at the point estimate's word budget (distinct-n on one random order per replicate). The
+    human sides are drawn from a seed of their own, so every simulator sees the same human replicates
+    (except for distinct-n, whose budget is the simulator's)."""
+    budget = min(tokens(s) for s in sides)
+    rngs = [
+        np.random.default_rng(derive_seed(seed, "bootstrap", who))
+        for who in (f"simulator {name}", "human", "half A", "half B")
+    ]
+    replicates: list[list[MeasureRow]] = []
+    for r in range(resamples):
+        drawn = [
+            merged(side.parts, rng.integers(0, len(side.parts), size=len(side.parts)))
+            for side, rng in zip(sides, rngs, strict=True)
+        ]
+        replicates.append(
+            measure_rows(
+                drawn[0],
+                drawn[1],
+                drawn[2],
+                drawn[3],
+                derive_seed(seed, name, "replicate", r),
+                budget=budget,
+                draws=1,
+            )
+        )
+    found = []
+    for i, row in enumerate(rows):
+        column = [rep[i] for rep in replicates]
+        found.append(
+            row.model_copy(
+                update={
+                    "simulated_ci": percentile_interval([c.simulated for c in column]),
+                    "human_ci": percentile_interval([c.human for c in column]),
+                    "distance_ci": percentile_interval([c.distance for c in column]),
+                    "control_distance_ci": percentile_interval([c.control_distance for c in column]),
+                }
+            )
+        )
+    summaries = percentile_interval([summary(c.distance for c in rep) for rep in replicates])
+    controls = percentile_interval([summary(c.control_distance for c in rep) for rep in replicates])
+    return found, summaries, controls
+
+
 def simulator_fidelity(
     name: str,
     sim: UserSide,
@@ -407,9 +646,19 @@ def simulator_fidelity(
     half_a: UserSide,
     half_b: UserSide,
     seed: int,
-    control_auc: float | None,
+    control: Scored | None,
+    resamples: int = RESAMPLES,
+    control_ci: Interval | None = None,
 ) -> SimulatorFidelity:
+    """One simulator against the human side (`control`: the half-vs-half classifier's scores, with
+    the interval of its AUC); `resamples` 0 leaves out the intervals."""
     rows = measure_rows(sim, human, half_a, half_b, derive_seed(seed, name))
+    summary_ci = control_summary_ci = None
+    if resamples:
+        rows, summary_ci, control_summary_ci = bootstrap_rows(
+            rows, (sim, human, half_a, half_b), name, seed, resamples
+        )
+    scored = classifier_scores(human.utterances, sim.utterances, derive_seed(seed, name, "auc"))
     return SimulatorFidelity(
         simulator=name,
         dialogues=sim.dialogues,
@@ -417,8 +666,14 @@ def simulator_fidelity(
         rows=rows,
         summary_distance=summary(r.distance for r in rows),
         control_summary_distance=summary(r.control_distance for r in rows),
-        auc=classifier_auc(human.utterances, sim.utterances, derive_seed(seed, name, "auc")),
-        control_auc=control_auc,
+        auc=None if scored is None else scored.auc(),
+        control_auc=None if control is None else control.auc(),
+        summary_ci=summary_ci,
+        control_summary_ci=control_summary_ci,
+        auc_ci=auc_interval(scored, resamples, derive_seed(seed, name, "auc interval"))
+        if scored is not None and resamples
+        else None,
+        control_auc_ci=control_ci,
     )
 
 
@@ -436,11 +691,13 @@ def fidelity(
     seed: int = 0,
     max_human: int | None = 400,
     max_simulated: int | None = 400,
+    resamples: int = RESAMPLES,
 ) -> FidelityReport:
     """Compare the users of each simulator of a run with the human users of `corpus`.
 
     Every utterance of both sides is annotated anew by `annotator` (the same instrument on both);
-    `max_human` and `max_simulated` cap the dialogues read per side (a seeded random sample)."""
+    `max_human` and `max_simulated` cap the dialogues read per side (a seeded random sample);
+    `resamples` bootstrap replicates give the intervals (0: none)."""
     humans = sample(corpus, max_human, seed, "human")
     if len(humans) < 4:
         raise CrsimError(
@@ -458,12 +715,19 @@ def fidelity(
     humans = asyncio.run(_annotated(annotator, humans))
     first, second = split_halves(humans, seed)
     human, half_a, half_b = side_of(humans, "human:"), side_of(first, "human:"), side_of(second, "human:")
-    control_auc = classifier_auc(half_a.utterances, half_b.utterances, derive_seed(seed, "control auc"))
+    control = classifier_scores(half_a.utterances, half_b.utterances, derive_seed(seed, "control auc"))
+    control_ci = (
+        auc_interval(control, resamples, derive_seed(seed, "control auc interval"))
+        if control is not None and resamples
+        else None
+    )
     results = []
     for name, dialogues in sorted(by_simulator.items()):
         chosen = sample(dialogues, max_simulated, seed, name)
         sim = side_of(asyncio.run(_annotated(annotator, chosen)), "sim:")
-        results.append(simulator_fidelity(name, sim, human, half_a, half_b, seed, control_auc))
+        results.append(
+            simulator_fidelity(name, sim, human, half_a, half_b, seed, control, resamples, control_ci)
+        )
     return FidelityReport(
         run=run_name,
         against=against,
@@ -474,6 +738,7 @@ def fidelity(
         human_user_utterances=len(human.utterances),
         left_out=left_out,
         simulators=results,
+        intervals=Intervals(resamples=resamples, seed=seed) if resamples else None,
     )
 
 
