@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import crsim
@@ -45,15 +45,18 @@ def free_port() -> int:
 
 
 class LocalCluster:
-    """A head and `workers` worker nodes with `cpus` CPUs each, on 127.0.0.1."""
+    """A head and `workers` worker nodes with `cpus` CPUs each (the head `head_cpus`, by default as
+    many; 0 keeps tasks off the head), on 127.0.0.1."""
 
-    def __init__(self, workers: int, cpus: int = 1) -> None:
+    def __init__(self, workers: int, cpus: int = 1, head_cpus: int | None = None) -> None:
         self.workers, self.cpus = workers, cpus
+        self.head_cpus = cpus if head_cpus is None else head_cpus
         self.root = Path(tempfile.mkdtemp(prefix="crsim-ray-"))  # short: Ray's socket paths live here
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.token = secrets.token_hex(32)
         self.processes: list[subprocess.Popen[bytes]] = []
+        (self.root / "tmp").mkdir()
 
     @property
     def env(self) -> dict[str, str]:
@@ -69,13 +72,14 @@ class LocalCluster:
             RAY_ADDRESS=self.address,
             RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0",  # a stopped node exits at once, no 30 s drain
             RAY_USAGE_STATS_ENABLED="0",
+            TMPDIR=str(self.root / "tmp"),  # each node's own files (crsim's node-local LLM caches) stay here
         )
         return env
 
-    def _node(self, name: str, *args: str) -> None:
+    def _node(self, name: str, cpus: int, *args: str) -> None:
         log = open(self.root / f"{name}.log", "wb")  # noqa: SIM115  (kept open by the child)
         command = [
-            RAY, "start", *args, "--block", "--num-cpus", str(self.cpus), "--node-ip-address", "127.0.0.1",
+            RAY, "start", *args, "--block", "--num-cpus", str(cpus), "--node-ip-address", "127.0.0.1",
             "--temp-dir", str(self.root / name), "--object-store-memory", str(OBJECT_STORE_BYTES),
             "--dashboard-agent-listen-port", str(free_port()), "--disable-usage-stats",
         ]  # fmt: skip
@@ -85,13 +89,21 @@ class LocalCluster:
             subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         )
 
-    def start(self, timeout: float = 90.0) -> None:
+    def start(self, timeout: float = 120.0) -> None:
         """Start the head, then the worker nodes, and wait until `ray status` lists them all."""
-        self._node("head", "--head", "--port", str(self.port), "--include-dashboard", "false")
-        self.wait_for(1, timeout)
-        for index in range(self.workers):
-            self._node(f"worker{index + 1}", "--address", self.address)
-        self.wait_for(1 + self.workers, timeout)
+        deadline = time.monotonic() + timeout
+        self._node("head", self.head_cpus, "--head", "--port", str(self.port), "--include-dashboard", "false")
+        self._wait_started(["head"], deadline)
+        names = [f"worker{index + 1}" for index in range(self.workers)]
+        for name in names:
+            self._node(name, self.cpus, "--address", self.address)
+        self._wait_started(names, deadline)
+        while self.active_nodes() < 1 + self.workers:  # one `ray status` is ~2 s of CPU: seldom
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"`ray status` lists fewer than {1 + self.workers} nodes:\n{self.status()}"
+                )
+            time.sleep(1.0)
 
     def status(self) -> str:
         """The output of `ray status --address` for this cluster."""
@@ -108,16 +120,14 @@ class LocalCluster:
         """Active nodes in `ray status`, one line `1 node_<id>` each."""
         return len(re.findall(r"^\s*1 node_[0-9a-f]+", self.status().split("Pending:")[0], flags=re.M))
 
-    def wait_for(self, nodes: int, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            dead = [p for p in self.processes if p.poll() is not None]
-            if dead:
-                raise RuntimeError(f"a Ray node exited while starting; logs: {self.logs()}")
-            if self.active_nodes() >= nodes:
-                return
-            time.sleep(1.0)
-        raise RuntimeError(f"{nodes} Ray nodes did not come up in {timeout:.0f} s; logs: {self.logs()}")
+    def _wait_started(self, names: list[str], deadline: float) -> None:
+        """Until each named node's `ray start` has printed that its runtime started."""
+        while not all(b"Ray runtime started." in (self.root / f"{n}.log").read_bytes() for n in names):
+            if any(p.poll() is not None for p in self.processes):
+                raise RuntimeError(f"a Ray node exited while starting; logs:\n{self.logs()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the Ray nodes {names} did not start in time; logs:\n{self.logs()}")
+            time.sleep(0.25)
 
     def logs(self) -> str:
         return "\n".join(
@@ -149,10 +159,8 @@ class LocalCluster:
             _signal_group(process.pid, signal.SIGTERM)
         deadline = time.monotonic() + 15
         for process in self.processes:
-            try:
+            with suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
         for process in self.processes:
             _signal_group(process.pid, signal.SIGKILL)
             process.wait()
@@ -175,23 +183,19 @@ class LocalCluster:
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:
-    try:
+    with suppress(ProcessLookupError):
         os.killpg(pid, sig)  # the node was started as a session leader: its group is its own
-    except ProcessLookupError:
-        pass
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:
-    try:
+    with suppress(ProcessLookupError):
         os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 @contextmanager
-def local_cluster(workers: int, cpus: int = 1) -> Iterator[LocalCluster]:
+def local_cluster(workers: int, cpus: int = 1, head_cpus: int | None = None) -> Iterator[LocalCluster]:
     """A started cluster, always stopped on the way out."""
-    cluster = LocalCluster(workers, cpus)
+    cluster = LocalCluster(workers, cpus, head_cpus)
     try:
         cluster.start()
         yield cluster
