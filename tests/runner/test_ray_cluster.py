@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow
 
 #: 24 dialogues (12 users × abus × popular, retrieval) in shards of 4: more shards than the
 #: cluster's three CPUs, so every node gets some.
-CONFIG = "name: cluster\nusers: {size: 12}\nmax_turns: 10\nshard_size: 4\nconcurrency: 4\n"
+CONFIG = "name: cluster\nusers: {size: 12}\nmetrics: []\nmax_turns: 10\nshard_size: 4\nconcurrency: 4\n"
 
 
 @pytest.fixture(scope="module")

@@ -90,9 +90,14 @@ class ResponseCache:
         with self._lock:
             before = db.total_changes
             db.execute("BEGIN")
-            db.executemany(
-                "INSERT OR IGNORE INTO responses (key, model, created, completion) VALUES (?, ?, ?, ?)", rows
-            )
+            try:
+                db.executemany(
+                    "INSERT OR IGNORE INTO responses (key, model, created, completion) VALUES (?, ?, ?, ?)",
+                    rows,
+                )
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
             db.execute("COMMIT")
             return db.total_changes - before
 

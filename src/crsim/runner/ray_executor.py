@@ -82,9 +82,9 @@ def run_shard(
         )
     records: list[str] = []
     shard = [by_id[i] for i in task_ids]
-    cache = experiment.llms.cache
+    cache = experiment.llms.cache if remote and experiment.llm_users else None  # no file without LLMs
     stored: CacheRows = []
-    if cache is not None and remote:
+    if cache is not None:
         cache.journal = stored
     try:
         loop.run_until_complete(hold_dialogues(experiment, shard, lambda d: records.append(writable(d)[1])))
