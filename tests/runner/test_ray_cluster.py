@@ -22,7 +22,7 @@ from llm_servers import OpenAILikeServer
 from support import records_without_timing
 
 pytest.importorskip("ray", reason="the Ray executor needs the `ray` extra")
-from ray_nodes import LocalCluster, local_cluster
+from ray_nodes import RAY, LocalCluster, free_port, local_cluster
 
 pytestmark = pytest.mark.slow
 
@@ -41,6 +41,24 @@ def cluster() -> Iterator[LocalCluster]:
 def test_three_nodes_each_with_its_own_raylet(cluster: LocalCluster) -> None:
     assert cluster.active_nodes() == 3
     assert len(cluster.raylets()) == 3
+
+
+def test_a_node_without_the_clusters_token_is_refused(cluster: LocalCluster) -> None:
+    """The cluster runs in token mode: a node with another token cannot join (and one with no
+    `RAY_AUTH_MODE`, on a machine with `~/.ray/auth_token`, fails the same way; docs/scaling.md)."""
+    env = {**cluster.env, "RAY_AUTH_TOKEN": "0" * 64}
+    env.pop("RAY_ADDRESS")
+    command = [RAY, "start", "--address", cluster.address, "--node-ip-address", "127.0.0.1"]
+    stranger = cluster.root / "stranger"
+    done = subprocess.run(
+        [*command, "--temp-dir", str(stranger), "--dashboard-agent-listen-port", str(free_port())],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert "InvalidAuthToken" in done.stdout + done.stderr
 
 
 def _local_and_cluster_runs(config_text: str, cluster: LocalCluster, tmp_path: Path) -> tuple[Path, Path]:
