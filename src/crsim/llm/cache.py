@@ -2,7 +2,8 @@
 
 Re-running an evaluation hits the cache for every call (0 provider calls); a new trial index gives
 new keys, so repeated simulation trials are sampled afresh. Safe for several processes writing one
-file (WAL journal, busy timeout).
+file (WAL journal, busy timeout). A cache can also note what it stores (`journal`), so a process
+on another machine can send its new answers to the one that owns the run folder (`put_rows`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self._closed = False
+        #: When a list: every stored answer is also appended to it as (key, model, created, completion).
+        self.journal: list[tuple[str, str, float, str]] | None = None
         if mode != "off":
             self._db = _connect(path, create=mode == "read-write")
 
@@ -71,11 +74,32 @@ class ResponseCache:
         db = self._db if self._db is not None or not self._closed else self._reopen()
         if db is None or self.mode != "read-write":
             return
+        row = (key, completion.model, time.time(), completion.model_dump_json())
         with self._lock:
             db.execute(
-                "INSERT OR REPLACE INTO responses (key, model, created, completion) VALUES (?, ?, ?, ?)",
-                (key, completion.model, time.time(), completion.model_dump_json()),
+                "INSERT OR REPLACE INTO responses (key, model, created, completion) VALUES (?, ?, ?, ?)", row
             )
+            if self.journal is not None:
+                self.journal.append(row)
+
+    def put_rows(self, rows: list[tuple[str, str, float, str]]) -> int:
+        """Store rows another cache journaled; keys already here are kept. Returns the rows added."""
+        db = self._db if self._db is not None or not self._closed else self._reopen()
+        if db is None or self.mode != "read-write" or not rows:
+            return 0
+        with self._lock:
+            before = db.total_changes
+            db.execute("BEGIN")
+            try:
+                db.executemany(
+                    "INSERT OR IGNORE INTO responses (key, model, created, completion) VALUES (?, ?, ?, ?)",
+                    rows,
+                )
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return db.total_changes - before
 
     def close(self) -> None:
         """Close the database; a later `get` or `put` opens it again (the counts go on)."""

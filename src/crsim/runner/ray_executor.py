@@ -6,12 +6,19 @@ batch with `hold_dialogues` (the same code as the local executor) and returns th
 The driver appends and flushes each shard's records as soon as the shard finishes (`ray.wait`), so a
 killed run keeps every finished shard and `--resume` works the same as with the local executor. The
 records depend only on the config and seed, never on which process held them.
+
+The LLM response cache: a worker on the driver's node uses the run folder's cache file itself. A
+worker on another node cannot reach the run folder; it uses a cache file on its own node (under the
+node's temporary directory, one per run folder, so a resumed or repeated run on that node finds its
+answers) and returns the answers it stored with the shard's records; the driver adds them to the run
+folder's cache, which so holds every answer of the run whatever node made it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +26,7 @@ from typing import Any
 from crsim.core.errors import ConfigError, CrsimError
 from crsim.model.dialogue import Dialogue
 from crsim.model.run_folder.dialogues import writable
-from crsim.model.run_folder.files import RunPaths
+from crsim.model.run_folder.files import LLM_CACHE, RunPaths
 from crsim.runner.build import DialogueTask, Experiment, build_experiment
 from crsim.runner.config import ExperimentConfig
 from crsim.runner.holding import hold_dialogues
@@ -42,13 +49,29 @@ def shards(tasks: list[DialogueTask], size: int) -> list[list[str]]:
     return [[t.id for t in tasks[start : start + size]] for start in range(0, len(tasks), size)]
 
 
-def run_shard(config_json: str, run_dir: str, task_ids: list[str]) -> list[str]:
-    """Runs in a Ray worker: hold the shard's dialogues and return their records as JSON lines."""
+#: Cache rows as `ResponseCache.journal` notes them: (key, model, created, completion JSON).
+CacheRows = list[tuple[str, str, float, str]]
+
+
+def node_cache_path(run_dir: str) -> Path:
+    """The LLM cache of a run on a node other than the driver's: in the node's temporary directory,
+    one file per run folder."""
+    folder = hashlib.sha256(run_dir.encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / "crsim-llm-cache" / folder / LLM_CACHE
+
+
+def run_shard(
+    config_json: str, run_dir: str, task_ids: list[str], driver_node: str
+) -> tuple[list[str], CacheRows]:
+    """Runs in a Ray worker: hold the shard's dialogues; return their records as JSON lines and, on a
+    node other than the driver's (`driver_node`), the LLM answers the shard stored in the cache."""
+    remote = _ray().get_runtime_context().get_node_id() != driver_node
     key = hashlib.sha256(f"{config_json}\n{run_dir}".encode()).hexdigest()
     if key not in _WORKER_STATE:
         experiment = build_experiment(ExperimentConfig.model_validate_json(config_json))
-        Path(run_dir).mkdir(parents=True, exist_ok=True)  # on another node: a local LLM cache
-        experiment.llms.set_cache_path(RunPaths(Path(run_dir)).llm_cache)
+        experiment.llms.set_cache_path(
+            node_cache_path(run_dir) if remote else RunPaths(Path(run_dir)).llm_cache
+        )
         _WORKER_STATE[key] = (experiment, asyncio.new_event_loop())
     experiment, loop = _WORKER_STATE[key]
     by_id = {t.id: t for t in experiment.tasks}
@@ -59,8 +82,16 @@ def run_shard(config_json: str, run_dir: str, task_ids: list[str]) -> list[str]:
         )
     records: list[str] = []
     shard = [by_id[i] for i in task_ids]
-    loop.run_until_complete(hold_dialogues(experiment, shard, lambda d: records.append(writable(d)[1])))
-    return records
+    cache = experiment.llms.cache if remote and experiment.llm_users else None  # no file without LLMs
+    stored: CacheRows = []
+    if cache is not None:
+        cache.journal = stored
+    try:
+        loop.run_until_complete(hold_dialogues(experiment, shard, lambda d: records.append(writable(d)[1])))
+    finally:
+        if cache is not None:
+            cache.journal = None
+    return records, stored
 
 
 async def hold_on_ray(
@@ -79,16 +110,19 @@ async def hold_on_ray(
         remote = ray.remote(num_cpus=1)(run_shard)
         config_json = config.model_dump_json()
         folder = str(run_dir.resolve())
-        pending = [remote.remote(config_json, folder, ids) for ids in shards(tasks, config.shard_size)]
+        here = ray.get_runtime_context().get_node_id()
+        pending = [remote.remote(config_json, folder, ids, here) for ids in shards(tasks, config.shard_size)]
         try:
             while pending:
                 # A bounded wait, so an interrupted driver stops within a second, not after a shard.
                 ready, pending = await asyncio.to_thread(ray.wait, pending, num_returns=1, timeout=1.0)
                 for ref in ready:
                     try:
-                        lines = ray.get(ref)
+                        lines, answers = ray.get(ref)
                     except ray.exceptions.RayError as exc:
                         raise CrsimError(f"a Ray shard failed ({type(exc).__name__}): {exc}") from None
+                    if answers and experiment.llms.cache is not None:
+                        experiment.llms.cache.put_rows(answers)  # from another node: into the run folder
                     for line in lines:
                         record(Dialogue.model_validate_json(line))
         finally:
