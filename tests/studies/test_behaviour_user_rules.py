@@ -145,3 +145,16 @@ def test_ending_on_a_contrary_wish_accepts_nothing(restaurants: Domain) -> None:
         ("crs", "How about J Restaurant?", [J_RESTAURANT]), ("user", "Great, but I'd like British food.")
     )
     assert hits(restaurants, wish, "contradicting_acceptance") != [True]
+
+
+def test_ending_the_dialogue_right_after_a_fitting_item_is_no_miss(restaurants: Domain) -> None:
+    crs = ("crs", "You might like Midsummer House Restaurant.", [MIDSUMMER])
+    ended = talk(("user", "British food in the centre."), crs, ("user", "Thanks, goodbye!"))
+    assert hits(restaurants, ended, "missed_recommendation") == [False]
+    again = talk(
+        ("user", "British food in the centre."),
+        crs,
+        ("user", "Could you suggest a restaurant?"),
+        ended=TerminationReason.MAX_TURNS,
+    )
+    assert hits(restaurants, again, "missed_recommendation") == [True]

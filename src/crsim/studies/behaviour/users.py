@@ -305,7 +305,9 @@ def _reacted(facts: Facts, index: int) -> bool:
 
 def missed_recommendation(facts: Facts) -> Iterator[Observation]:
     """The CRS's text named an item it recommended that is a target or meets the need, and the user's
-    next message did not react to any recommendation (it did not hear it: asked again, restated)."""
+    next message did not react to any recommendation (it did not hear it: asked again, restated). A
+    message by which the user ends the dialogue takes the recommendation as it stands (ending on a
+    fitting item is no miss)."""
     if facts.broken:
         yield _obs(facts, "missed_recommendation", None, facts.broken)
         return
@@ -324,7 +326,8 @@ def missed_recommendation(facts: Facts) -> Iterator[Observation]:
         if not named:
             continue
         checked = True
-        if not _reacted(facts, index + 1):
+        closing = facts.user_ended and index + 1 == max(users)
+        if not closing and not _reacted(facts, index + 1):
             yield _obs(facts, "missed_recommendation", True, named[0].display_title)
             return
     note = "" if checked else "no named target or acceptable item followed by a user message"
