@@ -13,6 +13,7 @@ from crsim.language.message_rules import (
     indifferent,
     parrots,
     repeated,
+    role_flip_patterns,
     title_in,
 )
 from crsim.language.message_rules import (
@@ -386,17 +387,19 @@ def _single_stated(facts: Facts, index: int) -> set[str]:
     return found
 
 
-def asked_stated_slot(facts: Facts, patterns: list[re.Pattern[str]]) -> Iterator[Observation]:
+def asked_stated_slot(facts: Facts, patterns: list[re.Pattern[str]] | None = None) -> Iterator[Observation]:
     """A user message asked about a single-valued slot the user had stated a value of (in it or
-    before it). A message in the recommender's voice (`patterns`: "What kind of food do you want?")
-    asks the other side's wish, not about an item, and is left out."""
+    before it). A message in the recommender's voice (`patterns`, default the domain's
+    `role_flip_patterns`: "What kind of food do you want?") asks the other side's wish, not about an
+    item, and is left out."""
     if facts.broken:
         yield _obs(facts, "asked_stated_slot", None, facts.broken)
         return
+    voice = role_flip_patterns(facts.domain) if patterns is None else patterns
     stated: set[str] = set()
     for index in facts.user_indices():
         stated |= _single_stated(facts, index)
-        if first_cue(facts.utterances[index].text, patterns) is not None:
+        if first_cue(facts.utterances[index].text, voice) is not None:
             continue
         both = sorted(facts.asked(index) & stated)
         if both:
