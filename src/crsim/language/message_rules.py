@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import pairwise
 
@@ -25,6 +26,12 @@ from crsim.model.text import STOPWORDS, near_duplicate, normalize, split_title_y
 PARROT_PARTIAL = 95.0
 #: Characters a user message needs before the partial (substring) parroting rule applies.
 PARROT_MIN_CHARS = 30
+#: Words in a row a user message copies from the CRS message before it to parrot it (a clause, more
+#: than a value or a short phrase echoed back).
+PARROT_RUN_WORDS = 8
+#: Words in a row two consecutive user messages share for the later one to say the earlier again (a
+#: whole sentence repeated inside a longer message).
+USER_REPEAT_RUN_WORDS = 10
 #: rapidfuzz `fuzz.partial_ratio` from which a long title counts as named in a text (spelling slips).
 TITLE_FUZZY = 90.0
 #: Characters (normalised, without the year) from which a title may match fuzzily rather than exactly.
@@ -52,18 +59,74 @@ def fold_spaces(text: str) -> str:
     return normalize(text)
 
 
-def repeated(texts: list[str]) -> list[int]:
-    """1-based positions (among `texts`) of the messages that near-duplicate the one before them."""
-    return [n + 2 for n, (a, b) in enumerate(pairwise(texts)) if near_duplicate(a, b)]
+def shared_run(a: str, b: str, leave_out: tuple[str, ...] = ()) -> int:
+    """The longest run of consecutive words (normalised) that both texts hold, not counting words
+    inside the `leave_out` phrases (titles: quoting an item's long title copies nothing)."""
+    x, y = normalize(a).split(), normalize(b).split()
+    for phrase in (normalize(p).split() for p in leave_out):
+        x, y = _blank(x, phrase, "\x00"), _blank(y, phrase, "\x01")
+    if not x or not y:
+        return 0
+    match = SequenceMatcher(None, x, y, autojunk=False).find_longest_match(0, len(x), 0, len(y))
+    return match.size
 
 
-def parrots(user: str, crs: str) -> bool:
-    """Whether a user message repeats the CRS message before it: a near-duplicate, or a user message of
-    at least PARROT_MIN_CHARS characters found almost verbatim inside the CRS message."""
+def _blank(words: list[str], phrase: list[str], mark: str) -> list[str]:
+    """`words` with every occurrence of `phrase` replaced by `mark`s (a mark matches nothing in the
+    other text, whose marks differ)."""
+    size = len(phrase)
+    if not size:
+        return words
+    out, i = [], 0
+    while i < len(words):
+        if words[i : i + size] == phrase:
+            out += [mark] * size
+            i += size
+        else:
+            out.append(words[i])
+            i += 1
+    return out
+
+
+def repeats(earlier: str, later: str, run_words: int | None = None) -> bool:
+    """Whether `later` says `earlier` again: a near-duplicate, or (with `run_words`) the two share a
+    run of at least that many words in a row (a sentence said again inside a longer message)."""
+    if near_duplicate(earlier, later):
+        return True
+    return run_words is not None and shared_run(earlier, later) >= run_words
+
+
+def repeated(texts: list[str], run_words: int | None = None) -> list[int]:
+    """1-based positions (among `texts`) of the messages that repeat the one before them (`repeats`)."""
+    return [n + 2 for n, (a, b) in enumerate(pairwise(texts)) if repeats(a, b, run_words)]
+
+
+#: A reply that states no preference ("I don't mind.", "Anything is fine with me.", "No strong
+#: feelings about that."): the same words answer each new question, they do not say a message again.
+INDIFFERENT = re.compile(
+    r"^\W*(?:\w+[,.!]?\s+){0,2}(?:i (?:really )?(?:don'?t|do not) (?:mind|care|have (?:a|any) (?:strong )?"
+    r"preference)|(?:i have )?no (?:strong |real |particular )?(?:preferences?|feelings?|opinion)|"
+    r"anything(?: is| would be)? (?:fine|ok|okay|good)|(?:it )?(?:doesn'?t|does not) matter|not fussed|"
+    r"(?:either|any|whatever)(?: one)? (?:is|would be|will do|works)|i'?m (?:easy|flexible|open))\b",
+    re.I,
+)
+
+
+def indifferent(text: str) -> bool:
+    """Whether a short reply says the user has no preference (`INDIFFERENT`)."""
+    return len(text.split()) <= 10 and INDIFFERENT.search(text.replace("’", "'")) is not None
+
+
+def parrots(user: str, crs: str, titles: tuple[str, ...] = ()) -> bool:
+    """Whether a user message repeats the CRS message before it: a near-duplicate, a user message of
+    at least PARROT_MIN_CHARS characters found almost verbatim inside the CRS message, or a run of
+    PARROT_RUN_WORDS words copied from it (not counting the `titles` the CRS named)."""
     if near_duplicate(user, crs):
         return True
     x, y = fold_spaces(user), fold_spaces(crs)
-    return len(x) >= PARROT_MIN_CHARS and len(y) >= len(x) and fuzz.partial_ratio(x, y) >= PARROT_PARTIAL
+    if len(x) >= PARROT_MIN_CHARS and len(y) >= len(x) and fuzz.partial_ratio(x, y) >= PARROT_PARTIAL:
+        return True
+    return shared_run(user, crs, titles) >= PARROT_RUN_WORDS
 
 
 def _only_titles(tail: str, listed: list[Item]) -> bool:
@@ -181,6 +244,15 @@ _CONSUME = r"(?:watch|try|see|read|visit|check (?:it |them )?out|listen to|go to
 _WISH = r"(?:like|prefer|want|enjoy|fancy|feel like|have in mind|usually|typically|normally)"
 
 
+#: What an assistant calls itself ("I'm a chatbot", "as an AI", "a customer service AI").
+_MACHINE = r"(?:ai|chatbot|chat bot|bot|assistant|language model|recommender(?: system)?|virtual agent)"
+#: Not "to my friends": a user may say it would recommend an item to people it knows.
+_NOT_TO_OTHERS = (
+    r"(?![^.!?\n]*\bto (?:(?:my|our|his|her|their) (?:\w+ )?(?:friends?|family|partner|wife|husband|"
+    r"kids|children|parents|colleagues|mates)|anyone|everyone|others|other people|friends|people)\b)"
+)
+
+
 def user_voice_patterns(item_noun: str, item_noun_plural: str) -> list[re.Pattern[str]]:
     """The cues of a user message in the recommender's (or an assistant's) voice: recommending or
     offering ("I'd recommend", "You might enjoy", "Do you want to try it out?", "Would you like me
@@ -193,7 +265,8 @@ def user_voice_patterns(item_noun: str, item_noun_plural: str) -> list[re.Patter
     things = rf"(?:{nouns}|{_OFFERS})" if nouns else _OFFERS
     cues = [
         # recommending and offering
-        r"\b(?:i|we)(?:'d| would| can| could| will|'ll)? (?:highly |strongly )?(?:recommend|suggest)\b",
+        rf"\b(?:i|we)(?:'d| would| can| could| will|'ll)? (?:highly |strongly )?(?:recommend|suggest)\b"
+        rf"{_NOT_TO_OTHERS}",
         r"\blet me (?:recommend|suggest)\b",
         rf"\bhere (?:are|is) (?:some|a few|a couple of|my|the|a|an|another) (?:\w+ )?{things}\b",
         r"\bhere (?:are|is) (?:some|a few|a couple|a list|an? (?:great|good))\b",
@@ -215,7 +288,32 @@ def user_voice_patterns(item_noun: str, item_noun_plural: str) -> list[re.Patter
         r"\b(?:glad|happy) (?:i could|to) help\b",
         r"\bbased on your (?:preferences|taste|interests?|request)\b",
         r"\bhope you enjoy\b",
-        r"\bi(?:'m| am) glad you (?:found|liked|like|enjoy|enjoyed)\b",
+        r"\bi(?:'m| am) glad you (?:found|liked|like|enjoy|enjoyed|(?:'re| are) (?:pleased|happy) with)\b",
+        # speaking as the one who recommends or serves: wishing to recommend, helping "you", doing
+        # something "for you", naming its own recommendations or the other side's request
+        rf"\bi(?:'d| would)? (?:really )?(?:love|like|be (?:glad|happy|pleased|delighted)) to "
+        rf"(?:recommend|suggest|help|assist|serve)\b{_NOT_TO_OTHERS}",
+        rf"\bi(?:'m| am) (?:\w+ )?(?:happy|glad|going|pleased|delighted|ready|here|about) to "
+        rf"(?:recommend|suggest)\b{_NOT_TO_OTHERS}",
+        r"\b(?:help|helping|assist|assisting|serve|serving) you\b",
+        r"\bi(?:'m| am) (?:\w+ ){0,2}(?:here|ready|happy|glad|designed|able|unable|capable|available|"
+        r"programmed|trained) (?:to|of) (?:help|helping|assist|assisting|serve|serving|provide "
+        r"(?:assistance|help|recommendations|suggestions))\b",
+        r"\bi(?:'m| am) (?:always )?here for you\b",
+        r"\bdesigned to (?:help|assist|recommend)\b",
+        r"\bi\b[^.!?\n]{0,25}\b(?:do|find|found|get|got|book|booked|reserve|reserved|arrange|pick|picked|"
+        r"choose|look up) (?:\w+ ){0,4}for you\b",
+        r"\bmy (?:recommendations?|suggestions?)\b",
+        r"\byour (?:request|requests|query|queries)\b",
+        r"\b(?:what|which) you (?:requested|asked for)\b",
+        r"\bwhat(?:'s| is) on your mind\b",
+        r"\b(?:share|tell me)\b[^.!?\n]{0,30}\babout yourself\b",
+        r"\byou can ask (?:me )?(?:for|about)\b",
+        # stating the other side's wish, as a recommender sums up a request ("You're looking for a
+        # place that serves seafood."): a statement, not a question
+        r"(?:^|[.!;\n]\s*)you(?:'re| are)? (?:looking for|searching for|hoping for|asking for|"
+        r"(?:want|need)(?! to\b)) "
+        r"[^.!?\n]*(?:[.!]|$)",
         # asking the other side what it wants
         rf"\b(?:what|which) (?:\w+ ){{0,3}}(?:do|would|did) you {_WISH}\b"
         r"(?! (?:to (?:recommend|suggest)|about)\b)",
@@ -232,6 +330,7 @@ def user_voice_patterns(item_noun: str, item_noun_plural: str) -> list[re.Patter
         r"\bhow (?:can|may) i (?:help|assist)\b",
         r"\bwhat can i (?:do for you|help you with)\b",
         r"\bi(?:'m| am) (?:here to help|an ai|a recommender|your assistant)\b",
+        rf"\b(?:i(?:'m| am)|as) (?:just |only )?(?:a|an|your) (?:[\w-]+ ){{0,3}}{_MACHINE}\b",
         r"\b(?:i(?:'m| am) )?(?:sorry|afraid),? (?:but )?i (?:can't|cannot|can not|am unable to|'m unable to|"
         r"am not able to|'m not able to|won't be able to) (?:help|assist|provide|fulfil|fulfill|comply|"
         r"do that|answer that)\b",
@@ -298,8 +397,31 @@ META_TEXT = [
         r"\bthe (?:recommender|crs|chatbot)\b",
         r"\bthe (?:assistant|system|bot)(?:'s| (?:is|was|has|had|said|says|suggested|suggests|recommended|"
         r"recommends|asked|asks|mentioned|should|will|would)\b)",
+        # what an assistant says of itself ("I'm a chatbot designed to assist users")
+        rf"\b(?:i(?:'m| am)|as) (?:just |only |not )?(?:a|an) (?:[\w-]+ ){{0,3}}{_MACHINE}\b",
+        r"\bi(?:'m| am) (?:just |only |simply )(?:a|an) (?:\w+ )?(?:person|human|user|customer|seeker)\b",
+        # the task or the role spoken of ("You are the person looking for ...", "You are asked to find
+        # a movie", "in a role of asking", "Don't end the conversation")
+        r"\byou(?:'re| are) (?:the|a) (?:person|one|user|seeker|customer|client) (?:who(?:'s| is)? )?"
+        r"(?:looking|asking|seeking|searching|wanting|trying)\b",
+        r"\byou(?:'re| are) (?:being )?(?:asked|supposed|instructed|told) to\b",
+        r"\b(?:a|the|my|your|this|that) role (?:of|as)\b",
+        r"\b(?:my|your|the) (?:assigned )?role\b",
+        r"\b(?:don't|do not|never) (?:end|close|stop|leave) the (?:conversation|dialogue|chat)\b",
+        # the message spoken of: its versions and wording ("a rewritten version of your answer", "How
+        # do I make this message clearer?", '"No thanks" is a good way to say it')
+        r"\b(?:rewritten|revised|corrected|improved|edited|updated|shorter|new|better) version of "
+        r"(?:the|your|my|this|that) (?:text|answer|response|reply|message)\b",
+        r"\b(?:this|the|my|your|that) (?:chat )?(?:message|response|reply|answer|text) "
+        r"(?:clearer|shorter|better|more (?:\w+))\b",
+        r"\bchat message\b",
+        r"\b(?:your|my|the) response to (?:the|this|my|your)\b",
+        r"[\"“][^\"”\n]{1,60}[\"”] is (?:a|an|the) (?:\w+ ){0,2}"
+        r"(?:way|phrase|reply|response|answer|thing to say)\b",
+        r"\b(?:continue|write|reply|respond|answer)\b[^.!?\n]{0,15}\byour own words\b",
         r"\b(?:i'll|i will|i'm going to|i am going to|i shall)(?: now| then| next| also)? "
-        r"(?:ask (?:about|for|whether|if|them|it|the)|inquire|enquire|request (?:the|more|information)|"
+        r"(?:ask (?:you (?:a|some|about|for|whether|if)\b|about|for|whether|if|them|it|the)|inquire|enquire|"
+        r"request (?:the|more|information)|"
         r"mention|respond|reply|answer (?:the|their|its|with)|state|inform|tell (?:them|it|the))\b",
     )
 ]

@@ -6,11 +6,14 @@ import re
 from collections.abc import Iterator
 
 from crsim.language.message_rules import (
+    USER_REPEAT_RUN_WORDS,
     end_marker,
     ends_cut,
     first_cue,
+    indifferent,
     parrots,
     repeated,
+    role_flip_patterns,
     title_in,
 )
 from crsim.language.message_rules import (
@@ -18,7 +21,9 @@ from crsim.language.message_rules import (
 )
 from crsim.model.acts import Intent
 from crsim.model.dialogue import Role
+from crsim.model.domain import SlotKind
 from crsim.model.items import Item
+from crsim.model.text import near_duplicate, normalize, split_title_year, unarticle
 from crsim.studies.behaviour.facts import Facts
 from crsim.studies.behaviour.observation import Kind, Observation
 
@@ -155,6 +160,27 @@ def user_truncated(facts: Facts) -> Iterator[Observation]:
         yield _obs(facts, "user_truncated", cut, f"ends {text.rstrip()[-20:]!r}" if cut else "", index)
 
 
+def _answers_anew(facts: Facts, users: list[int], position: int) -> bool:
+    """Whether the user message at 1-based `position` among `users` states no preference again in
+    answer to a different CRS question: the same words fit each question, nothing is said twice."""
+    later, earlier = users[position - 1], users[position - 2]
+    if not indifferent(facts.utterances[later].text):
+        return False
+    asked = [facts.utterances[i - 1] for i in (earlier, later) if i > 0]
+    return (
+        len(asked) == 2
+        and all(u.role is Role.CRS for u in asked)
+        and not near_duplicate(asked[0].text, asked[1].text)
+    )
+
+
+def _titles(facts: Facts, index: int) -> tuple[str, ...]:
+    """Titles of the items a CRS message recommended or mentioned (a user quoting one copies no text)."""
+    message = facts.utterances[index]
+    found = (facts.item(i) for i in (*message.recommended_items, *message.mentioned_items))
+    return tuple(t for item in found if item is not None for t in (item.title, item.display_title))
+
+
 def repetition(facts: Facts) -> Iterator[Observation]:
     """Consecutive near-duplicate user messages; a user message repeating the CRS message before it."""
     users = facts.user_indices()
@@ -162,7 +188,7 @@ def repetition(facts: Facts) -> Iterator[Observation]:
         yield _obs(facts, "user_repeats", None, "fewer than 2 user messages")
     else:
         texts = [facts.utterances[i].text for i in users]
-        pairs = repeated(texts)
+        pairs = [n for n in repeated(texts, USER_REPEAT_RUN_WORDS) if not _answers_anew(facts, users, n)]
         yield _obs(facts, "user_repeats", bool(pairs), f"user message {pairs[0]}" if pairs else "")
     answering = [i for i in users if i > 0 and facts.utterances[i - 1].role is Role.CRS]
     if not answering:
@@ -171,7 +197,7 @@ def repetition(facts: Facts) -> Iterator[Observation]:
     parroted = [
         users.index(i) + 1
         for i in answering
-        if parrots(facts.utterances[i].text, facts.utterances[i - 1].text)
+        if parrots(facts.utterances[i].text, facts.utterances[i - 1].text, _titles(facts, i - 1))
     ]
     yield _obs(facts, "parroting", bool(parroted), f"user message {parroted[0]}" if parroted else "")
 
@@ -194,7 +220,7 @@ def _accepted_after(facts: Facts, index: int) -> list[str]:
     """Catalogue items the user message at `index` accepts out of the CRS message just before it:
     what it accepts (`Facts.accepted`), or, when it is the user's closing message of a dialogue it
     ended right after a one-item recommendation and does not turn it down, that item (it ended
-    satisfied)."""
+    satisfied); not an item the same message states a wish against (`_wishes_otherwise`)."""
     before = facts.utterances[index - 1] if index > 0 else None
     if before is None or before.role is not Role.CRS or not before.recommended_items:
         return []
@@ -202,7 +228,17 @@ def _accepted_after(facts: Facts, index: int) -> list[str]:
     closing = facts.user_ended and index == facts.user_indices()[-1] and len(before.recommended_items) == 1
     if not accepted and closing and not facts.understood[index].intents & _TURNED_DOWN:
         accepted = list(before.recommended_items)
-    return [i for i in accepted if facts.item(i) is not None]
+    return [i for i in accepted if facts.item(i) is not None and not _wishes_otherwise(facts, index, i)]
+
+
+def _wishes_otherwise(facts: Facts, index: int, item_id: str) -> bool:
+    """Whether the user message at `index` states a value the item contradicts ("I'm in the mood for
+    something from the 2000s" right after a 1990s film): it asks for something else, it does not
+    accept the item."""
+    item = facts.item(item_id)
+    if item is None:
+        return False
+    return bool(_violations(item, sorted(facts.stated(index)), facts)[0])
 
 
 def contradicting_acceptance(facts: Facts) -> Iterator[Observation]:
@@ -248,6 +284,15 @@ def _wanted(facts: Facts, item: Item, constraints: list[tuple[str, str]]) -> boo
     return checked > 0 and not broken
 
 
+def _names(text: str, item: Item) -> bool:
+    """Whether a CRS text names the item: its title (`title_in`), or every word of a title of two or
+    more words in any order (a reader still recognises "Binh. Thanh" as Thanh Binh)."""
+    if title_in(text, item):
+        return True
+    wanted = normalize(unarticle(split_title_year(item.title)[0])).split()
+    return len(wanted) >= 2 and set(wanted) <= set(normalize(text).split())
+
+
 def _reacted(facts: Facts, index: int) -> bool:
     """Whether a user message reacts to a recommendation: a recorded or understood accept, reject,
     seen, deny or inquiry, or an item it accepts or says it has seen."""
@@ -261,7 +306,9 @@ def _reacted(facts: Facts, index: int) -> bool:
 
 def missed_recommendation(facts: Facts) -> Iterator[Observation]:
     """The CRS's text named an item it recommended that is a target or meets the need, and the user's
-    next message did not react to any recommendation (it did not hear it: asked again, restated)."""
+    next message did not react to any recommendation (it did not hear it: asked again, restated). A
+    message by which the user ends the dialogue takes the recommendation as it stands (ending on a
+    fitting item is no miss)."""
     if facts.broken:
         yield _obs(facts, "missed_recommendation", None, facts.broken)
         return
@@ -275,12 +322,13 @@ def missed_recommendation(facts: Facts) -> Iterator[Observation]:
         named = [
             item
             for item in (facts.item(i) for i in message.recommended_items)
-            if item is not None and title_in(message.text, item) and _wanted(facts, item, constraints)
+            if item is not None and _names(message.text, item) and _wanted(facts, item, constraints)
         ]
         if not named:
             continue
         checked = True
-        if not _reacted(facts, index + 1):
+        closing = facts.user_ended and index + 1 == max(users)
+        if not closing and not _reacted(facts, index + 1):
             yield _obs(facts, "missed_recommendation", True, named[0].display_title)
             return
     note = "" if checked else "no named target or acceptable item followed by a user message"
@@ -326,14 +374,33 @@ def restated_constraint(facts: Facts) -> Iterator[Observation]:
     yield _obs(facts, "restated_constraint", False)
 
 
-def asked_stated_slot(facts: Facts) -> Iterator[Observation]:
-    """A user message asked about a slot the user had stated a value of (in it or before it)."""
+def _single_stated(facts: Facts, index: int) -> set[str]:
+    """Slots a user message states a value of that answers the slot's question: single-valued slots
+    (naming one actor leaves "which actors?" open), and not the domain's item noun ("a hotel" names
+    the kind of thing wanted, not a choice of its type)."""
+    nouns = {facts.domain.item_noun.lower(), facts.domain.item_noun_plural.lower()}
+    found = set()
+    for slot, value in facts.stated(index):
+        known = facts.domain.slots.get(slot)
+        if (known is None or known.kind is not SlotKind.MULTI) and value not in nouns:
+            found.add(slot)
+    return found
+
+
+def asked_stated_slot(facts: Facts, patterns: list[re.Pattern[str]] | None = None) -> Iterator[Observation]:
+    """A user message asked about a single-valued slot the user had stated a value of (in it or
+    before it). A message in the recommender's voice (`patterns`, default the domain's
+    `role_flip_patterns`: "What kind of food do you want?") asks the other side's wish, not about an
+    item, and is left out."""
     if facts.broken:
         yield _obs(facts, "asked_stated_slot", None, facts.broken)
         return
+    voice = role_flip_patterns(facts.domain) if patterns is None else patterns
     stated: set[str] = set()
     for index in facts.user_indices():
-        stated |= {slot for slot, _ in facts.stated(index)}
+        stated |= _single_stated(facts, index)
+        if first_cue(facts.utterances[index].text, voice) is not None:
+            continue
         both = sorted(facts.asked(index) & stated)
         if both:
             yield _obs(facts, "asked_stated_slot", True, both[0])
@@ -355,4 +422,4 @@ def simulator_observations(facts: Facts, patterns: list[re.Pattern[str]]) -> Ite
     yield from stop_before_recommendation(facts)
     yield from missed_recommendation(facts)
     yield from restated_constraint(facts)
-    yield from asked_stated_slot(facts)
+    yield from asked_stated_slot(facts, patterns)
