@@ -163,8 +163,19 @@ def test_agreement_gold_and_rules_on_the_unit_fixture(labelled: Path) -> None:
     assert misses.precision.n == 1  # type: ignore[union-attr]  # d1:2 and d3:1 name their items
     accept = checks["contradicting_acceptance"]  # dialogue level: A says d2, B says d3
     assert accept.units == 3 and accept.agreement == pytest.approx(1 / 3) and accept.excluded == 2
-    no_rule = checks["crs_role_flip"]
-    assert no_rule.status == "no rule" and no_rule.precision is None
+    seeker = checks["crs_role_flip"]  # a rule exists: no CRS message of the fixture speaks as the seeker
+    assert seeker.status != "no rule" and seeker.gold_positive == 0 and seeker.detected == 0
+
+
+def test_a_behaviour_without_a_rule_gets_agreement_only(
+    labelled: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from crsim.studies.behaviour import validation
+
+    unruled = validation.Behaviour("crs_role_flip", None, validation.Role.CRS)
+    monkeypatch.setitem(validation.BEHAVIOURS, "crs_role_flip", unruled)
+    check = _by_name(labelled)["crs_role_flip"]
+    assert check.status == "no rule" and check.precision is None and check.agreement is not None
 
 
 def test_adjudication_settles_disagreements(labelled: Path) -> None:
