@@ -163,8 +163,9 @@ def test_agreement_gold_and_rules_on_the_unit_fixture(labelled: Path) -> None:
     assert misses.precision.n == 1  # type: ignore[union-attr]  # d1:2 and d3:1 name their items
     accept = checks["contradicting_acceptance"]  # dialogue level: A says d2, B says d3
     assert accept.units == 3 and accept.agreement == pytest.approx(1 / 3) and accept.excluded == 2
-    no_rule = checks["crs_role_flip"]
-    assert no_rule.status == "no rule" and no_rule.precision is None
+    crs_flip = checks["crs_role_flip"]  # a rule now; nothing flagged, no gold positive: undefined
+    assert crs_flip.measure == "crs_role_flip" and crs_flip.precision is not None
+    assert crs_flip.precision.value is None and crs_flip.status == "experimental"
 
 
 def test_adjudication_settles_disagreements(labelled: Path) -> None:
