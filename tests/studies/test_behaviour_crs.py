@@ -22,7 +22,7 @@ def hits(domain: Domain, turns: list, measure: str, caps: dict[str, int] | None 
     return [o.hit for o in observed(domain, turns, measure, caps)]
 
 
-def test_truncated_by_ending_or_cap(domain: Domain) -> None:
+def test_truncated_by_ending(domain: Domain) -> None:
     turns = [
         ("crs", "Hi! What are you in the mood for today?"),
         ("user", "A comedy."),
@@ -36,7 +36,7 @@ def test_truncated_by_ending_or_cap(domain: Domain) -> None:
         ("crs", "Enjoy 🎬"),
     ]
     assert hits(domain, turns, "truncated") == [False, True, True, False]
-    assert hits(domain, [("crs", "Try Heat (1995).")], "truncated", caps={"crs": 16}) == [True]
+    assert hits(domain, [("crs", "Try Heat (1995).")], "truncated", caps={"crs": 16}) == [False]  # ends whole
     assert hits(domain, [("crs", "Try Heat (1995).")], "truncated", caps={"crs": 160}) == [False]
     assert hits(domain, [("crs", "   ")], "truncated") == [None]
 
@@ -97,7 +97,7 @@ def test_claims_that_contradict_the_item(domain: Domain) -> None:
     other_sentence = [("crs", "Heat (1995) is tense. Back in 1985 there was nothing like it.", [HEAT])]
     assert hits(domain, other_sentence, "claim_contradicts_item") == [False]
     two_items = [("crs", "Heat or Groundhog Day, both from 1985.", [HEAT, GROUNDHOG])]
-    assert hits(domain, two_items, "claim_contradicts_item") == []  # a claim pinned to no single item
+    assert hits(domain, two_items, "claim_contradicts_item") == [False]  # a claim pinned to no single item
 
 
 def test_claims_leave_open_vocabularies_out(domain: Domain) -> None:

@@ -17,6 +17,7 @@ slot (a price range) the word anywhere ("affordable"), unless a wish or a negati
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from crsim.language.message_rules import sentences, title_in
 from crsim.model.domain import Domain, SlotKind
@@ -31,6 +32,11 @@ YEAR_TOLERANCE = 1
 #: Slots whose cues include one of these words name what kind of item something is (genre, cuisine):
 #: "a comedy", "a comedy movie" claims the kind.
 KIND_CUES = frozenset({"genre", "kind", "type", "category", "cuisine", "style"})
+#: Slots whose cues include one of these words name who appears in an item (actors): a value after
+#: one of `_CAST_WORDS` among the four words before it, in its clause, is claimed ("a movie with
+#: Terry Jones and John Cleese", "It stars ...").
+CAST_CUES = frozenset({"actor", "actress", "cast", "starring"})
+_CAST_WORDS = frozenset({"with", "stars", "starring", "featuring"})
 #: Words (normalised) how far before or after a value a cue of its slot may stand.
 CLAIM_WINDOW = 2
 #: Nouns besides the domain's item nouns after which a kind value is claimed ("an Italian place").
@@ -66,6 +72,11 @@ _NOT_CLAIMED = frozenset(
 
 #: Words before "a"/"an" that make the noun after it the object of a preposition, not the item's kind.
 _PREPOSITIONS = frozenset(["of", "about", "with", "for", "on", "from", "to", "into", "by", "like", "than"])
+
+#: Marks that end a clause: a wish or denial before them does not reach the words after them.
+_CLAUSE_BREAK = re.compile(r"[.!?:;,()\[\]]")
+#: How many words before a value, within its clause, a wish or denial word (`_NOT_CLAIMED`) reaches.
+WISH_REACH = 6
 
 #: phrase -> the (slot, value) meanings under which it is a claim.
 ClaimPhrases = dict[str, list[tuple[str, str]]]
@@ -105,19 +116,21 @@ def _back_reference(domain: Domain) -> re.Pattern[str]:
     )
 
 
-def claim_scope(text: str, item: Item, domain: Domain) -> str | None:
-    """The sentence naming the item, plus the next one when it refers back to it, with the title
-    itself (and its "(year)") taken out: a year or a value in a title is no claim; None if no
-    sentence names it."""
+def claim_scope(text: str, item: Item, domain: Domain, others: Sequence[Item] = ()) -> str | None:
+    """The first sentence naming the item and none of `others` (the other items the message names),
+    plus the next one when it refers back to it, with the title itself (and its "(year)") taken out
+    and a clause break (`_CLAUSE_BREAK`) in its place: a year or a value in a title is no claim, and
+    a wish before the title ("You might like X, an Italian place") is about the title, not what
+    follows it; None if no such sentence."""
     parts = sentences(text)
     for n, sentence in enumerate(parts):
-        if title_in(sentence, item):
+        if title_in(sentence, item) and not any(title_in(sentence, other) for other in others):
             scope = sentence
             if n + 1 < len(parts) and _back_reference(domain).match(parts[n + 1]):
                 scope += " " + parts[n + 1]
             scope = scope.replace(f"({item.year})", " ")
             for title in (item.title, unarticle(split_title_year(item.title)[0])):
-                scope = re.sub(re.escape(title), " ", scope, flags=re.I)
+                scope = re.sub(re.escape(title), " ; ", scope, flags=re.I)
             return scope
     return None
 
@@ -146,15 +159,22 @@ def _cue_near(words: list[str], start: int, end: int, cues: list[list[str]]) -> 
     return False
 
 
-def _claimed(words: list[str], start: int, end: int, slot: str, domain: Domain) -> bool:
-    """Whether the words[start:end] value is claimed for the item (the module docstring)."""
-    if _NOT_CLAIMED & set(words[max(0, start - 3) : start]):
+def _claimed(words: list[str], start: int, end: int, slot: str, domain: Domain, clause: int = 0) -> bool:
+    """Whether the words[start:end] value is claimed for the item (the module docstring); `clause`:
+    where the value's clause starts. A wish or denial word earlier in the clause, up to WISH_REACH
+    words before, makes the value none ("if you'd rather stay in the centre"); one before a colon does
+    not reach past it ("It matches what you asked for: food italian" claims the item is Italian)."""
+    if _NOT_CLAIMED & set(words[max(0, start - WISH_REACH, clause) : start]):
         return False
     s = domain.slots[slot]
     if s.kind is SlotKind.ORDINAL:
         return True
     cues = [normalize(c).split() for c in s.cues]
     if _cue_near(words, start, end, [c for c in cues if c]):
+        return True
+    if CAST_CUES & {" ".join(c) for c in cues} and _CAST_WORDS & set(
+        words[max(0, start - 4, clause) : start]
+    ):
         return True
     before = words[max(0, start - 3) : start]
     if before[-2:] == ["in", "the"] or before[:2] == ["in", "the"]:
@@ -185,7 +205,12 @@ def _fits(value: str, phrase: str, held: list[str], slot: str, domain: Domain) -
 def attribute_claims(scope: str, item: Item, domain: Domain, phrases: ClaimPhrases) -> list[str]:
     """Slot values claimed for the item in the scope that its metadata does not hold: a phrase is
     wrong when it is claimed under some meaning and the item holds none of its claimed meanings."""
-    words = normalize(scope).split()
+    words: list[str] = []
+    clauses: list[int] = []  # per word, the index of the first word of its clause
+    for part in _CLAUSE_BREAK.split(scope):
+        found = normalize(part).split()
+        clauses += [len(words)] * len(found)
+        words += found
     wrong: list[str] = []
     start = 0
     while start < len(words):
@@ -194,7 +219,11 @@ def attribute_claims(scope: str, item: Item, domain: Domain, phrases: ClaimPhras
             meanings = phrases.get(phrase)
             if not meanings:
                 continue
-            claimed = [(slot, value) for slot, value in meanings if _claimed(words, start, end, slot, domain)]
+            claimed = [
+                (slot, value)
+                for slot, value in meanings
+                if _claimed(words, start, end, slot, domain, clauses[start])
+            ]
             held = {slot: [v.lower() for v in item.values(domain.attribute(slot))] for slot, _ in claimed}
             checkable = [(slot, value) for slot, value in claimed if held[slot]]
             if checkable and not any(
@@ -222,9 +251,19 @@ def item_claims(
 def contradicting_claims(
     text: str, items: list[Item], domain: Domain, phrases: ClaimPhrases, *, years: bool = True
 ) -> tuple[Item, list[str]] | None:
-    """(the item, its contradicted claims) when `text` names exactly one of `items` by title; None when
-    it names none or several (a claim could not be pinned to one item)."""
+    """(an item, its contradicted claims) when `text` names one or more of `items` by title: the first
+    named item with a contradicted claim, else the first named item with none; None when it names
+    none. When several are named, an item's claims are read only in sentences naming it alone (a
+    claim between two titles could not be pinned to one)."""
     named = [item for item in items if title_in(text, item)]
-    if len(named) != 1:
+    if not named:
         return None
-    return named[0], item_claims(text, named[0], domain, phrases, years=years)
+    for item in named:
+        others = [other for other in named if other is not item]
+        scope = claim_scope(text, item, domain, others)
+        if scope is None:
+            continue
+        wrong = (time_claims(scope, item) if years else []) + attribute_claims(scope, item, domain, phrases)
+        if wrong:
+            return item, wrong
+    return named[0], []

@@ -52,6 +52,20 @@ _BARE_END = re.compile(r"(?:^|(?<=[\s.!?,;:]))(?:END|STOP|DONE|EXIT|QUIT)[.!]?\s
 #: quotes and brackets. An ellipsis is a cut mark, not an ending (see `ends_cut`).
 _COMPLETE_END = set(".!?\"')]}»”’*")
 _ELLIPSIS = ("…", "...")
+#: The number of a list item closing a message ("... 3."); an open item when the item before it is
+#: numbered earlier in the message (see `_open_list_item`).
+_LIST_NUMBER = re.compile(r"(?:^|\s)(\d{1,2})[.)]$")
+#: Signs that a message's words were shuffled: it starts with a lower-case word, a lower-case word
+#: follows the end of a sentence ("Kohinoor. like might"; abbreviations such as "e.g. the" aside), or
+#: a word that starts sentences stands capitalised after a lower-case word ("might like You").
+_SCRAMBLE_SIGNS = (
+    re.compile(r"^\W*[a-z]"),
+    re.compile(
+        r"\b[a-z]+ (?:How|What|Which|Where|When|You|Your|Have|Okay|Hi|Hello|Tell|Can|Could|Would|Do|Does|"
+        r"Is|Are|And|Of|By|Got|Noted)\b"
+    ),
+    re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bapprox)[.!?]\s+[a-z]"),
+)
 
 
 def fold_spaces(text: str) -> str:
@@ -157,20 +171,37 @@ def end_marker(text: str) -> str | None:
     return match.group().strip() if match else None
 
 
+def _open_list_item(text: str) -> bool:
+    """Whether a message ends on the number of a list item with nothing after it, the item before it
+    numbered earlier ("1. Heat (1995) ... 2."); "I'd give it a 9." is no list."""
+    match = _LIST_NUMBER.search(text)
+    if match is None or int(match.group(1)) < 2:
+        return False
+    before = int(match.group(1)) - 1
+    return re.search(rf"(?:^|\s){before}[.)]\s", text[: match.start()]) is not None
+
+
 def ends_cut(text: str) -> bool:
     """Whether a message stops without a complete ending: its last character is a letter, digit or a
-    mid-sentence mark (comma, colon, dash, opening bracket), or it ends on an ellipsis. A message that
-    closes on an end marker ("END", "[END]") ended on purpose and is not cut."""
+    mid-sentence mark (comma, colon, dash, opening bracket), it ends on an ellipsis, or on the number
+    or bullet of a list item with nothing after it ("... 3."). A message that closes on an end marker
+    ("END", "[END]") ended on purpose and is not cut."""
     stripped = text.rstrip()
     if not stripped or _BARE_END.search(stripped) or END_MARKER.search(stripped[-16:]):
         return False
-    if stripped.endswith(_ELLIPSIS):
+    if stripped.endswith(_ELLIPSIS) or _open_list_item(stripped):
         return True
     last = stripped[-1]
     if last in _COMPLETE_END:
         return False
     # Emoji and other symbols close a chat message as well as a full stop does.
     return not unicodedata.category(last).startswith("S")
+
+
+def scrambled(text: str) -> bool:
+    """Whether a message shows shuffled word order (`_SCRAMBLE_SIGNS`): a speaker whose words were
+    shuffled loses its last word's punctuation by chance, so a missing ending is no sign of a cut."""
+    return any(sign.search(text) for sign in _SCRAMBLE_SIGNS)
 
 
 @lru_cache(maxsize=65536)
@@ -224,6 +255,17 @@ def title_named(text: str, title: str, *, fuzzy: bool = True) -> bool:
 def title_in(text: str, item: Item, *, fuzzy: bool = True) -> bool:
     """Whether `text` names `item` by its title (`title_named`)."""
     return title_named(text, item.title, fuzzy=fuzzy)
+
+
+def title_words_in(text: str, item: Item) -> bool:
+    """Whether `text` names `item` in its words, in any order: `title_in`, or a title of two or more
+    words (not weak) whose every word stands somewhere in the text ("Park Jurassic (1993)."). Readers
+    recognise a title whose words were shuffled; `title_in` alone asks for them in a row."""
+    if title_in(text, item):
+        return True
+    key, weak = _title_key(item.title)
+    wanted = set(key.split())
+    return not weak and len(wanted) >= 2 and wanted <= set(normalize(text).split())
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'“(])")
@@ -351,8 +393,9 @@ def role_flip_patterns(domain: Domain) -> list[re.Pattern[str]]:
 #: place that suits your budget"), not its own.
 _NO_YOU = r"(?![^.!?]*\byou(?:r|'re|'d)?\b)"
 #: The cues of a CRS message in the seeker's voice: saying what it wants itself ("I'm looking for a
-#: cheap Italian place", "I'd like a restaurant in the north", "I want to watch a comedy") or asking
-#: the other side for recommendations ("Can you recommend a good movie?", "Any suggestions?").
+#: cheap Italian place", "I'd like a restaurant in the north", "I want to watch a comedy"), asking
+#: the other side for recommendations ("Can you recommend a good movie?", "Any suggestions?") or
+#: doubting which item to take ("I'm not sure which of these to choose").
 CRS_SEEKER_VOICE = [
     re.compile(p, re.I)
     for p in (
@@ -366,6 +409,10 @@ CRS_SEEKER_VOICE = [
         r"\b(?:do|would) you have any (?:recommendations|suggestions|ideas)\b",
         r"\bwhat (?:do|would) you (?:recommend|suggest)\b",
         r"(?:^|[.!?]\s+)any (?:recommendations|suggestions)\s*\?",
+        # a chooser's doubt, not the recommender's: "I'm not sure which of these to choose"
+        rf"\bi(?:'m| am) (?:not sure|unsure|undecided|torn) (?:which|what) (?:\w+ ){{0,3}}to "
+        rf"(?:choose|pick|watch|go (?:for|with)|try|book)\b{_NO_YOU}",
+        rf"\bi (?:can't|cannot) (?:decide|choose) (?:which|what|between)\b{_NO_YOU}",
     )
 ]
 
