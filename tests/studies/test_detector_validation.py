@@ -117,6 +117,14 @@ def labelled(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.fixture(autouse=True)
+def _one_positive_validates(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """The unit fixture has one or two positives per behaviour: let one validate a rule there (the
+    minimum itself is tested by hand)."""
+    if request.node.name != "test_precision_recall_and_status_by_hand":
+        monkeypatch.setattr("crsim.studies.behaviour.validation.MIN_POSITIVES", 1)
+
+
 def _by_name(folder: Path) -> dict[str, BehaviourCheck]:
     return {c.behaviour: c for c in validate_detectors(folder).checks}
 
@@ -137,8 +145,11 @@ def test_precision_recall_and_status_by_hand() -> None:
     assert found.kappa == pytest.approx(1.0)
     assert found.status == "experimental"  # precision 0.8 < 0.9
     perfect = check(BEHAVIOURS["role_flip"], units, gold_positive, gold_positive, None, set(), gold_positive)
-    assert perfect.status == "validated"
+    assert perfect.status == "experimental"  # 5 of 5 found, but fewer than MIN_POSITIVES = 10 positives
     assert perfect.precision is not None and perfect.precision.n == 5
+    many = [("d", i) for i in range(30)]
+    ten = set(many[:10])
+    assert check(BEHAVIOURS["role_flip"], many, ten, ten, None, set(), ten).status == "validated"
     # 1 of 1: Wilson's lower bound (1 + z^2/2 - z * sqrt(z^2/4)) / (1 + z^2) = 1 / (1 + z^2) = 0.20654.
     one = check(BEHAVIOURS["role_flip"], units[:1], {units[0]}, {units[0]}, None, set(), {units[0]})
     assert one.precision is not None and one.precision.ci_low == pytest.approx(0.20654, abs=1e-4)

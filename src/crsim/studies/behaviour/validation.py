@@ -11,8 +11,8 @@ dialogue): the readers' agreement (share of units and Cohen's kappa); the gold l
 they agree; a disagreement takes the adjudicated label when `adjudicated.jsonl` has one, else it is
 left out and counted); the rule's precision and recall against the gold label with 95% Wilson
 intervals, computed by the same code `crsim analyze behaviour` runs; and a status: `validated` when
-precision >= 0.9 and recall >= 0.8, `experimental` otherwise, `no rule` for a behaviour readers label
-that no rule detects yet.
+precision >= 0.9 and recall >= 0.8 on at least 10 gold positives, `experimental` otherwise, `no rule`
+for a behaviour readers label that no rule detects yet.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ READER_GLOB = "labels-*.jsonl"
 #: A rule is validated from this precision and this recall on (point estimates).
 MIN_PRECISION = 0.9
 MIN_RECALL = 0.8
+#: ... on at least this many gold positives: 10 of 10 found still leaves a Wilson lower bound of 0.72.
+MIN_POSITIVES = 10
 
 
 @dataclass(frozen=True)
@@ -285,6 +287,7 @@ def check(
         and recall.value is not None
         and precision.value >= MIN_PRECISION
         and recall.value >= MIN_RECALL
+        and len(positive) >= MIN_POSITIVES
     ):
         status = "validated"
     else:
