@@ -53,6 +53,33 @@ def test_rows_say_detected_blind_and_reversed() -> None:
     assert found.degradations == ["random", "mute", "garbled"]
 
 
+def test_rows_follow_the_declared_direction_of_each_metric() -> None:
+    original = [4.0, 5.0, 6.0, 5.0] * 10
+    found = analyse(
+        [
+            *_obs("retrieval", original, "Turns"),
+            *_obs("retrieval~stale", [v + 2 for v in original], "Turns"),
+            *_obs("retrieval~eager", [v - 1 for v in original], "Turns"),
+            *_obs("retrieval", original, "Jaccard"),
+            *_obs("retrieval~stale", [v - 1 for v in original], "Jaccard"),
+            *_obs("retrieval", original, "Other"),
+            *_obs("retrieval~stale", [v - 1 for v in original], "Other"),
+        ],
+        ["retrieval"],
+        directions={"Turns": "lower", "Jaccard": "none"},
+    )
+    rows = {(row.metric, row.degradation): row for row in found.rows}
+    longer, shorter = rows[("Turns", "stale")], rows[("Turns", "eager")]
+    assert longer.direction == "lower" and longer.difference == pytest.approx(-2.0)
+    assert longer.verdict == "detected" and longer.accuracy[30] == 1.0
+    assert shorter.verdict == "reversed" and shorter.accuracy[30] == 0.0
+    undirected = rows[("Jaccard", "stale")]
+    assert undirected.direction == "none" and undirected.verdict == "detected"
+    unrecorded = rows[("Other", "stale")]
+    assert unrecorded.direction == "higher" and not unrecorded.direction_recorded
+    assert longer.direction_recorded
+
+
 def test_twins_of_every_crs_and_no_twin_of_a_twin() -> None:
     cfg = config_from_mapping({"crss": [{"name": "popular"}, {"name": "retrieval", "id": "r"}]})
     study = with_twins(cfg, ["random", "deaf"])
@@ -105,6 +132,7 @@ def test_sensitivity_end_to_end_and_resumed_after_a_cut(tmp_path: Path) -> None:
         (m, k) for m in ("Success", "Turns") for k in ("random", "garbled")
     }
     assert all(r["n_users"] == 4 and r["crs"] == "retrieval" for r in written["rows"])
+    assert {r["metric"]: r["direction"] for r in written["rows"]} == {"Success": "higher", "Turns": "lower"}
     lines = (out / "dialogues.jsonl").read_text().splitlines()
     assert len(lines) == 12  # 4 users × (retrieval + 2 twins)
     refused = runner.invoke(app, args)

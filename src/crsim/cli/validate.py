@@ -120,10 +120,12 @@ def sensitivity(
         _hold(study, out, resume)
     with user_errors():
         folder = open_run(out)
+        recorded = folder.metric_metadata() or {}
         found = analyse(
             read_observations(folder.dialogues_path, folder.scores_path),
             originals,
             SensitivityOptions(resamples=resamples, seed=study.seed),
+            {label: info.direction for label, info in recorded.items()},
         )
         with atomic_output(out / SENSITIVITY_FILE) as handle:
             handle.write(found.model_dump_json(indent=2))

@@ -8,12 +8,13 @@ degradation the study reports:
 - the paired difference original − twin over users, with its bootstrap interval and paired test
   (`crsim.studies.compare.compare_pair`);
 - the pairwise accuracy at n = 10, 30, 100: the share of `resamples` draws of n users (with
-  replacement, seeded) whose mean difference ranks the original above the twin (a tie counts half);
-  for a metric without a better direction (`NO_DIRECTION`, e.g. Turns) "above" means on the side of
-  the full study's difference;
+  replacement, seeded) whose mean difference ranks the original above the twin (a tie counts half)
+  by the metric's declared direction (`Metric.direction` as the run's summary records it: higher or
+  lower is better); for a metric without one ("none", e.g. Jaccard) "above" means on the side of the
+  full study's difference;
 - the users needed for 80% power to detect the observed difference (`users_needed`);
 - a verdict: `blind` when every user's value is the same for both (the metric cannot see the
-  degradation), `reversed` when the twin scores better on a metric with a direction, `detected`
+  degradation), `reversed` when the twin scores better by the metric's direction, `detected`
   when the accuracy at n = 30 reaches `DETECTED_ACCURACY`, `weak` otherwise.
 
 The study folder is a run folder (resumable like any run) plus `sensitivity.json`.
@@ -22,7 +23,7 @@ The study folder is a run folder (resumable like any run) plus `sensitivity.json
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -31,6 +32,7 @@ from pydantic import BaseModel, Field
 from crsim.core.errors import ConfigError
 from crsim.core.plugins import ComponentSpec
 from crsim.crs.degraded import DEGRADATIONS
+from crsim.model.run_folder.summary import Direction
 from crsim.runner.config import ExperimentConfig
 from crsim.studies.compare import ComparisonOptions, Observation, compare_pair, users_needed
 
@@ -43,9 +45,6 @@ SIZES = (10, 30, 100)
 #: Accuracy at n = 30 from which a degradation counts as detected (the issue's goal).
 DETECTED_ACCURACY = 0.95
 DETECTED_AT = 30
-
-#: Metric labels for which neither direction is better (a twin may be shorter or longer).
-NO_DIRECTION = frozenset({"Turns"})
 
 #: Separates a CRS's label from the degradation in a twin's label: `retrieval~random`.
 TWIN_MARK = "~"
@@ -102,9 +101,12 @@ class SensitivityRow(BaseModel):
     ci_low: float | None
     ci_high: float | None
     p_value: float | None = Field(description="The paired test of crsim compare, uncorrected.")
-    direction: Literal["higher", "either"] = Field(
-        description="higher: higher values are better; either: no better direction (accuracy is "
-        "measured against the side of the full study's difference)."
+    direction: Direction = Field(
+        description="The metric's declared direction: higher or lower values are better; none: no "
+        "better direction (accuracy is measured against the side of the full study's difference)."
+    )
+    direction_recorded: bool = Field(
+        True, description="False when the run did not record the metric's direction (read as higher)."
     )
     accuracy: dict[int, float | None] = Field(
         description="n -> share of draws of n users ranking the original above the twin."
@@ -132,21 +134,37 @@ def pairwise_accuracy(
     return float(np.mean(np.where(np.isclose(draws, 0.0, atol=1e-12), 0.5, draws > 0)))
 
 
-def _verdict(row: dict[str, Any], differences: np.ndarray, direction: str) -> Verdict:
+def _sign(direction: Direction, difference: float) -> float:
+    """+1 when a positive original − twin difference means the original is better, −1 when a
+    negative one does; for a metric without a direction, the side of the observed difference."""
+    if direction == "higher":
+        return 1.0
+    if direction == "lower":
+        return -1.0
+    return float(np.sign(difference))
+
+
+def _verdict(row: dict[str, Any], differences: np.ndarray, direction: Direction) -> Verdict:
     if differences.size < 2:
         return "too few users"
     if np.allclose(differences, 0.0, atol=1e-12):
         return "blind"
-    if direction == "higher" and (row["difference"] or 0.0) < 0:
+    difference = row["difference"] or 0.0
+    if direction != "none" and _sign(direction, difference) * difference < 0:
         return "reversed"
     accuracy = row["accuracy"].get(DETECTED_AT)
     return "detected" if accuracy is not None and accuracy >= DETECTED_ACCURACY else "weak"
 
 
 def analyse(
-    observations: Iterable[Observation], originals: Sequence[str], options: SensitivityOptions | None = None
+    observations: Iterable[Observation],
+    originals: Sequence[str],
+    options: SensitivityOptions | None = None,
+    directions: Mapping[str, Direction] | None = None,
 ) -> Sensitivity:
-    """The sensitivity rows of a study's observations; `originals` are the undegraded CRS labels."""
+    """The sensitivity rows of a study's observations; `originals` are the undegraded CRS labels;
+    `directions`: metric label -> which way is better, as the run's summary records it (a label not
+    in it is read as higher better, and the row says so)."""
     options = options or SensitivityOptions()
     cells: dict[tuple[str, str], dict[str, list[Observation]]] = defaultdict(lambda: defaultdict(list))
     metrics: dict[str, None] = {}
@@ -173,7 +191,12 @@ def analyse(
                     twin = by_crs[twin_label(crs, kind)]
                     rows.append(
                         _row(
-                            simulator, metric, crs, kind, by_crs.get(crs, []), twin, options, compare_options
+                            (simulator, metric, crs, kind),
+                            by_crs.get(crs, []),
+                            twin,
+                            _declared(directions or {}, metric),
+                            options,
+                            compare_options,
                         )
                     )
     return Sensitivity(
@@ -184,22 +207,27 @@ def analyse(
     )
 
 
+def _declared(directions: Mapping[str, Direction], metric: str) -> Direction | None:
+    """The recorded direction of a metric label; an evaluator's aspect (`label/aspect`) has its
+    evaluator's."""
+    return directions.get(metric, directions.get(metric.split("/", 1)[0]))
+
+
 def _row(
-    simulator: str,
-    metric: str,
-    crs: str,
-    kind: str,
+    cell: tuple[str, str, str, str],
     original: Sequence[Observation],
     twin: Sequence[Observation],
+    declared: Direction | None,
     options: SensitivityOptions,
     compare_options: ComparisonOptions,
 ) -> SensitivityRow:
+    simulator, metric, crs, kind = cell
     result, sample = compare_pair(
         (simulator, metric, crs, twin_label(crs, kind)), original, twin, compare_options
     )
     d = sample.differences
-    direction: Literal["higher", "either"] = "either" if metric in NO_DIRECTION else "higher"
-    sign = 1.0 if direction == "higher" else float(np.sign(result.difference or 0.0))
+    direction: Direction = declared or "higher"
+    sign = _sign(direction, result.difference or 0.0)
     accuracy = {
         n: pairwise_accuracy(d, n, sign=sign, resamples=options.resamples, seed=options.seed + n)
         for n in options.sizes
@@ -217,6 +245,7 @@ def _row(
         "ci_high": result.ci_high,
         "p_value": result.p_value,
         "direction": direction,
+        "direction_recorded": declared is not None,
         "accuracy": accuracy,
         "users_for_power": users_needed(result.difference or 0.0, result.sd),
     }
@@ -225,6 +254,14 @@ def _row(
 
 # ---------------------------------------------------------------------------------------------
 # Text
+
+
+#: What the text table adds to a verdict for each direction.
+DIRECTION_NOTE: dict[str, str] = {
+    "higher": "",
+    "lower": " (lower is better)",
+    "none": " (no better direction)",
+}
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -251,7 +288,9 @@ def table_lines(study: Sensitivity) -> list[str]:
                 interval += f" [{_num(row.ci_low)}, {_num(row.ci_high)}]"
             accuracy = " ".join(f"{_num(row.accuracy.get(n), 2):>7}" for n in sizes)
             needed = "-" if row.users_for_power is None else str(row.users_for_power)
-            verdict = row.verdict + (" (no better direction)" if row.direction == "either" else "")
+            verdict = row.verdict + DIRECTION_NOTE[row.direction]
+            if not row.direction_recorded:
+                verdict += " (direction not recorded: read as higher)"
             lines.append(
                 f"  {row.metric[:14]:<14} {row.degradation:<8} {interval:<28} {accuracy} "
                 f"{needed:>6}  {verdict}"
