@@ -137,7 +137,7 @@ def _sensitivity_table(study: Sensitivity, rows: Sequence[SensitivityRow]) -> li
                     "needed": "–" if row.users_for_power is None else str(row.users_for_power),
                     "verdict": VERDICT_TEXT[row.verdict],
                     "kind": row.verdict.replace(" ", "-"),
-                    "either": row.direction == "either",
+                    "mark": {"lower": " ↓", "none": " ↕"}.get(row.direction, ""),
                 }
             )
     return out
@@ -236,8 +236,8 @@ def _sensitivity_caption(study: Sensitivity, n_users: int) -> str:
     return (
         f"Pairwise accuracy: of {study.options.resamples} draws of n users (n = {sizes}; with "
         f"replacement from the study's {n_users} users), the share whose mean difference ranks the "
-        "original above its degraded twin (a tie counts half; for a metric with no better direction, "
-        "such as Turns, on the side of the full study's difference). A degradation counts as detected "
+        "original above its degraded twin by the metric's direction (a tie counts half; for a metric "
+        "without one, on the side of the full study's difference). A degradation counts as detected "
         f"when the share at n = {DETECTED_AT} reaches {DETECTED_ACCURACY}; \u201ccannot see\u201d: "
         "every user got the same value from the original and the twin."
     )
