@@ -223,7 +223,7 @@ def user_voice_patterns(item_noun: str, item_noun_plural: str) -> list[re.Patter
         r"\bwhat (?:\w+ ){0,3}(?:you're|you are|are you) (?:looking for|in the mood for|hoping for|into)\b",
         r"\bdo you have (?:any |a )?(?:particular |specific )?(?:preferences?|budget)\b",
         r"\b(?:do|would) you have (?:\w+ ){0,3}in mind\b",
-        r"\bwhat(?:'s| is| are) your (?:\w+ )?(?:preferences?|budget|price range|taste)\b",
+        r"\bwhat(?:'s| is| are) your (?:\w+ )?(?:preferences?|budget|price range|taste|pleasure)\b",
         r"\bis there (?:a|an|any) (?:\w+ ){0,2}(?:you|that you)(?:'d| would)? "
         r"(?:like|enjoy|prefer|want|have in mind)\b",
         r"\btell me (?:more )?(?:about )?(?:what you(?:'re| are)? (?:like|want|prefer|looking for)|your "
@@ -237,6 +237,7 @@ def user_voice_patterns(item_noun: str, item_noun_plural: str) -> list[re.Patter
         r"do that|answer that)\b",
         r"\bi (?:can't|cannot|can not) (?:help|assist) (?:you )?with (?:that|this|your request)\b",
         r"\bi(?:'m| am) (?:not able|unable) to (?:help|assist|provide|fulfil|fulfill|comply)\b",
+        r"\bi(?:'m| am) not sure how (?:to|i can) (?:help|assist)\b",
         r"\bas an ai\b",
         r"\bai language model\b",
     ]
@@ -289,6 +290,8 @@ META_TEXT = [
         r"\b(?:my|the) (?:next |revised |new )?(?:message|response|reply) (?:is|would be|could be)\b",
         r"\b(?:my|your) (?:next|first) message\b",
         r"\b(?:say why|in your own words)\b",
+        r"\b(?:respond|reply) to (?:your|this|that|the) message\b",
+        r"\bprovide (?:you with )?(?:a|an|the|my) (?:response|reply)\b",
         r"^\W*(?:user|seeker|recommender|assistant|system|crs|customer)\s*:",
         r"\bas an ai\b",
         r"\bas (?:the|a) (?:user|seeker|simulated user|customer|person)\b",
