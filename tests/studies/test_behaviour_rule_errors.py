@@ -120,8 +120,10 @@ def test_the_crs_speaking_as_the_seeker_flips_role(restaurants: Domain) -> None:
         ("crs", "If you're looking for British food, try Midsummer House Restaurant.", [MIDSUMMER]),
         ("user", "Thanks."),
         ("crs", "I found a few British places for you, and I'd like to recommend the first."),
+        ("user", "Which?"),
+        ("crs", "I need a bit more information: which part of town?"),
     )
-    assert crs_hits(restaurants, d, "crs_role_flip") == [False, True, False, False]
+    assert crs_hits(restaurants, d, "crs_role_flip") == [False, True, False, False, False]
 
 
 def test_restaurant_claims_with_the_value_before_its_cue_contradict_the_item(restaurants: Domain) -> None:

@@ -250,8 +250,9 @@ def role_flip_patterns(domain: Domain) -> list[re.Pattern[str]]:
 
 
 #: "you" or "your" later in the same sentence: the CRS speaks of the user's wish ("I'm looking for a
-#: place that suits your budget"), not its own.
-_NO_YOU = r"(?![^.!?]*\byou(?:r|'re|'d)?\b)"
+#: place that suits your budget"), not its own; nor is it seeking an item when it needs "a bit more
+#: information", "some details" or "a moment".
+_NO_YOU = r"(?![^.!?]*\b(?:you(?:r|'re|'d)?|information|details|moment|minute)\b)"
 #: The cues of a CRS message in the seeker's voice: saying what it wants itself ("I'm looking for a
 #: cheap Italian place", "I'd like a restaurant in the north", "I want to watch a comedy") or asking
 #: the other side for recommendations ("Can you recommend a good movie?", "Any suggestions?").
