@@ -55,7 +55,7 @@ def test_report_rows_frame_and_bad_records(tmp_path: Path, domain: Domain) -> No
     assert (stop.ci_low, stop.ci_high) == pytest.approx(wilson(1, 3))
     assert stop.examples == ["a"]
     flip = rows[("sim", "role_flip_dialogue")]
-    assert flip.examples == ["a: Here are some"]
+    assert flip.examples == ["a: Here are some movies"]
     unnamed = rows[("(unnamed)", "first_turn_end")]
     assert (unnamed.n, unnamed.not_evaluable, unnamed.value) == (0, 1, None)
     assert rows[("other", "truncated")].k == 1 and rows[("crs", "truncated")].k == 0
@@ -73,7 +73,7 @@ def test_report_rows_frame_and_bad_records(tmp_path: Path, domain: Domain) -> No
     ]
     assert (
         frame.loc[(frame.subject == "sim") & (frame.measure == "role_flip_dialogue"), "examples"].item()
-        == "a: Here are some"
+        == "a: Here are some movies"
     )
 
 

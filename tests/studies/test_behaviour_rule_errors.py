@@ -120,8 +120,10 @@ def test_the_crs_speaking_as_the_seeker_flips_role(restaurants: Domain) -> None:
         ("crs", "If you're looking for British food, try Midsummer House Restaurant.", [MIDSUMMER]),
         ("user", "Thanks."),
         ("crs", "I found a few British places for you, and I'd like to recommend the first."),
+        ("user", "Which?"),
+        ("crs", "I need a bit more information: which part of town?"),
     )
-    assert crs_hits(restaurants, d, "crs_role_flip") == [False, True, False, False]
+    assert crs_hits(restaurants, d, "crs_role_flip") == [False, True, False, False, False]
 
 
 def test_restaurant_claims_with_the_value_before_its_cue_contradict_the_item(restaurants: Domain) -> None:
@@ -162,3 +164,17 @@ def test_a_bare_end_marker_is_no_cut_message(restaurants: Domain) -> None:
     )
     assert user_hits(restaurants, d, "user_truncated") == [False, False, True]
     assert user_hits(restaurants, talk(("user", "END")), "first_turn_end") == [True]
+
+
+def test_smollm2_users_asking_the_others_pleasure_or_unsure_how_to_help(restaurants: Domain) -> None:
+    """Read on the shipped SmolLM2-135M against the `llm` CRS (configs/restaurants-llm-local.yaml)."""
+    d = talk(
+        ("crs", "Hi! What are you in the mood for today?"),
+        ("user", "Hey! I'm in the mood for something! What's your pleasure?"),
+        ("crs", "How about Pipasha Restaurant?"),
+        ("user", "I'm sorry, I'm not sure how to help you. Can you please explain what you mean?"),
+        ("crs", "It is a nice place."),
+        ("user", "I'm sorry, I'm not sure how to provide you with a response."),
+    )
+    assert user_hits(restaurants, d, "role_flip") == [True, True, False]
+    assert user_hits(restaurants, d, "meta_text") == [False, False, True]

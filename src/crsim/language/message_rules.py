@@ -363,7 +363,7 @@ def user_voice_patterns(item_noun: str, item_noun_plural: str) -> list[re.Patter
         r"\bwhat (?:\w+ ){0,3}(?:you're|you are|are you) (?:looking for|in the mood for|hoping for|into)\b",
         r"\bdo you have (?:any |a )?(?:particular |specific )?(?:preferences?|budget)\b",
         r"\b(?:do|would) you have (?:\w+ ){0,3}in mind\b",
-        r"\bwhat(?:'s| is| are) your (?:\w+ )?(?:preferences?|budget|price range|taste)\b",
+        r"\bwhat(?:'s| is| are) your (?:\w+ )?(?:preferences?|budget|price range|taste|pleasure)\b",
         r"\bis there (?:a|an|any) (?:\w+ ){0,2}(?:you|that you)(?:'d| would)? "
         r"(?:like|enjoy|prefer|want|have in mind)\b",
         r"\btell me (?:more )?(?:about )?(?:what you(?:'re| are)? (?:like|want|prefer|looking for)|your "
@@ -378,6 +378,7 @@ def user_voice_patterns(item_noun: str, item_noun_plural: str) -> list[re.Patter
         r"do that|answer that)\b",
         r"\bi (?:can't|cannot|can not) (?:help|assist) (?:you )?with (?:that|this|your request)\b",
         r"\bi(?:'m| am) (?:not able|unable) to (?:help|assist|provide|fulfil|fulfill|comply)\b",
+        r"\bi(?:'m| am) not sure how (?:to|i can) (?:help|assist)\b",
         r"\bas an ai\b",
         r"\bai language model\b",
     ]
@@ -390,8 +391,9 @@ def role_flip_patterns(domain: Domain) -> list[re.Pattern[str]]:
 
 
 #: "you" or "your" later in the same sentence: the CRS speaks of the user's wish ("I'm looking for a
-#: place that suits your budget"), not its own.
-_NO_YOU = r"(?![^.!?]*\byou(?:r|'re|'d)?\b)"
+#: place that suits your budget"), not its own; nor is it seeking an item when it needs "a bit more
+#: information", "some details" or "a moment".
+_NO_YOU = r"(?![^.!?]*\b(?:you(?:r|'re|'d)?|information|details|moment|minute)\b)"
 #: The cues of a CRS message in the seeker's voice: saying what it wants itself ("I'm looking for a
 #: cheap Italian place", "I'd like a restaurant in the north", "I want to watch a comedy"), asking
 #: the other side for recommendations ("Can you recommend a good movie?", "Any suggestions?") or
@@ -435,6 +437,8 @@ META_TEXT = [
         r"\b(?:my|the) (?:next |revised |new )?(?:message|response|reply) (?:is|would be|could be)\b",
         r"\b(?:my|your) (?:next|first) message\b",
         r"\b(?:say why|in your own words)\b",
+        r"\b(?:respond|reply) to (?:your|this|that|the) message\b",
+        r"\bprovide (?:you with )?(?:a|an|the|my) (?:response|reply)\b",
         r"^\W*(?:user|seeker|recommender|assistant|system|crs|customer)\s*:",
         r"\bas an ai\b",
         r"\bas (?:the|a) (?:user|seeker|simulated user|customer|person)\b",
