@@ -227,3 +227,15 @@ def test_cli_prints_and_writes_csv(labelled: Path, tmp_path: Path) -> None:
     assert "role_flip" in result.output and "validated" in result.output
     header, *rows = out.read_text().splitlines()
     assert header.startswith("behaviour,rule,unit") and len(rows) == len(BEHAVIOURS)
+
+
+def test_the_report_marks_each_rule_as_the_labelled_set_measures_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`MEASURES[...].status` (what `crsim analyze behaviour` prints) is the standing the shipped
+    labelled set gives each rule: a rule change that moves a rule across the goal must update it."""
+    from crsim.studies.behaviour.observation import MEASURES
+    from crsim.studies.behaviour.validation import standing
+
+    monkeypatch.setattr("crsim.studies.behaviour.validation.MIN_POSITIVES", 10)
+    measured = standing(Path(__file__).parents[1] / "data" / "behaviour_labels")
+    assert {name: MEASURES[name].status for name in measured} == measured
+    assert MEASURES["role_flip_dialogue"].status == MEASURES["role_flip"].status

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 
@@ -40,13 +40,43 @@ class Measure:
     question: str
     #: Whether firing is what a good simulator, CRS or judge does (then the examples are misses).
     wanted: bool = False
+    #: How far the rule is checked against the labelled set (`crsim validate detectors`,
+    #: docs/behaviour.md): `validated` (precision >= 0.9, recall >= 0.8 on >= 10 gold positives, on
+    #: the held-out half for a rule tuned on the other), `experimental`, or `unchecked` (no labels).
+    status: str = "unchecked"
 
 
 _S, _C, _J = Kind.SIMULATOR, Kind.CRS, Kind.JUDGE
 
+#: The status of every rule checked against tests/data/behaviour_labels (docs/behaviour.md, "How far
+#: the rules can be trusted"); tests/studies/test_detector_validation.py recomputes it from the labels.
+RULE_STATUS = {
+    **dict.fromkeys(("user_truncated", "missed_recommendation", "crs_repeats"), "validated"),
+    **dict.fromkeys(
+        (
+            "first_turn_end",
+            "target_leaked",
+            "role_flip",
+            "role_flip_dialogue",
+            "meta_text",
+            "user_repeats",
+            "parroting",
+            "contradicting_acceptance",
+            "stop_before_recommendation",
+            "restated_constraint",
+            "asked_stated_slot",
+            "truncated",
+            "text_names_item",
+            "claim_contradicts_item",
+            "crs_role_flip",
+        ),
+        "experimental",
+    ),
+}
+
 #: Every measure of the report, in report order (docs/behaviour.md defines each).
 MEASURES: dict[str, Measure] = {
-    m.name: m
+    m.name: replace(m, status=RULE_STATUS.get(m.name, m.status))
     for m in (
         Measure(
             "first_turn_end",

@@ -61,6 +61,10 @@ class Row(BaseModel):
         description="'dialogue id: evidence' where it fired (where it did not, when firing is wanted).",
     )
     detail: str = ""
+    status: str = Field(
+        "unchecked",
+        description="The rule's standing against the labelled set: validated, experimental or unchecked.",
+    )
 
 
 class Problem(BaseModel):
@@ -106,6 +110,7 @@ def _row(key: tuple[Kind, str, str], found: list[Observation], detail: str) -> R
         not_evaluable=len(found) - n,
         examples=[f"{o.dialogue_id}: {o.note}" if o.note else o.dialogue_id for o in shown[:EXAMPLES]],
         detail=detail,
+        status=MEASURES[measure].status,
     )
 
 

@@ -37,6 +37,8 @@ def kind_table(report: BehaviourReport, kind: Kind) -> Table | None:
     cells = {(r.measure, r.subject): r for r in rows}
     for name in dict.fromkeys(r.measure for r in rows):
         label = f"{name} ({MEASURES[name].unit})"
+        if MEASURES[name].status == "experimental":
+            label += " [dim]experimental[/dim]"
         table.add_row(label, *(cell_text(cells[(name, s)]) if (name, s) in cells else "–" for s in subjects))
     if kind is Kind.JUDGE:
         spread = {r.subject: r.detail for r in rows if r.measure == "score_at_max"}

@@ -53,23 +53,26 @@ class Behaviour:
     measure: str | None
     role: Role | None
     negate: bool = False
+    #: Whether the rule was tuned on the labelled set's `dev` half: its standing is then read on the
+    #: held-out `test` half only (`standing`).
+    tuned: bool = True
 
 
 #: Every behaviour of the labelling guide, in its order.
 BEHAVIOURS: dict[str, Behaviour] = {
     b.name: b
     for b in (
-        Behaviour("first_turn_end", "first_turn_end", None),
-        Behaviour("target_leaked", "target_leaked", None),
+        Behaviour("first_turn_end", "first_turn_end", None, tuned=False),
+        Behaviour("target_leaked", "target_leaked", None, tuned=False),
         Behaviour("role_flip", "role_flip", Role.USER),
         Behaviour("meta_text", "meta_text", Role.USER),
-        Behaviour("user_truncated", "user_truncated", Role.USER),
+        Behaviour("user_truncated", "user_truncated", Role.USER, tuned=False),
         Behaviour("user_repeats", "user_repeats", None),
         Behaviour("parroting", "parroting", None),
         Behaviour("contradicting_acceptance", "contradicting_acceptance", None),
-        Behaviour("stop_before_recommendation", "stop_before_recommendation", None),
+        Behaviour("stop_before_recommendation", "stop_before_recommendation", None, tuned=False),
         Behaviour("missed_recommendation", "missed_recommendation", None),
-        Behaviour("restated_constraint", "restated_constraint", None),
+        Behaviour("restated_constraint", "restated_constraint", None, tuned=False),
         Behaviour("asked_stated_slot", "asked_stated_slot", None),
         Behaviour("truncated", "truncated", Role.CRS),
         Behaviour("text_misses_item", "text_names_item", Role.CRS, negate=True),
@@ -398,6 +401,19 @@ def validate_detectors(
     return DetectorValidation(
         folder=root.name, part=part, dialogues=len(dialogues), readers=[f.name for f in files], checks=checks
     )
+
+
+def standing(folder: str | Path) -> dict[str, str]:
+    """Rule (report measure) -> its status against a labelled set: on the held-out `test` half for a
+    rule tuned on `dev`, on the whole set for the others. `MEASURES[...].status` records it."""
+    parts = {part: validate_detectors(folder, part=part) for part in ("all", "test")}
+    out = {}
+    for behaviour in BEHAVIOURS.values():
+        if behaviour.measure is None:
+            continue
+        checks = parts["test" if behaviour.tuned else "all"].checks
+        out[behaviour.measure] = next(c.status for c in checks if c.behaviour == behaviour.name)
+    return out
 
 
 def _share(value: float | None) -> str:
