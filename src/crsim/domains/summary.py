@@ -42,11 +42,13 @@ def summarize(domain: Domain, examples: int = 4) -> DomainSummary:
     total = len(domain.items)
     rows = []
     for slot in domain.slots.values():
-        counts = domain.items.value_counts(slot.attribute)
+        if slot.kind is SlotKind.TEXT:  # distinct texts counted without indexing them (never looked up)
+            distinct = {v.lower() for item in domain.items for v in item.values(slot.attribute)}
+            counts, top = dict.fromkeys(distinct, 0), []
+        else:
+            counts = domain.items.value_counts(slot.attribute)
+            top = sorted(counts, key=lambda v: (-counts[v], v))[:examples]
         covered = sum(1 for item in domain.items if item.values(slot.attribute))
-        top = (
-            sorted(counts, key=lambda v: (-counts[v], v))[:examples] if slot.kind is not SlotKind.TEXT else []
-        )
         rows.append(
             SlotSummary(
                 name=slot.name,
