@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
+from crsim.core.collector import collector_paused
 from crsim.model.items import ItemCollection
 
 
@@ -273,7 +274,11 @@ def per_domain(build: Callable[[Domain], _Built] | None = None, *, kept: bool = 
         def shared(domain: Domain) -> _Built:
             built = built_parts(domain)
             if key not in built:
-                built[key] = build(domain)
+                if kept:  # a catalogue-sized structure
+                    with collector_paused():
+                        built[key] = build(domain)
+                else:
+                    built[key] = build(domain)
             return built[key]  # type: ignore[no-any-return]
 
         return shared

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from crsim.core.collector import collector_paused
 from crsim.core.errors import DataError
 from crsim.core.jsonl import jsonl_lines
 from crsim.model.text import JSONTextError, clean_value, loads_clean, may_hold_surrogates
@@ -151,7 +152,8 @@ class ItemCollection:
     def linker(self) -> ItemLinker:
         from crsim.model.linking import ItemLinker
 
-        return ItemLinker(self)
+        with collector_paused():
+            return ItemLinker(self)
 
     # --- persistence -------------------------------------------------------------------------
 
