@@ -110,7 +110,9 @@ def test_a_second_read_is_served_from_the_cache_with_the_same_answers(
     query = text_index(first).terms("thai river parking")
     assert np.array_equal(text_index(second).similarity(query), text_index(first).similarity(query))
     assert text_index(second).terms("thai river") == text_index(first).terms("thai river")
-    assert np.array_equal(item_index(second).positions("cuisine", "thai"), item_index(first).positions("cuisine", "thai"))
+    assert np.array_equal(
+        item_index(second).positions("cuisine", "thai"), item_index(first).positions("cuisine", "thai")
+    )
     assert np.array_equal(item_index(second).popularity, item_index(first).popularity)
 
 
@@ -189,7 +191,9 @@ def test_caching_off_keeps_nothing(tmp_path: Path, cache_dir: Path, monkeypatch:
     assert not cache_dir.exists()
 
 
-def test_small_catalogues_are_not_kept(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_small_catalogues_are_not_kept(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(domain_cache, "MIN_CACHED_ITEMS", 31)
     domain = fresh(write_catalogue(tmp_path / "tiny"))
     build_all(domain)
@@ -215,7 +219,10 @@ def test_concurrent_builders_leave_one_sound_entry(tmp_path: Path, cache_dir: Pa
     env = {**os.environ, "CRSIM_CACHE_DIR": str(cache_dir.parent), "PYTHONPATH": str(SRC)}
     builders = [
         subprocess.Popen(
-            [sys.executable, "-c", BUILDER, str(path)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            [sys.executable, "-c", BUILDER, str(path)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         for _ in range(3)
     ]

@@ -46,7 +46,7 @@ class TextIndex:
         self.size = matrix.shape[0]
         self.rows, columns = matrix.tocsr(), matrix.tocsc()
         self.indptr, self.indices, self.data = columns.indptr, columns.indices, columns.data
-        self.vocabulary: dict[str, int] = dict(vectorizer.vocabulary_)
+        self.vocabulary: dict[str, int] = vectorizer.vocabulary_  # no copy: the vectorizer is dropped
         self.idf = np.asarray(vectorizer.idf_, dtype=np.float64)
         self.analyzer = vectorizer.build_analyzer()
 
@@ -105,6 +105,7 @@ def _item_words(domain: Domain, item: Item) -> list[str]:
 
 #: Item fields `_item_words` reads itself.
 _OWN = frozenset({"title", "plot", "year", "decade"})
+
 
 @per_domain(kept=True)
 def text_index(domain: Domain) -> TextIndex:

@@ -13,8 +13,8 @@ An entry is written only for catalogues of at least `MIN_CACHED_ITEMS` items (be
 is quicker than loading), under a lock (`filelock`) and atomically (a temporary file renamed into
 place), so concurrent runs never see half an entry. It ends with a header that records the key, the
 crsim version, the code fingerprint and the length and SHA-256 of the pickled payload; an entry whose
-header, length or checksum does not match is rebuilt with a warning, never unpickled. The payload is a pickle: the cache folder must
-be as private as the Python environment itself.
+header, length or checksum does not match is rebuilt with a warning, never unpickled. The payload is
+a pickle: the cache folder must be as private as the Python environment itself.
 """
 
 from __future__ import annotations
@@ -213,7 +213,7 @@ def _read_entry(path: Path, key: str) -> tuple[Domain, set[str]]:
         handle.seek(len(MAGIC))
         try:
             with long_lived_objects_frozen():
-                domain, built = pickle.load(handle)  # noqa: S301 - checksummed, in the user's own cache
+                domain, built = pickle.load(handle)  # checksummed, in the user's own cache
         except Exception as exc:  # noqa: BLE001 - any failure to rebuild the objects
             raise _Unsound(f"cannot be loaded ({type(exc).__name__}: {exc})") from None
     if not isinstance(domain, Domain) or not isinstance(built, dict):

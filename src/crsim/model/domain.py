@@ -256,9 +256,7 @@ def built_parts(domain: Domain) -> dict[str, Any]:
 @overload
 def per_domain(build: Callable[[Domain], _Built]) -> Callable[[Domain], _Built]: ...
 @overload
-def per_domain(
-    *, kept: bool
-) -> Callable[[Callable[[Domain], _Built]], Callable[[Domain], _Built]]: ...
+def per_domain(*, kept: bool) -> Callable[[Callable[[Domain], _Built]], Callable[[Domain], _Built]]: ...
 def per_domain(build: Callable[[Domain], _Built] | None = None, *, kept: bool = False) -> Any:
     """`build` run once per domain object and its result shared (a domain is frozen, so what is built
     from it is too). Stored on the domain object itself, so a domain rebuilt over the same items
