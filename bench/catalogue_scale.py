@@ -141,7 +141,7 @@ slots:
 
 
 def _name(rng: random.Random) -> str:
-    word = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(3, 4)))
+    word = "".join(rng.choice(_SYLLABLES) for _ in range(5))
     return f"{word.title()} {rng.choice(NOUNS).title()}"
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from crsim.core.yaml_files import load_yaml
 from crsim.domains.schema import DomainFile
-from crsim.model.domain import Domain, SlotKind
+from crsim.model.domain import Domain, SlotKind, per_domain
 from crsim.model.text import normalize
 
 #: Cell values that stand for "unknown" rather than being one (compared stripped and lower-cased).
@@ -50,9 +50,16 @@ def _items_path(domain_path: Path | None) -> Path | None:
     return domain_path.parent / spec.items.path
 
 
+@per_domain
+def _positions(domain: Domain) -> dict[str, int]:
+    """Item id -> record number (file order from 1), made once: a catalogue with thousands of
+    duplicate titles made it once per warning."""
+    return {item_id: n for n, item_id in enumerate(domain.items.ids, start=1)}
+
+
 def _records(domain: Domain, ids: Iterable[str]) -> str:
     """'records 3 (id 'a'), 7 (id 'b') and 2 more': record numbers count items in file order from 1."""
-    position = {item_id: n for n, item_id in enumerate(domain.items.ids, start=1)}
+    position = _positions(domain)
     listed = list(ids)
     shown = ", ".join(f"{position.get(i, '?')} (id {i!r})" for i in listed[:_SHOWN])
     more = f" and {len(listed) - _SHOWN} more" if len(listed) > _SHOWN else ""
@@ -76,8 +83,9 @@ def placeholder_warnings(domain: Domain, items_file: str) -> list[str]:
     """Values such as `?`, `-`, `n/a` or blank text in a slot's field: users would state them and CRSs
     read them back as if they were values."""
     found: dict[tuple[str, str], list[str]] = defaultdict(list)
+    attributes = list(_fields(domain))
     for item in domain.items:
-        for attribute in _fields(domain):
+        for attribute in attributes:
             for value in item.values(attribute):
                 if value.strip().lower() in PLACEHOLDERS:
                     found[(attribute, value)].append(item.id)
