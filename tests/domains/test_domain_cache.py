@@ -249,3 +249,30 @@ def test_the_cache_command_lists_and_clears_entries(tmp_path: Path, cache_dir: P
     cleared = runner.invoke(app, ["cache", "domains", "--clear", "--yes"])
     assert cleared.exit_code == 0 and "removed 1 built domains" in cleared.output
     assert entries(cache_dir) == []
+
+
+def test_the_streamed_item_file_keeps_records_offsets_and_cleaning(tmp_path: Path) -> None:
+    """The reader streams lines (it read the whole file at once): a BOM, CRLF and lone-CR line ends
+    still give one record per line, a byte that is not UTF-8 is located in the whole file, and a lone
+    surrogate escaped in JSON is replaced and counted."""
+    from crsim.domains import check_domain_file
+
+    folder = tmp_path / "tiny"
+    write_catalogue(folder, count=4)
+    lines = (folder / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    lines[1] = lines[1].replace("Zubalo Kitchen 1", "Zubalo \\ud800Kitchen 1")
+    (folder / "items.jsonl").write_bytes(
+        b"\xef\xbb\xbf" + (lines[0] + "\r\n" + lines[1] + "\r" + lines[2] + "\n" + lines[3] + "\n").encode()
+    )
+    check = check_domain_file(folder / "domain.yaml")
+    assert check.ok, check.problems
+    assert check.domain is not None and check.domain.items.ids == ["v0", "v1", "v2", "v3"]
+    assert check.domain.items["v1"].title == "Zubalo \ufffdKitchen 1"
+    assert check.domain.items.replaced_code_points == 1
+
+    good = (lines[0] + "\n").encode()
+    before = b'{"id": "v9", "name": "caf'
+    (folder / "items.jsonl").write_bytes(good + before + b'\xe9"}\n')
+    check = check_domain_file(folder / "domain.yaml")
+    at = len(good) + len(before)
+    assert any(f"not UTF-8 text (byte {at})" in p for p in check.problems), check.problems
