@@ -162,17 +162,32 @@ def load_domain(domain_file: Path) -> tuple[Domain | None, CacheRef | None]:
         return None, None
     name = _name_of(domain_file)
     path = entry_path(folder, name, key)
-    if not path.is_file():
+    seen = _identity(path)
+    if seen is None:
         return None, CacheRef(path, key, frozenset())
     try:
         domain, held = _read_entry(path, key)
     except _Unsound as exc:
         logger.warning("domain cache: %s: %s; rebuilding it", path, exc)
-        _remove(path)
+        try:
+            with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT):
+                if _identity(path) == seen:  # not meanwhile replaced by another run's sound entry
+                    _remove(path)
+        except (OSError, Timeout):
+            pass  # the rebuilt entry replaces it, or the next run warns again
         return None, CacheRef(path, key, frozenset())
     ref = CacheRef(path, key, frozenset(held))
     domain.__dict__["_cache"] = ref
     return domain, ref
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    """Which file is at `path` (inode, size, modification time), or None when there is none."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
 def _name_of(domain_file: Path) -> str:
