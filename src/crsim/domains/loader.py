@@ -160,18 +160,18 @@ def _read_items(path: Path, spec: DomainFile, check: DomainCheck) -> ItemCollect
     replaced = 0
     try:
         for record in _records(path, spec.items, problems):
-            where = record.where(path, spec.items)
             try:
-                item = _item(record.fields, where, spec.items, multi, shared)
+                item = _item(record.fields, spec.items, multi, shared)
             except _RecordProblem as exc:
-                problems.add(str(exc))
+                problems.add(f"{record.where(path, spec.items)}, {exc}")
                 continue
             if record.surrogates:  # only a JSON escape can give a lone surrogate (CSV is UTF-8 text)
                 item, count = writable_item(item)
                 replaced += count
             if item.id in items:
                 problems.add(
-                    f"{where}: duplicate item id; expected each id once (first at {first_seen[item.id]})"
+                    f"{record.where(path, spec.items)}: duplicate item id; expected each id once "
+                    f"(first at {first_seen[item.id]})"
                 )
                 continue
             items[item.id] = item
@@ -201,7 +201,7 @@ MAX_CELL_CHARS = 131_072
 
 
 class _RecordProblem(Exception):
-    """One record's problem, already located (file, record, id, field)."""
+    """One record's problem: the field and what is wrong (the reader adds file, record and id)."""
 
 
 @dataclass
@@ -440,14 +440,15 @@ class _Shared:
         return value
 
 
-def _item(record: dict[str, Any], where: str, spec: ItemsSpec, multi: set[str], shared: _Shared) -> Item:
+def _item(record: dict[str, Any], spec: ItemsSpec, multi: set[str], shared: _Shared) -> Item:
     """One `Item` from one record: id and title from the named fields, movie fields first-class, the
     rest in `extra` (names and short values shared, `_Shared`); a multi-valued slot's CSV cell split
-    on the separator. `_RecordProblem` naming `where` (file, record, id) and the field otherwise."""
+    on the separator. `_RecordProblem` naming the field otherwise (the caller says where: file, record,
+    id; only for a record with a problem)."""
     for name in (spec.id, spec.title):
         if record.get(name) in (None, ""):
             what = "id" if name == spec.id else "title"
-            raise _RecordProblem(f"{where}, field '{name}': missing; expected the item's {what}")
+            raise _RecordProblem(f"field '{name}': missing; expected the item's {what}")
     fields: dict[str, Any] = {"id": str(record[spec.id]), "title": str(record[spec.title]), "extra": {}}
     for key, value in record.items():
         if key in (spec.id, spec.title):
@@ -468,7 +469,7 @@ def _item(record: dict[str, Any], where: str, spec: ItemsSpec, multi: set[str], 
             loc = [str(p) for p in err["loc"]]
             name = {"id": spec.id, "title": spec.title}.get(loc[0], loc[0]) if loc else ""
             found.append(f"field '{'.'.join([name, *loc[1:]])}': {err['msg']}" if loc else err["msg"])
-        raise _RecordProblem(f"{where}, " + "; ".join(found)) from None
+        raise _RecordProblem("; ".join(found)) from None
 
 
 # --- slots against the items --------------------------------------------------------------------------
