@@ -45,6 +45,7 @@ test: $(VENV)/.installed-dev
 bench: $(VENV)/.installed-run
 	$(BIN)/python bench/abus_throughput.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/catalogue_scale.py  # 100k, 300k and 1M generated items: ~10 min on an idle core
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -114,7 +114,9 @@ COMMANDS: dict[str, LazyCommand] = {
         "`crsim pepper`: PEPPER's analyses of a run (PC curves, selected vs residual) and the preference\n"
         "representation accuracy study (docs/pepper.md).",
     ),
-    "cache": LazyCommand("crsim.cli.cache", "app", "Inspect or empty an LLM response cache."),
+    "cache": LazyCommand(
+        "crsim.cli.cache", "app", "Inspect or empty an LLM response cache, or the cache of built domains."
+    ),
     "domain": LazyCommand(
         "crsim.cli.domain",
         "domain_app",

@@ -1,4 +1,4 @@
-"""`crsim cache`: inspect or empty an LLM response cache."""
+"""`crsim cache`: inspect or empty an LLM response cache, or the cache of built domains."""
 
 from __future__ import annotations
 
@@ -11,7 +11,11 @@ from rich.markup import escape
 
 from crsim.cli._support import console, user_errors
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Inspect or empty an LLM response cache.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Inspect or empty an LLM response cache, or the cache of built domains.",
+)
 
 
 def _cache_file(path: Path) -> Path:
@@ -63,3 +67,42 @@ def cache_clear(
     with user_errors(), lock_if_run_folder(path if path.is_dir() else path.parent):
         removed = clear_cache(_cache_file(path))
     console.print(f"removed {removed} cached answers from {escape(str(_cache_file(path)))}", highlight=False)
+
+
+@app.command("domains")
+def cache_domains(
+    clear: Annotated[bool, typer.Option("--clear", help="Delete every entry (runs build again).")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="With --clear: delete without asking.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the entries as JSON.")] = False,
+) -> None:
+    """The built domains kept for large catalogues ($CRSIM_CACHE_DIR/domains, else the user's cache
+    folder): one entry per catalogue, rebuilt when the catalogue or crsim changes."""
+    from crsim.domains.disk_cache import cache_entries, cache_folder, clear_cache
+
+    folder = cache_folder()
+    if folder is None:
+        console.print("the domain cache is off (CRSIM_CACHE_DIR=off)", highlight=False)
+        return
+    entries = cache_entries(folder)
+    if clear:
+        total = sum(e.size_bytes for e in entries)
+        question = f"delete {len(entries)} built domains ({total / 1e6:.0f} MB) from {folder}?"
+        if entries and not yes and not typer.confirm(question, default=False, err=True):
+            console.print("nothing deleted", highlight=False)
+            raise typer.Exit(1)
+        removed = clear_cache(folder)
+        console.print(f"removed {removed} built domains from {escape(str(folder))}", highlight=False)
+        return
+    if as_json:
+        rows = [{"path": str(e.path), "size_bytes": e.size_bytes, **(e.header or {})} for e in entries]
+        typer.echo(json.dumps({"folder": str(folder), "entries": rows}, indent=2))
+        return
+    console.print(f"{escape(str(folder))}: {len(entries)} built domains", highlight=False)
+    for entry in entries:
+        header = entry.header or {}
+        what = f"{header.get('domain', '?')} ({header.get('items', '?')} items) from {header.get('source')}"
+        console.print(
+            f"  {escape(entry.path.name)}: {escape(what)}, {entry.size_bytes / 1e6:.1f} MB, "
+            f"{header.get('created', 'unreadable header')}",
+            highlight=False,
+        )

@@ -34,3 +34,20 @@ def long_lived_objects_frozen() -> Iterator[None]:
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic collection while a large, acyclic structure is built (an index over a catalogue).
+
+    Every young collection that the build's allocations trigger would otherwise promote its objects
+    and, now and then, re-scan everything alive (a million items): a fifth of the time of building a
+    title linker. Reference counting still frees what dies; cycles left behind are collected after.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -36,6 +36,7 @@ import numpy.typing as npt
 from pydantic import AfterValidator
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
+from crsim.core.cache_dir import user_cache_dir
 from crsim.core.plugins import Registry
 from crsim.language.cues import domain_cues
 from crsim.language.lexicon import lexicon_for, synonym_table
@@ -245,12 +246,7 @@ class EmbeddingRetriever(CandidateRetriever):
 def embedding_cache_dir() -> Path | None:
     """Where item embeddings are kept: $CRSIM_CACHE_DIR/embeddings, else the user's cache folder
     (`$XDG_CACHE_HOME` or ~/.cache)/crsim/embeddings; CRSIM_CACHE_DIR=off keeps nothing."""
-    configured = os.environ.get("CRSIM_CACHE_DIR")
-    if configured == "off":
-        return None
-    if configured:
-        return Path(configured) / "embeddings"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "crsim" / "embeddings"
+    return user_cache_dir("embeddings")
 
 
 def _vector_file(texts: list[str]) -> Path | None:

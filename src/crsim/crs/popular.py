@@ -106,9 +106,10 @@ def _first_number(values: list[str]) -> float:
     return math.nan
 
 
-@per_domain
+@per_domain(kept=True)
 def item_index(domain: Domain) -> ItemIndex:
-    """The index of a domain's items, built once per domain (its ranking field is the domain's)."""
+    """The index of a domain's items, built once per domain (its ranking field is the domain's); a
+    domain cache on disk keeps it."""
     return ItemIndex(domain)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import random
-import weakref
 from collections import Counter
 
 import numpy as np
@@ -25,8 +24,8 @@ from crsim.crs.popular import DialogueState, PopularCRS, Scores, _act
 from crsim.language.lexicon import lexicon_for
 from crsim.language.phrasings import phrasing
 from crsim.model.acts import DialogueAct, Intent
-from crsim.model.domain import Domain
-from crsim.model.items import Item, ItemCollection
+from crsim.model.domain import Domain, per_domain
+from crsim.model.items import Item
 
 
 class TextIndex:
@@ -41,14 +40,23 @@ class TextIndex:
 
     def __init__(self, domain: Domain) -> None:
         docs = [" ".join(_item_words(domain, item)) for item in domain.items]
-        vectorizer = TfidfVectorizer(stop_words="english", sublinear_tf=True, ngram_range=(1, 2), min_df=1)
+        vectorizer = _vectorizer()
         matrix = vectorizer.fit_transform(docs)
+        del docs
         self.size = matrix.shape[0]
         self.rows, columns = matrix.tocsr(), matrix.tocsc()
         self.indptr, self.indices, self.data = columns.indptr, columns.indices, columns.data
-        self.vocabulary: dict[str, int] = dict(vectorizer.vocabulary_)
+        self.vocabulary: dict[str, int] = vectorizer.vocabulary_  # no copy: the vectorizer is dropped
         self.idf = np.asarray(vectorizer.idf_, dtype=np.float64)
         self.analyzer = vectorizer.build_analyzer()
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled without the analyzer (a closure over the fitted vectorizer), rebuilt on load."""
+        return {k: v for k, v in self.__dict__.items() if k != "analyzer"}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self.analyzer = _vectorizer().build_analyzer()
 
     def terms(self, text: str, weight: float = 1.0) -> Counter[int]:
         """Weighted TF-IDF terms of a piece of user text (unknown words are ignored)."""
@@ -78,6 +86,11 @@ class TextIndex:
         return scores
 
 
+def _vectorizer() -> TfidfVectorizer:
+    """The vectorizer of every text index (its analyzer needs no fitting)."""
+    return TfidfVectorizer(stop_words="english", sublinear_tf=True, ngram_range=(1, 2), min_df=1)
+
+
 def _item_words(domain: Domain, item: Item) -> list[str]:
     """The text an item is matched on: title, plot, topics, the values of the value slots (a genre,
     a cuisine), then other text attributes (a description)."""
@@ -93,15 +106,11 @@ def _item_words(domain: Domain, item: Item) -> list[str]:
 #: Item fields `_item_words` reads itself.
 _OWN = frozenset({"title", "plot", "year", "decade"})
 
-_TEXT_INDEXES: weakref.WeakKeyDictionary[ItemCollection, TextIndex] = weakref.WeakKeyDictionary()
 
-
+@per_domain(kept=True)
 def text_index(domain: Domain) -> TextIndex:
-    """The TF-IDF index of a domain's items, built once per item collection."""
-    index = _TEXT_INDEXES.get(domain.items)
-    if index is None:
-        index = _TEXT_INDEXES[domain.items] = TextIndex(domain)
-    return index
+    """The TF-IDF index of a domain's items, built once per domain; a domain cache on disk keeps it."""
+    return TextIndex(domain)
 
 
 #: Slots with their own weight field (the movie domain's); any other slot's values weigh `genre`.

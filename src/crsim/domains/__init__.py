@@ -78,10 +78,20 @@ def domain_named(reference: str) -> Domain:
 
 @cache
 def _read(path: Path) -> Domain:
+    """The domain of a domain file: from the domain cache on disk when it holds it (large catalogues,
+    `crsim.domains.disk_cache`), else read and checked (`save_domain` then keeps it once it is built)."""
+    from crsim.domains.disk_cache import load_domain
+
+    cached, ref = load_domain(path)
+    if cached is not None:
+        return cached
     try:
-        return read_domain_file(path)
+        domain = read_domain_file(path)
     except ConfigError as exc:
         raise ConfigError(f"domain: {exc}") from None
+    if ref is not None:
+        domain.__dict__["_cache"] = ref
+    return domain
 
 
 def domain_of(manifest: Manifest) -> Domain:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import json
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +25,8 @@ from crsim.core.errors import ConfigError, CrsimError, DataError
 from crsim.core.yaml_files import describe_yaml_error, key_lines, load_yaml
 from crsim.domains.schema import DomainFile, ItemsSpec, SlotSpec
 from crsim.model.domain import Domain, RatingsSource, Slot, SlotKind
-from crsim.model.items import Item, ItemCollection
+from crsim.model.items import Item, ItemCollection, writable_item
+from crsim.model.text import may_hold_surrogates
 
 #: Item fields that are first-class (`Item`); any other field of an item record goes to `Item.extra`.
 _ITEM_FIELDS = frozenset(Item.model_fields) - {"id", "title", "extra"}
@@ -155,17 +156,22 @@ def _read_items(path: Path, spec: DomainFile, check: DomainCheck) -> ItemCollect
     problems = _ItemProblems(check, path)
     items: dict[str, Item] = {}
     first_seen: dict[str, str] = {}
+    shared = _Shared()
+    replaced = 0
     try:
         for record in _records(path, spec.items, problems):
-            where = record.where(path, spec.items)
             try:
-                item = _item(record.fields, where, spec.items, multi)
+                item = _item(record.fields, spec.items, multi, shared)
             except _RecordProblem as exc:
-                problems.add(str(exc))
+                problems.add(f"{record.where(path, spec.items)}, {exc}")
                 continue
+            if record.surrogates:  # only a JSON escape can give a lone surrogate (CSV is UTF-8 text)
+                item, count = writable_item(item)
+                replaced += count
             if item.id in items:
                 problems.add(
-                    f"{where}: duplicate item id; expected each id once (first at {first_seen[item.id]})"
+                    f"{record.where(path, spec.items)}: duplicate item id; expected each id once "
+                    f"(first at {first_seen[item.id]})"
                 )
                 continue
             items[item.id] = item
@@ -175,9 +181,9 @@ def _read_items(path: Path, spec: DomainFile, check: DomainCheck) -> ItemCollect
     if not items and not problems.count:
         problems.add(f"{path}: no items; expected one item per record")
     problems.close()
-    # text decoded from a UTF-8 CSV file holds no lone surrogates; JSON's escapes may (cleaned here)
-    clean = not path.name.endswith((".csv", ".csv.gz"))
-    collection = ItemCollection(items.values(), name=spec.name, clean=clean) if items else None
+    collection = (
+        ItemCollection(items.values(), name=spec.name, clean=False, replaced=replaced) if items else None
+    )
     if problems.count:
         check.partial_items = collection
         return None
@@ -195,7 +201,7 @@ MAX_CELL_CHARS = 131_072
 
 
 class _RecordProblem(Exception):
-    """One record's problem, already located (file, record, id, field)."""
+    """One record's problem: the field and what is wrong (the reader adds file, record and id)."""
 
 
 @dataclass
@@ -229,6 +235,8 @@ class _Record:
     line: int
     fields: dict[str, Any]
     csv: bool
+    #: The record's JSON text holds an escape of a lone surrogate (its strings must be cleaned).
+    surrogates: bool = False
 
     @property
     def label(self) -> str:
@@ -281,7 +289,7 @@ def _records(path: Path, spec: ItemsSpec, problems: _ItemProblems) -> Iterator[_
         if not isinstance(record, dict):
             problems.add(f"{path}, record {number}: expected a JSON object (one item per line)")
             continue
-        yield _Record(number, number, record, csv=False)
+        yield _Record(number, number, record, csv=False, surrogates=may_hold_surrogates(line))
 
 
 def _csv_records(path: Path, spec: ItemsSpec, problems: _ItemProblems) -> Iterator[_Record]:
@@ -333,7 +341,7 @@ class _Lines:
     """The lines of a text, remembering the last one handed out (to locate a row the csv module
     refused)."""
 
-    def __init__(self, text: io.TextIOBase) -> None:
+    def __init__(self, text: Iterator[str]) -> None:
         self._text, self.last = text, ""
 
     def __iter__(self) -> _Lines:
@@ -380,26 +388,67 @@ def _check_header(path: Path, header: list[str]) -> None:
         )
 
 
-def _text_lines(path: Path) -> io.TextIOBase:
-    """The text of a plain or gzip file, read fully (item files are catalogues, not corpora)."""
+def _text_lines(path: Path) -> Iterator[str]:
+    """The lines of a plain or gzip UTF-8 file (line ends kept, a leading BOM dropped), read as they
+    are needed: a million-item file read whole held four bytes per character at once. DataError
+    naming the byte of the first thing that is not UTF-8, or why the file cannot be read."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    offset = 0
     try:
-        raw = path.read_bytes()
-        raw = gzip.decompress(raw) if path.suffix == ".gz" else raw
-        return io.StringIO(raw.decode("utf-8-sig"), newline="")  # a spreadsheet's BOM is not a column name
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text (byte {exc.start})", path=str(path)) from None
+        with opener(path, "rb") as handle:
+            for number, raw in enumerate(handle):
+                start = 3 if number == 0 and raw.startswith(b"\xef\xbb\xbf") else 0
+                try:
+                    text = raw[start:].decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise DataError(
+                        f"not UTF-8 text (byte {offset + start + exc.start})", path=str(path)
+                    ) from None
+                offset += len(raw)
+                if "\r" in text:  # a lone CR ends a line too (as in universal newlines)
+                    yield from (piece for piece in _CR_SPLIT.split(text) if piece)
+                else:
+                    yield text
     except (OSError, EOFError) as exc:
         raise DataError(f"cannot read the file ({exc})", path=str(path)) from None
 
 
-def _item(record: dict[str, Any], where: str, spec: ItemsSpec, multi: set[str]) -> Item:
+#: Splits text after a carriage return that no line feed follows.
+_CR_SPLIT = re.compile(r"(?<=\r)(?!\n)")
+
+
+class _Shared:
+    """One string object per distinct field name and per distinct short value of the item file.
+
+    A JSON or CSV reader makes a new string for every occurrence; a million items with ten fields
+    and a few dozen cuisines held ten million copies of the same few hundred strings (about a
+    kilobyte per item). Values longer than `SHORT` characters (descriptions) are kept as read."""
+
+    SHORT = 40
+
+    def __init__(self) -> None:
+        self.pool: dict[str, str] = {}
+
+    def key(self, text: str) -> str:
+        return self.pool.setdefault(text, text)
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.pool.setdefault(value, value) if len(value) <= self.SHORT else value
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return [self.pool.setdefault(v, v) if len(v) <= self.SHORT else v for v in value]
+        return value
+
+
+def _item(record: dict[str, Any], spec: ItemsSpec, multi: set[str], shared: _Shared) -> Item:
     """One `Item` from one record: id and title from the named fields, movie fields first-class, the
-    rest in `extra`; a multi-valued slot's CSV cell split on the separator. `_RecordProblem` naming
-    `where` (file, record, id) and the field otherwise."""
+    rest in `extra` (names and short values shared, `_Shared`); a multi-valued slot's CSV cell split
+    on the separator. `_RecordProblem` naming the field otherwise (the caller says where: file, record,
+    id; only for a record with a problem)."""
     for name in (spec.id, spec.title):
         if record.get(name) in (None, ""):
             what = "id" if name == spec.id else "title"
-            raise _RecordProblem(f"{where}, field '{name}': missing; expected the item's {what}")
+            raise _RecordProblem(f"field '{name}': missing; expected the item's {what}")
     fields: dict[str, Any] = {"id": str(record[spec.id]), "title": str(record[spec.title]), "extra": {}}
     for key, value in record.items():
         if key in (spec.id, spec.title):
@@ -411,7 +460,7 @@ def _item(record: dict[str, Any], where: str, spec: ItemsSpec, multi: set[str]) 
         elif key in _ITEM_FIELDS:
             fields[key] = value
         else:
-            fields["extra"][key] = value
+            fields["extra"][shared.key(key)] = shared.value(value)
     try:
         return Item.model_validate(fields)
     except ValidationError as exc:
@@ -420,7 +469,7 @@ def _item(record: dict[str, Any], where: str, spec: ItemsSpec, multi: set[str]) 
             loc = [str(p) for p in err["loc"]]
             name = {"id": spec.id, "title": spec.title}.get(loc[0], loc[0]) if loc else ""
             found.append(f"field '{'.'.join([name, *loc[1:]])}': {err['msg']}" if loc else err["msg"])
-        raise _RecordProblem(f"{where}, " + "; ".join(found)) from None
+        raise _RecordProblem("; ".join(found)) from None
 
 
 # --- slots against the items --------------------------------------------------------------------------
@@ -472,6 +521,12 @@ def _check_popularity(field: str, items: ItemCollection, check: DomainCheck) -> 
 def _check_slot(slot: Slot, items: ItemCollection, check: DomainCheck) -> None:
     """The slot's attribute exists, numeric values are numbers, ordinal values are in `order`."""
     where = f"{check.path}: field 'slots.{slot.name}'"
+    if slot.kind is SlotKind.TEXT:  # free text is never looked up by value: no index of it is built
+        if not any(item.values(slot.attribute) for item in items):
+            check.problems.append(
+                f"{where}: no item has attribute {slot.attribute!r}; expected it in the item file"
+            )
+        return
     values = items.vocabulary(slot.attribute)
     if not values:
         check.problems.append(

@@ -42,11 +42,15 @@ def summarize(domain: Domain, examples: int = 4) -> DomainSummary:
     total = len(domain.items)
     rows = []
     for slot in domain.slots.values():
-        counts = domain.items.value_counts(slot.attribute)
-        covered = sum(1 for item in domain.items if item.values(slot.attribute))
-        top = (
-            sorted(counts, key=lambda v: (-counts[v], v))[:examples] if slot.kind is not SlotKind.TEXT else []
-        )
+        if slot.kind is SlotKind.TEXT:  # distinct texts counted without indexing them (never looked up)
+            distinct = {v.lower() for item in domain.items for v in item.values(slot.attribute)}
+            counts, top = dict.fromkeys(distinct, 0), []
+            covered = sum(1 for item in domain.items if item.values(slot.attribute))
+        else:
+            counts = domain.items.value_counts(slot.attribute)
+            top = sorted(counts, key=lambda v: (-counts[v], v))[:examples]
+            holders = [domain.items.with_value(slot.attribute, v) for v in counts]
+            covered = len(frozenset().union(*holders))
         rows.append(
             SlotSummary(
                 name=slot.name,

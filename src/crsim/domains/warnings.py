@@ -15,7 +15,7 @@ from pathlib import Path
 
 from crsim.core.yaml_files import load_yaml
 from crsim.domains.schema import DomainFile
-from crsim.model.domain import Domain, SlotKind
+from crsim.model.domain import Domain, SlotKind, per_domain
 from crsim.model.text import normalize
 
 #: Cell values that stand for "unknown" rather than being one (compared stripped and lower-cased).
@@ -50,9 +50,16 @@ def _items_path(domain_path: Path | None) -> Path | None:
     return domain_path.parent / spec.items.path
 
 
+@per_domain
+def _positions(domain: Domain) -> dict[str, int]:
+    """Item id -> record number (file order from 1), made once: a catalogue with thousands of
+    duplicate titles made it once per warning."""
+    return {item_id: n for n, item_id in enumerate(domain.items.ids, start=1)}
+
+
 def _records(domain: Domain, ids: Iterable[str]) -> str:
     """'records 3 (id 'a'), 7 (id 'b') and 2 more': record numbers count items in file order from 1."""
-    position = {item_id: n for n, item_id in enumerate(domain.items.ids, start=1)}
+    position = _positions(domain)
     listed = list(ids)
     shown = ", ".join(f"{position.get(i, '?')} (id {i!r})" for i in listed[:_SHOWN])
     more = f" and {len(listed) - _SHOWN} more" if len(listed) > _SHOWN else ""
@@ -76,8 +83,9 @@ def placeholder_warnings(domain: Domain, items_file: str) -> list[str]:
     """Values such as `?`, `-`, `n/a` or blank text in a slot's field: users would state them and CRSs
     read them back as if they were values."""
     found: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for item in domain.items:
-        for attribute in _fields(domain):
+    attributes = [a for a in _fields(domain) if _may_hold_placeholders(domain, a)]
+    for item in domain.items if attributes else ():
+        for attribute in attributes:
             for value in item.values(attribute):
                 if value.strip().lower() in PLACEHOLDERS:
                     found[(attribute, value)].append(item.id)
@@ -86,6 +94,22 @@ def placeholder_warnings(domain: Domain, items_file: str) -> list[str]:
         "expected a value: leave the field out (empty CSV cell) to declare it missing, or replace it"
         for (attribute, value), ids in found.items()
     ]
+
+
+def _text_attributes(domain: Domain) -> set[str]:
+    """Attributes only text slots read: their values are never indexed (one per item, never looked up)."""
+    kinds = defaultdict(set)
+    for slot in domain.slots.values():
+        kinds[slot.attribute].add(slot.kind)
+    return {attribute for attribute, found in kinds.items() if found == {SlotKind.TEXT}}
+
+
+def _may_hold_placeholders(domain: Domain, attribute: str) -> bool:
+    """False when the attribute's value index (lower-cased values) shows no placeholder, so its items
+    need not be read one by one; text attributes are always read."""
+    if attribute in _text_attributes(domain):
+        return True
+    return any(value.strip() in PLACEHOLDERS for value in domain.items.vocabulary(attribute))
 
 
 def shared_value_warnings(domain: Domain, domain_file: str) -> list[str]:
@@ -131,24 +155,32 @@ def requestable_warnings(domain: Domain, domain_file: str) -> list[str]:
     """A requestable slot that items lack (or hold only placeholders for): users ask, no CRS can answer."""
     out = []
     total = len(domain.items)
+    text = _text_attributes(domain)
     for slot in domain.requestable:
-        lacking = [
-            item.id
-            for item in domain.items
-            if not [v for v in item.values(slot.attribute) if v.strip().lower() not in PLACEHOLDERS]
-        ]
+        if slot.attribute in text:
+            lacking = sum(
+                1
+                for item in domain.items
+                if not [v for v in item.values(slot.attribute) if v.strip().lower() not in PLACEHOLDERS]
+            )
+        else:  # from the value index: the items holding a value that is not a placeholder
+            index = domain.items.vocabulary(slot.attribute)
+            real = [
+                domain.items.with_value(slot.attribute, v) for v in index if v.strip() not in PLACEHOLDERS
+            ]
+            lacking = total - len(frozenset().union(*real))
         if not lacking:
             continue
-        if len(lacking) == total:
+        if lacking == total:
             out.append(
                 f"{domain_file}: field 'slots.{slot.name}': requestable slot with no values (field "
                 f"{slot.attribute!r} is empty or a placeholder in every item); expected values, or "
                 "`requestable: false`"
             )
-        elif len(lacking) * 2 >= total:
+        elif lacking * 2 >= total:
             out.append(
                 f"{domain_file}: field 'slots.{slot.name}': requestable slot without a value in "
-                f"{len(lacking)} of {total} items; questions about them cannot be answered from the "
+                f"{lacking} of {total} items; questions about them cannot be answered from the "
                 "catalogue"
             )
     return out

@@ -212,7 +212,8 @@ def _lowercase_words(items: ItemCollection) -> frozenset[str]:
     return frozenset(words)
 
 
-@per_domain
+@per_domain(kept=True)
 def lexicon_for(domain: Domain) -> Lexicon:
-    """The lexicon of a domain, built once per domain (`per_domain`) and then shared."""
+    """The lexicon of a domain, built once per domain (`per_domain`) and then shared; a domain cache
+    on disk keeps it."""
     return Lexicon(domain)

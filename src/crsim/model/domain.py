@@ -9,14 +9,14 @@ file into a `Domain`; components read the domain, never a domain name.
 from __future__ import annotations
 
 import functools
-import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
+from crsim.core.collector import collector_paused
 from crsim.model.items import ItemCollection
 
 
@@ -130,6 +130,13 @@ class Domain:
                 self, "slots", _slots_from_mappings(self.informable_slots, self.requestable_slots)
             )
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without what `per_domain` built (a Ray worker or a cache entry decides that)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_built"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
     def slot(self, name: str) -> Slot:
         """The slot called `name`; KeyError when the domain has none."""
         return self.slots[name]
@@ -231,21 +238,47 @@ def _slots_from_mappings(informable: Mapping[str, str], requestable: Mapping[str
 
 _Built = TypeVar("_Built")
 
+#: The `per_domain` builds a domain cache on disk keeps (`crsim.domains.disk_cache`): those whose cost grows
+#: with the catalogue (the lexicon, the CRSs' item and text indexes), by `built_key`.
+KEPT_BUILDS: set[str] = set()
 
-def per_domain(build: Callable[[Domain], _Built]) -> Callable[[Domain], _Built]:
+
+def built_key(build: Callable[..., Any]) -> str:
+    """The name a `per_domain` build is stored under on its domain (and in a domain cache entry)."""
+    return f"{build.__module__}:{build.__qualname__}"
+
+
+def built_parts(domain: Domain) -> dict[str, Any]:
+    """What `per_domain` builds have made for this domain object so far, by `built_key`."""
+    return domain.__dict__.setdefault("_built", {})  # type: ignore[no-any-return]
+
+
+@overload
+def per_domain(build: Callable[[Domain], _Built]) -> Callable[[Domain], _Built]: ...
+@overload
+def per_domain(*, kept: bool) -> Callable[[Callable[[Domain], _Built]], Callable[[Domain], _Built]]: ...
+def per_domain(build: Callable[[Domain], _Built] | None = None, *, kept: bool = False) -> Any:
     """`build` run once per domain object and its result shared (a domain is frozen, so what is built
-    from it is too). Keyed weakly by the domain's item collection, checked against the domain itself,
-    so a domain rebuilt over the same items (`dataclasses.replace`) gets its own."""
-    built: weakref.WeakKeyDictionary[ItemCollection, tuple[weakref.ref[Domain], _Built]] = (
-        weakref.WeakKeyDictionary()
-    )
+    from it is too). Stored on the domain object itself, so a domain rebuilt over the same items
+    (`dataclasses.replace`) gets its own. `kept=True`: a domain cache on disk keeps the result
+    (`crsim.domains.disk_cache`); it must then be picklable and depend on nothing but the domain."""
 
-    @functools.wraps(build)
-    def shared(domain: Domain) -> _Built:
-        cached = built.get(domain.items)
-        if cached is None or cached[0]() is not domain:
-            cached = (weakref.ref(domain), build(domain))
-            built[domain.items] = cached
-        return cached[1]
+    def wrap(build: Callable[[Domain], _Built]) -> Callable[[Domain], _Built]:
+        key = built_key(build)
+        if kept:
+            KEPT_BUILDS.add(key)
 
-    return shared
+        @functools.wraps(build)
+        def shared(domain: Domain) -> _Built:
+            built = built_parts(domain)
+            if key not in built:
+                if kept:  # a catalogue-sized structure
+                    with collector_paused():
+                        built[key] = build(domain)
+                else:
+                    built[key] = build(domain)
+            return built[key]  # type: ignore[no-any-return]
+
+        return shared
+
+    return wrap(build) if build is not None else wrap

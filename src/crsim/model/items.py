@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from crsim.core.collector import collector_paused
 from crsim.core.errors import DataError
 from crsim.core.jsonl import jsonl_lines
 from crsim.model.text import JSONTextError, clean_value, loads_clean, may_hold_surrogates
@@ -78,18 +79,21 @@ class ItemCollection:
     surrogates) is replaced with U+FFFD here, counted in `replaced_code_points` and logged.
     """
 
-    def __init__(self, items: Iterable[Item], name: str = "items", *, clean: bool = True) -> None:
-        """`clean=False` skips the check for readers that cleaned and counted the items themselves."""
+    def __init__(
+        self, items: Iterable[Item], name: str = "items", *, clean: bool = True, replaced: int = 0
+    ) -> None:
+        """`clean=False` skips the check for readers that cleaned the items themselves and counted
+        `replaced` code points."""
         self.name = name
         self._items: dict[str, Item] = {}
         self._indexes: dict[str, dict[str, frozenset[str]]] = {}
-        self.replaced_code_points = 0
+        self.replaced_code_points = replaced
         for item in items:
             if item.id in self._items:
                 raise DataError(f"duplicate item id {item.id!r}", path=name)
             if clean:
-                item, replaced = _writable(item)
-                self.replaced_code_points += replaced
+                item, count = writable_item(item)
+                self.replaced_code_points += count
             self._items[item.id] = item
         self._report_replaced()
 
@@ -148,7 +152,8 @@ class ItemCollection:
     def linker(self) -> ItemLinker:
         from crsim.model.linking import ItemLinker
 
-        return ItemLinker(self)
+        with collector_paused():
+            return ItemLinker(self)
 
     # --- persistence -------------------------------------------------------------------------
 
@@ -190,7 +195,7 @@ class ItemCollection:
                 handle.write(json.dumps(item.model_dump(exclude_defaults=True), ensure_ascii=False) + "\n")
 
 
-def _writable(item: Item) -> tuple[Item, int]:
+def writable_item(item: Item) -> tuple[Item, int]:
     """`item`, or a copy with lone surrogates in its text replaced by U+FFFD, and how many."""
     fields, replaced = clean_value(dict(item))
     return (Item.model_validate(fields) if replaced else item), replaced

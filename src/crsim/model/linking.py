@@ -36,6 +36,7 @@ import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 from rapidfuzz import fuzz, process
@@ -131,9 +132,10 @@ class ItemLinker:
     def __init__(self, items: Collection[Linkable], fuzzy_cutoff: float = 88.0) -> None:
         self.fuzzy_cutoff = fuzzy_cutoff
         self._by_key: dict[tuple[str, ...], list[_Entry]] = defaultdict(list)
+        words: dict[str, str] = {}  # one string per distinct word of the keys (a million titles)
         for item in items:
             for variant, origin in _title_variants(item.title, item.extra.get("aliases", ())).items():
-                key = tuple(normalize(variant).split())
+                key = tuple(words.setdefault(w, w) for w in normalize(variant).split())
                 if key:
                     self._add(
                         key, _Entry(item.id, item.year, _popularity(item), ((surface(variant), origin),))
@@ -143,8 +145,15 @@ class ItemLinker:
         for key in self._by_key:
             lengths[key[0]].add(len(key))
         self._lengths = {first: sorted(ls, reverse=True) for first, ls in lengths.items()}
-        self._choices = [" ".join(k) for k in self._by_key]
-        self._choice_keys = list(self._by_key)
+
+    @cached_property
+    def _choices(self) -> list[str]:
+        """The title keys as strings, for fuzzy matching; made on the first fuzzy match only."""
+        return [" ".join(k) for k in self._by_key]
+
+    @cached_property
+    def _choice_keys(self) -> list[tuple[str, ...]]:
+        return list(self._by_key)
 
     def _add(self, key: tuple[str, ...], entry: _Entry) -> None:
         entries = self._by_key[key]

@@ -15,6 +15,7 @@ from crsim.core.plugins import ComponentSpec
 from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRS, crs_registry
 from crsim.domains import domain_named
+from crsim.domains.disk_cache import save_domain
 from crsim.eval.metrics.base import metric_registry
 from crsim.eval.scores import build_metrics
 from crsim.llm.client import LLMHub
@@ -112,6 +113,7 @@ def build_experiment(config: ExperimentConfig, run_folder: Path | None = None) -
             {"id": label, "name": spec.name, "args": params.model_dump(mode="json")}
         )
 
+    save_domain(domain)  # a large catalogue's built parts, for the next run (crsim.domains.disk_cache)
     combinations = [
         (c, s, u, t) for c in crss for s in factories for u in users for t in range(config.trials)
     ]
