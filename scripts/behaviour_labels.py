@@ -1,9 +1,9 @@
-"""The labelled set of the behaviour detectors (tests/data/behaviour_labels/README.md).
+"""The labelled set of the behaviour detectors (tests/fixtures/behaviour_labels/README.md).
 
     python scripts/behaviour_labels.py generate --out POOL [--rounds R] [--until HH:MM]
-    python scripts/behaviour_labels.py sample POOL --out tests/data/behaviour_labels [--size 170]
-    python scripts/behaviour_labels.py render tests/data/behaviour_labels
-    python scripts/behaviour_labels.py score tests/data/behaviour_labels   (= crsim validate detectors)
+    python scripts/behaviour_labels.py sample POOL --out tests/fixtures/behaviour_labels [--size 170]
+    python scripts/behaviour_labels.py render tests/fixtures/behaviour_labels
+    python scripts/behaviour_labels.py score tests/fixtures/behaviour_labels   (= crsim validate detectors)
 
 `generate` holds the pool: per round r (seed r) one small run per stratum (simulator x CRS x domain,
 `STRATA`), the LLM parts on the shipped local model (SmolLM2-135M, as configs/llm-local.yaml), so

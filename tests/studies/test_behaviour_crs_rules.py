@@ -1,4 +1,4 @@
-"""The CRS-side behaviour rules as the labelled set's readers read them (tests/data/behaviour_labels/
+"""The CRS-side behaviour rules as the labelled set's readers read them (tests/fixtures/behaviour_labels/
 GUIDE.md): a CRS that shuffles its words is not judged for cuts, a list left open is cut, a title whose
 words are all there names the item in any order, a repeat may reorder its words, claims after "what you
 asked for:" or after the title are claims, several named items keep their own sentences, and a CRS

@@ -1,5 +1,5 @@
 """`crsim.studies.behaviour.validation` on a tiny hand-made labelled set (a unit fixture written for
-these tests, not the real set in tests/data/behaviour_labels): agreement, Cohen's kappa, the gold
+these tests, not the real set in tests/fixtures/behaviour_labels): agreement, Cohen's kappa, the gold
 label with and without adjudication, and the rules' precision and recall, against numbers computed
 by hand."""
 
@@ -236,6 +236,6 @@ def test_the_report_marks_each_rule_as_the_labelled_set_measures_it(monkeypatch:
     from crsim.studies.behaviour.validation import standing
 
     monkeypatch.setattr("crsim.studies.behaviour.validation.MIN_POSITIVES", 10)
-    measured = standing(Path(__file__).parents[1] / "data" / "behaviour_labels")
+    measured = standing(Path(__file__).parents[1] / "fixtures" / "behaviour_labels")
     assert {name: MEASURES[name].status for name in measured} == measured
     assert MEASURES["role_flip_dialogue"].status == MEASURES["role_flip"].status

@@ -37,7 +37,7 @@ def detectors_command(
 ) -> None:
     """Per behaviour of docs/behaviour.md: the two readers' agreement (share, Cohen's kappa), the rule's
     precision and recall against their gold label (95% Wilson intervals) and its status (validated:
-    precision >= 0.9 and recall >= 0.8). See tests/data/behaviour_labels/GUIDE.md."""
+    precision >= 0.9 and recall >= 0.8). See tests/fixtures/behaviour_labels/GUIDE.md."""
     from rich.table import Table
 
     from crsim.core.errors import CrsimError

@@ -48,7 +48,7 @@ class Measure:
 
 _S, _C, _J = Kind.SIMULATOR, Kind.CRS, Kind.JUDGE
 
-#: The status of every rule checked against tests/data/behaviour_labels (docs/behaviour.md, "How far
+#: The status of every rule checked against tests/fixtures/behaviour_labels (docs/behaviour.md, "How far
 #: the rules can be trusted"); tests/studies/test_detector_validation.py recomputes it from the labels.
 RULE_STATUS = {
     **dict.fromkeys(("user_truncated", "missed_recommendation", "crs_repeats"), "validated"),

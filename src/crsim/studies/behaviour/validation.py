@@ -1,5 +1,5 @@
 """How far the behaviour report's rules can be trusted: each rule against two readers' labels of a
-labelled set of dialogues (tests/data/behaviour_labels/, its GUIDE.md).
+labelled set of dialogues (tests/fixtures/behaviour_labels/, its GUIDE.md).
 
 A labelled set is a folder with `dialogues.jsonl` (crsim Dialogue records naming their domain in
 `metadata.domain`), optionally `caps.json` (CRS id -> the `max_message_chars` its run configured),
@@ -319,7 +319,7 @@ def read_dialogues(folder: Path) -> list[Dialogue]:
     path = folder / DIALOGUES
     if not path.is_file():
         raise DataError(
-            f"no {DIALOGUES}; expected a labelled set (tests/data/behaviour_labels)", path=str(folder)
+            f"no {DIALOGUES}; expected a labelled set (tests/fixtures/behaviour_labels)", path=str(folder)
         )
     bad: list[Unreadable] = []
     dialogues = list(jsonl_records(path, Dialogue.model_validate_json, bad))
