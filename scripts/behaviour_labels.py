@@ -381,7 +381,11 @@ def add_wave(target: Path, runs: list[Path], count: int, keep: list[str]) -> Non
     for n, (run, line) in enumerate(picked, start=start):
         record = json.loads(line)
         stratum = "--".join(
-            [record["metadata"].get("domain", "?"), record.get("simulator_id") or "?", record.get("crs_id") or "?"]
+            [
+                record["metadata"].get("domain", "?"),
+                record.get("simulator_id") or "?",
+                record.get("crs_id") or "?",
+            ]
         )
         record["metadata"]["label_source"] = {"run": run, "id": record["id"], "stratum": stratum, "wave": 2}
         record["id"] = f"B{n:03d}"
@@ -397,7 +401,8 @@ def add_wave(target: Path, runs: list[Path], count: int, keep: list[str]) -> Non
         "ids": f"B{start:03d}-B{start + len(picked) - 1:03d}",
     }
     (target / "sampling.json").write_text(json.dumps(sampling, indent=2) + "\n", encoding="utf-8")
-    print(f"added {len(picked)} dialogues ({len(rare)} of {keep}, {len(picked) - len(rare)} drawn of {len(rest)})")
+    drawn = len(picked) - len(rare)
+    print(f"added {len(picked)} dialogues ({len(rare)} of {keep}, {drawn} drawn of {len(rest)})")
 
 
 def main() -> None:
