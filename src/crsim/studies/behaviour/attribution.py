@@ -81,14 +81,15 @@ ISSUES_SAMPLE = 5000
 
 
 class IssueSample:
-    """A seeded uniform sample of at most `size` dialogues of a stream, kept while the stream passes
+    """A seeded uniform sample of at most `size` (default `ISSUES_SAMPLE`) dialogues of a stream, kept while the stream passes
     (`add` each batch in file order), then counted by `simulator_issues`.
 
     Reservoir sampling (Algorithm R) with `random.Random(seed)`: the same file and seed give the same
     sample; a stream of at most `size` dialogues is kept whole, in order.
     """
 
-    def __init__(self, size: int = ISSUES_SAMPLE, seed: int = 0) -> None:
+    def __init__(self, size: int | None = None, seed: int = 0) -> None:
+        size = ISSUES_SAMPLE if size is None else size
         if size < 1:
             raise ValueError(f"sample size {size} < 1")
         self.size, self.seed = size, seed
