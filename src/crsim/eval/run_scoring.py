@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crsim.core.collector import long_lived_objects_frozen
+from crsim.core.collector import long_lived_objects_frozen, young_collections_only
 from crsim.core.components import BuildContext, build
 from crsim.core.errors import ConfigError, DataError
 from crsim.core.interrupt import run_interruptibly
@@ -246,7 +246,7 @@ def _evaluate_path(
 
     async def go() -> None:
         try:
-            with scores_writer(RunPaths(out_dir).scores) as write:
+            with scores_writer(RunPaths(out_dir).scores) as write, young_collections_only() as tick:
                 rescored: set[str] = set()
                 scored_ids: set[str] = set()
                 for batch in _batches(iter_dialogues(dialogues_path), BATCH):
@@ -265,6 +265,7 @@ def _evaluate_path(
                     builder.add(records, batch)
                     if on_batch is not None:
                         on_batch(batch)
+                    tick()
                     rescored.update(r.metric for r in records)
                     scored_ids.update(d.id for d in batch)
                 if not options.replace:  # merge: earlier scores of other metrics stay
