@@ -1,14 +1,24 @@
-"""`crsim evaluate` at scale: 100,000 synthetic dialogue records in the run format.
+"""`crsim evaluate`, `crsim report` and `crsim compare` at scale: up to a million dialogue records.
 
-    python bench/scale.py [--dialogues 100000] [--keep DIR]
+    python bench/scale.py [--dialogues 1000000] [--counts 100000,300000,1000000] [--keep DIR]
 
-Writes a run folder (manifest with the default, non-LLM metrics: Success, SRRR, RDL, Turns,
-Recall@(t,10), PC@10; `dialogues.jsonl` with 4 CRSs × 2 simulators and a few turns per dialogue:
-greeting, preferences, recommendations of shipped movie ids, accept/reject/seen reactions, targets),
-then times `crsim evaluate RUN_DIR` in a subprocess and reads its peak memory (ru_maxrss from wait4).
-In-run baselines, each also a subprocess: a plain `json.loads` pass over the file, and a pass that
-validates every line as a `Dialogue`. Targets: under 60 s and under 2 GB.
-Prints a table and writes bench/results/scale.json. Not a unit test.
+Writes a run folder of synthetic records in the run format (manifest with the default, non-LLM
+metrics; `dialogues.jsonl` with 4 CRSs × 2 simulators and a few turns per dialogue: greeting,
+preferences, recommendations of shipped movie ids, accept/reject/seen reactions, targets) for the
+largest count; the smaller counts are the first records of the same file (the generator is
+sequential, so they are what writing that many would give). For each count, each step in its own
+subprocess, timed by the child's CPU time (user + system) and peak resident memory (both from wait4):
+
+- in-run baselines: a plain `json.loads` pass over the file, and a pass that validates every line as
+  a `Dialogue` (the floor of reading the records into crsim's types);
+- `crsim evaluate RUN_DIR --json`.
+
+Then, on the largest folder, `crsim report RUN_DIR` and `crsim compare RUN_DIR --json`.
+Limits: at the largest count evaluate within 4× the validation pass's CPU time and every command
+under 1 GB peak; evaluate's CPU time linear in the count (CPU per 1,000 dialogues at each count, and
+its ratio to the smallest count's). CPU time, not wall time: the machine is shared, and the load
+average is printed before and after each step. Prints a table and writes bench/results/scale.json.
+Not a unit test.
 """
 
 from __future__ import annotations
@@ -137,79 +147,186 @@ def write_run(folder: Path, dialogues: int, seed: int = 7) -> int:
     return (folder / "dialogues.jsonl").stat().st_size
 
 
-def timed(args: list[str]) -> dict[str, float]:
-    """Wall time and peak resident memory of one subprocess (wait4 gives that child's own rusage)."""
+def timed(args: list[str]) -> dict[str, Any]:
+    """Wall time, CPU time and peak resident memory of one subprocess (wait4 gives that child's own
+    rusage), with the load average before and after."""
+    load = os.getloadavg()[0]
     start = time.perf_counter()
     process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    stderr_bytes = process.stderr.read() if process.stderr else b""
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
-    stderr = process.stderr.read().decode() if process.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(args)} failed:\n{stderr}")
+        raise SystemExit(f"{' '.join(args)} failed:\n{stderr_bytes.decode(errors='replace')}")
     cpu = usage.ru_utime + usage.ru_stime
-    return {"seconds": round(wall, 2), "cpu_s": round(cpu, 2), "peak_mb": round(usage.ru_maxrss / 1024, 1)}
-
-
-def measure(dialogues: int, folder: Path) -> dict[str, Any]:
-    load_before = os.getloadavg()[0]
-    start = time.perf_counter()
-    size = write_run(folder, dialogues)
-    generate_s = time.perf_counter() - start
-    records = str(folder / "dialogues.jsonl")
-    crsim = [sys.executable, "-m", "crsim"]
-    steps = {
-        "json.loads pass (baseline)": timed([sys.executable, "-c", JSON_PASS, records]),
-        "Dialogue validation pass": timed([sys.executable, "-c", VALIDATE_PASS, records]),
-        "crsim evaluate": timed([*crsim, "evaluate", str(folder), "--json"]),
+    return {
+        "seconds": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "peak_mb": round(usage.ru_maxrss / 1024, 1),
+        "load_1m": [round(load, 1), round(os.getloadavg()[0], 1)],
     }
-    baseline = steps["json.loads pass (baseline)"]
-    for step in steps.values():
-        step["ratio_to_baseline"] = round(step["seconds"] / baseline["seconds"], 2)
-        step["cpu_ratio_to_baseline"] = round(step["cpu_s"] / baseline["cpu_s"], 2)
-    scores = folder / "scores.jsonl"
+
+
+def prefix_run(source: Path, folder: Path, dialogues: int) -> None:
+    """A run folder holding the first `dialogues` records of `source`'s."""
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest = json.loads((source / "manifest.json").read_text(encoding="utf-8"))
+    manifest["planned_dialogues"] = dialogues
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    with (source / "dialogues.jsonl").open("rb") as inp, (folder / "dialogues.jsonl").open("wb") as out:
+        for _, line in zip(range(dialogues), inp, strict=False):
+            out.write(line)
+
+
+def held(folder: Path) -> int:
+    path = folder / "dialogues.jsonl"
+    return sum(1 for _ in path.open("rb")) if path.is_file() else 0
+
+
+def measure_count(folder: Path) -> dict[str, Any]:
+    """The baselines and `crsim evaluate` on one run folder."""
+    records = str(folder / "dialogues.jsonl")
+    for name in ("scores.jsonl", "summary.json"):
+        (folder / name).unlink(missing_ok=True)
+    steps = {
+        "json.loads pass": timed([sys.executable, "-c", JSON_PASS, records]),
+        "Dialogue validation pass": timed([sys.executable, "-c", VALIDATE_PASS, records]),
+        "crsim evaluate": timed([*CRSIM, "evaluate", str(folder), "--json"]),
+    }
+    dialogues = held(folder)
+    validation, evaluate = steps["Dialogue validation pass"], steps["crsim evaluate"]
     return {
         "dialogues": dialogues,
-        "file_mb": round(size / 1e6, 1),
-        "score_lines": sum(1 for _ in scores.open("rb")),
-        "generate_s": round(generate_s, 1),
+        "file_mb": round((folder / "dialogues.jsonl").stat().st_size / 1e6, 1),
+        "score_lines": sum(1 for _ in (folder / "scores.jsonl").open("rb")),
         "steps": steps,
-        "targets": {"seconds": 60, "peak_mb": 2048},
+        "evaluate_over_validation_cpu": round(evaluate["cpu_s"] / validation["cpu_s"], 2),
+        "evaluate_cpu_ms_per_dialogue": round(1000 * evaluate["cpu_s"] / dialogues, 4),
+    }
+
+
+CRSIM = [sys.executable, "-m", "crsim"]
+CPU_LIMIT, MEMORY_LIMIT_MB = 4.0, 1024.0
+
+
+def save(result: dict[str, Any]) -> None:
+    """Write what is measured so far (a long run on a shared machine may be stopped)."""
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+def measure(counts: list[int], root: Path) -> dict[str, Any]:
+    largest = max(counts)
+    source = root / f"run-{largest}"
+    start = time.perf_counter()
+    if held(source) != largest:
+        write_run(source, largest)
+    generate_s = time.perf_counter() - start
+    rows: list[dict[str, Any]] = []
+    commands: dict[str, Any] = {}
+    result: dict[str, Any] = {
+        "counts": rows,
+        "largest": {"dialogues": largest, "commands": commands},
+        "generate_s": round(generate_s, 1),
+        "limits": {"evaluate_cpu_over_validation": CPU_LIMIT, "peak_mb": MEMORY_LIMIT_MB},
         "machine": {
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
             "system": platform.system(),
-            "load_average_1m": [round(load_before, 1), round(os.getloadavg()[0], 1)],
         },
     }
+    for count in sorted(counts):
+        folder = source if count == largest else root / f"run-{count}"
+        if folder != source and held(folder) != count:
+            prefix_run(source, folder, count)
+        rows.append(measure_count(folder))
+        first = rows[0]["evaluate_cpu_ms_per_dialogue"]
+        rows[-1]["per_dialogue_cpu_vs_smallest"] = round(rows[-1]["evaluate_cpu_ms_per_dialogue"] / first, 2)
+        print_row(rows[-1])
+        save(result)
+    out = root / "report.html"
+    commands["crsim report"] = timed([*CRSIM, "report", str(source), "--out", str(out)])
+    save(result)
+    commands["crsim compare"] = timed([*CRSIM, "compare", str(source), "--json"])
+    peaks = [row["steps"]["crsim evaluate"]["peak_mb"] for row in rows]
+    result["limits"].update(
+        evaluate_cpu_met=rows[-1]["evaluate_over_validation_cpu"] <= CPU_LIMIT,
+        evaluate_memory_met=max(peaks) < MEMORY_LIMIT_MB,
+        report_memory_met=commands["crsim report"]["peak_mb"] < MEMORY_LIMIT_MB,
+        compare_memory_met=commands["crsim compare"]["peak_mb"] < MEMORY_LIMIT_MB,
+    )
+    save(result)
+    return result
+
+
+HEADER = (
+    f"{'dialogues':>10} {'MB':>7} {'json CPU s':>10} {'validate CPU s':>14} {'evaluate CPU s':>14} "
+    f"{'eval/valid':>10} {'ms/dialogue':>11} {'vs smallest':>11} {'eval peak MB':>12} {'load 1m':>12}"
+)
+
+
+def print_row(row: dict[str, Any]) -> None:
+    steps = row["steps"]
+    load = steps["crsim evaluate"]["load_1m"]
+    print(
+        f"{row['dialogues']:>10,} {row['file_mb']:>7.0f} {steps['json.loads pass']['cpu_s']:>10.1f} "
+        f"{steps['Dialogue validation pass']['cpu_s']:>14.1f} {steps['crsim evaluate']['cpu_s']:>14.1f} "
+        f"{row['evaluate_over_validation_cpu']:>10.2f} {row['evaluate_cpu_ms_per_dialogue']:>11.3f} "
+        f"{row['per_dialogue_cpu_vs_smallest']:>11.2f} {steps['crsim evaluate']['peak_mb']:>12.0f} "
+        f"{load[0]:>5.1f}→{load[1]:<5.1f}",
+        flush=True,
+    )
 
 
 def print_table(result: dict[str, Any]) -> None:
-    print(f"{result['dialogues']:,} dialogues, {result['file_mb']} MB of records")
-    print(f"{'step':<30} {'wall s':>8} {'CPU s':>8} {'peak MB':>9} {'× baseline (wall, CPU)':>24}")
-    for name, step in result["steps"].items():
-        ratios = f"{step['ratio_to_baseline']:.2f}, {step['cpu_ratio_to_baseline']:.2f}"
+    print(HEADER)
+    for row in result["counts"]:
+        print_row(row)
+    largest = result["largest"]
+    for name, step in largest["commands"].items():
         print(
-            f"{name:<30} {step['seconds']:>8.2f} {step['cpu_s']:>8.2f} {step['peak_mb']:>9.1f} {ratios:>24}"
+            f"{name} on {largest['dialogues']:,} dialogues: {step['cpu_s']:.1f} s CPU, "
+            f"{step['seconds']:.1f} s wall, peak {step['peak_mb']:.0f} MB "
+            f"(load {step['load_1m'][0]}→{step['load_1m'][1]})"
         )
-    print(f"load average (1 min) before and after: {result['machine']['load_average_1m']}")
+    limits = result["limits"]
+    print(
+        f"limits: evaluate ≤ {limits['evaluate_cpu_over_validation']:g}× the validation CPU at the largest "
+        f"count: {'met' if limits['evaluate_cpu_met'] else 'NOT met'}; peak < {limits['peak_mb']:.0f} MB: "
+        f"evaluate {'met' if limits['evaluate_memory_met'] else 'NOT met'}, report "
+        f"{'met' if limits['report_memory_met'] else 'NOT met'}, compare "
+        f"{'met' if limits['compare_memory_met'] else 'NOT met'}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--dialogues", type=int, default=100_000)
-    parser.add_argument("--keep", type=Path, help="Write the run folder here and keep it.")
+    parser.add_argument("--dialogues", type=int, default=1_000_000, help="The largest count.")
+    parser.add_argument(
+        "--counts",
+        help="Comma-separated counts to measure (default: a tenth, three tenths and all of --dialogues).",
+    )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="Write the run folders here and keep them (reused when they hold the count).",
+    )
     args = parser.parse_args()
-    folder = args.keep or Path(tempfile.mkdtemp(prefix="crsim-scale-")) / "run"
+    counts = (
+        [int(c) for c in args.counts.split(",")]
+        if args.counts
+        else [args.dialogues // 10, 3 * args.dialogues // 10, args.dialogues]
+    )
+    root = args.keep or Path(tempfile.mkdtemp(prefix="crsim-scale-"))
+    print(HEADER, flush=True)
     try:
-        result = measure(args.dialogues, folder)
+        result = measure(counts, root)
     finally:
         if args.keep is None:
-            shutil.rmtree(folder.parent, ignore_errors=True)
+            shutil.rmtree(root, ignore_errors=True)
     print_table(result)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

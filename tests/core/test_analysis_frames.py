@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from crsim.cli import app
-from crsim.core.errors import DataError
+from crsim.core.errors import ConfigError, DataError
 from crsim.eval.scores import default_metrics
 from crsim.model.io import iter_dialogues
 from crsim.report.dataframes import dialogues_df, scores_df, utterances_df
@@ -95,3 +96,29 @@ def test_bad_input_names_file_record_and_field(run_dir: Path, tmp_path: Path) ->
         utterances_df(broken)
     result = CliRunner().invoke(app, ["export", str(broken)])
     assert result.exit_code == 2 and "record 2" in result.output
+
+
+@pytest.mark.parametrize("frame", [dialogues_df, utterances_df, scores_df])
+def test_frames_read_in_chunks_are_the_whole_frame(run_dir: Path, frame: Any) -> None:
+    whole = frame(run_dir)
+    chunks = list(frame(run_dir, chunksize=7))
+    assert len(chunks) == -(-len(whole) // 7) and all(len(c) <= 7 for c in chunks)
+    assert all(list(c.columns) == list(whole.columns) for c in chunks)
+    joined = pd.concat(chunks, ignore_index=True)
+
+    # pandas infers a text column's dtype from the values it sees: a chunk whose column is all None
+    # keeps `object` (and None where the whole frame's string column has NaN); the values are equal
+    def plain(df: Any) -> Any:
+        return df.astype(object).where(df.notna(), None)
+
+    pd.testing.assert_frame_equal(plain(joined), plain(whole))
+    with pytest.raises(ConfigError, match="chunksize"):
+        frame(run_dir, chunksize=0)
+
+
+def test_an_empty_run_gives_one_empty_chunk_with_the_columns(run_dir: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    shutil.copytree(run_dir, empty)
+    (empty / "dialogues.jsonl").write_text("", encoding="utf-8")
+    (chunk,) = list(dialogues_df(empty, chunksize=5))
+    assert chunk.empty and list(chunk.columns) == list(dialogues_df(run_dir).columns)

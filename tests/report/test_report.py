@@ -305,3 +305,17 @@ def test_one_simulator_in_two_runs_shows_no_simulator_disagreement(tmp_path: Pat
     assert result.exit_code == 0, result.output
     html = out.read_text(encoding="utf-8")
     assert 'id="plot-curves"' in html and 'id="plot-ranks"' not in html
+
+
+def test_the_browser_shows_a_seeded_sample_and_says_so(two_sims: Path) -> None:
+    folder = open_run(two_sims)
+    total = sum(1 for _ in (two_sims / "dialogues.jsonl").open(encoding="utf-8"))
+    view = collect_run(folder, "run", max_dialogues=3)
+    again = collect_run(folder, "run", max_dialogues=3)
+    assert len(view.browser) == 3 and view.browser_seed == 0 and total > 3
+    assert [e["id"] for e in view.browser] == [e["id"] for e in again.browser]
+    html = build_report([folder], max_dialogues=3)
+    assert f"Showing 3 of {total} dialogues, sampled with seed 0" in html
+    assert len(_data(html)["dialogues"]) == 3  # type: ignore[arg-type]
+    whole = build_report([folder], max_dialogues=total)
+    assert "sampled with seed" not in whole and f"{total} of {total} dialogues are in this file" in whole

@@ -16,7 +16,8 @@ from crsim.model.acts import parse_acts
 from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.domain import Domain
 from crsim.model.user import InformationNeed
-from crsim.studies.behaviour.attribution import simulator_issues
+from crsim.studies.behaviour import attribution
+from crsim.studies.behaviour.attribution import IssueSample, simulator_issues
 from crsim.studies.behaviour.facts import Facts
 from crsim.studies.behaviour.users import asked_stated_slot, missed_recommendation, restated_constraint
 
@@ -110,3 +111,47 @@ def test_evaluate_shows_the_issues_beside_the_metrics(tmp_path: Path) -> None:
         assert all(0 <= c["k"] <= c["n"] <= summary["n_dialogues"] for c in issues.values())
     table = CliRunner().invoke(app, ["evaluate", str(run_dir)], env={"COLUMNS": "160"})
     assert "Simulator-attributed issues" in table.output and "asked_stated_slot" in table.output
+
+
+def test_issue_sample_keeps_a_seeded_uniform_sample_in_file_order() -> None:
+    stream = [Dialogue(id=f"d{i}") for i in range(100)]
+    whole = IssueSample(size=200)
+    whole.add(stream[:40])
+    whole.add(stream[40:])
+    assert not whole.sampled and [d.id for d in whole.dialogues] == [d.id for d in stream]
+
+    def kept(seed: int) -> list[int]:
+        sample = IssueSample(size=10, seed=seed)
+        for start in range(0, 100, 7):  # batches of any size give the same sample
+            sample.add(stream[start : start + 7])
+        assert sample.sampled and sample.seen == 100
+        return [int(d.id[1:]) for d in sample.dialogues]
+
+    assert kept(3) == kept(3) != kept(4)
+    assert all(len(set(k)) == 10 and k == sorted(k) for k in (kept(3), kept(4)))
+    # every position is kept with probability 10/100: over 2,000 seeds about 200 times each (SD ~13.4)
+    counts = [0] * 100
+    for seed in range(2000):
+        for position in kept(seed):
+            counts[position] += 1
+    assert min(counts) > 120 and max(counts) < 290
+
+
+def test_evaluate_says_when_the_issues_cover_a_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_dir = tmp_path / "run"
+    made = CliRunner().invoke(app, ["run", "--out", str(run_dir), "--users", "4", "--json"])
+    assert made.exit_code == 0, made.output
+    monkeypatch.setattr(attribution, "ISSUES_SAMPLE", 3)
+    scored = CliRunner().invoke(app, ["evaluate", str(run_dir), "--json"])
+    assert scored.exit_code == 0, scored.output
+    summaries = json.loads(scored.output)
+    total = sum(s["n_dialogues"] for s in summaries)
+    covered = [s["simulator_issues_sample"] for s in summaries if "simulator_issues" in s]
+    assert covered and all(c == {"dialogues": 3, "of": total, "seed": 0} for c in covered)
+    issues = [s["simulator_issues"] for s in summaries if "simulator_issues" in s]
+    assert sum(i["missed_recommendation"]["n"] for i in issues) <= 3
+    table = CliRunner().invoke(app, ["evaluate", str(run_dir)], env={"COLUMNS": "160"})
+    words = " ".join(table.output.split())  # the caption wraps at the table's width
+    assert f"counted on 3 of {total} dialogues, a uniform sample drawn with seed 0" in words

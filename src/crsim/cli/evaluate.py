@@ -22,7 +22,7 @@ from crsim.core.errors import CrsimError
 
 if TYPE_CHECKING:  # the evaluation's modules are imported when the command runs, not for --help
     from crsim.eval.run_scoring import EvaluationResult
-    from crsim.studies.behaviour.attribution import PairingIssues
+    from crsim.studies.behaviour.attribution import IssueSample, PairingIssues
 
 #: The simulator measures shown beside the metrics (`crsim.studies.behaviour.attribution`).
 SIMULATOR_ISSUES = ("missed_recommendation", "restated_constraint", "asked_stated_slot")
@@ -141,47 +141,68 @@ def evaluate(
             concurrency=concurrency,
             replace=replace,
         )
+        from crsim.studies.behaviour.attribution import IssueSample
+
         report = ProgressReport(enabled=not as_json)
+        sample = IssueSample()  # counted over the same pass: the file is read once
         with report.phase("scoring") as meter:
-            result = evaluate_path(run_dir, options, out=out, progress=meter)
+            result = evaluate_path(run_dir, options, out=out, progress=meter, on_batch=sample.add)
     report.print_summary()
-    issues, why_not = _simulator_issues(run_dir)
+    issues, why_not = _simulator_issues(run_dir, sample)
     known = result.completeness is not None and result.completeness.planned is not None
-    more = _issues_json(issues)
+    more = _issues_json(issues, sample)
     show_summaries(result.summaries, as_json, complete=result.complete if known else None, more=more)
     if not as_json:
         if issues:
-            console.print(issues_table(issues))
+            console.print(issues_table(issues, sample))
         elif why_not:
             console.print(escape(f"simulator-attributed issues not counted: {why_not}"), highlight=False)
         _print_notes(result)
     warn_incomplete(result.completeness)
 
 
-def _simulator_issues(run_dir: Path) -> tuple[list[PairingIssues], str]:
-    """The run's simulator-attributed issues per pairing, or none and why (a dialogue file that does
-    not name its domain); they never fail the evaluation."""
-    from crsim.studies.behaviour.attribution import simulator_issues_of
-
+def _simulator_issues(run_dir: Path, sample: IssueSample) -> tuple[list[PairingIssues], str]:
+    """The simulator-attributed issues per pairing of the dialogues `sample` kept while they were
+    scored, or none and why (a dialogue file that does not name its domain); they never fail the
+    evaluation."""
     try:
-        return simulator_issues_of(run_dir), ""
+        return sample.issues(run_dir), ""
     except CrsimError as exc:
         return [], str(exc)
 
 
-def _issues_json(issues: list[PairingIssues]) -> dict[tuple[str, str], dict[str, Any]]:
-    """Each pairing's `simulator_issues` ({measure: {k, n, examples}}) for the JSON output."""
+def sample_note(sample: IssueSample) -> str:
+    """What the issue counts cover when the run held more dialogues than the sample ('' otherwise)."""
+    if not sample.sampled:
+        return ""
+    return (
+        f"counted on {sample.size:,} of {sample.seen:,} dialogues, "
+        f"a uniform sample drawn with seed {sample.seed}"
+    )
+
+
+def _issues_json(issues: list[PairingIssues], sample: IssueSample) -> dict[tuple[str, str], dict[str, Any]]:
+    """Each pairing's `simulator_issues` ({measure: {k, n, examples}}) for the JSON output, and when
+    the counts cover a sample, `simulator_issues_sample` ({dialogues, of, seed})."""
+    covered = {"dialogues": sample.size, "of": sample.seen, "seed": sample.seed}
     return {
         (p.crs_id, p.simulator_id): {
-            "simulator_issues": {m: c.model_dump(mode="json") for m, c in p.issues.items()}
+            "simulator_issues": {m: c.model_dump(mode="json") for m, c in p.issues.items()},
+            **({"simulator_issues_sample": covered} if sample.sampled else {}),
         }
         for p in issues
     }
 
 
-def issues_table(issues: list[PairingIssues]) -> Table:
+def issues_table(issues: list[PairingIssues], sample: IssueSample | None = None) -> Table:
     """Measures as rows, pairings as columns: dialogues flagged of those the measure could judge."""
-    table = Table(title="Simulator-attributed issues (dialogues flagged / judged)", title_justify="left")
+    note = sample_note(sample) if sample is not None else ""
+    table = Table(
+        title="Simulator-attributed issues (dialogues flagged / judged)",
+        title_justify="left",
+        caption=note or None,
+        caption_justify="left",
+    )
     table.add_column("issue", style="bold", no_wrap=True)
     for pairing in issues:
         table.add_column(escape(f"{pairing.crs_id} × {pairing.simulator_id}"), justify="right")

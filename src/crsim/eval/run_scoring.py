@@ -14,7 +14,7 @@ built from: `crsim.model.run_folder.summary`), each written atomically; LLM answ
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crsim.core.collector import long_lived_objects_frozen
+from crsim.core.collector import long_lived_objects_frozen, young_collections_only
 from crsim.core.components import BuildContext, build
 from crsim.core.errors import ConfigError, DataError
 from crsim.core.interrupt import run_interruptibly
@@ -30,6 +30,7 @@ from crsim.core.plugins import ComponentSpec
 from crsim.core.progress import Progress
 from crsim.core.yaml_files import read_yaml_mapping, validate_located
 from crsim.eval.metrics.base import metric_info
+from crsim.eval.metrics.structure import readings_shared
 from crsim.eval.scores import (
     CurveBuilder,
     GroupSummary,
@@ -161,6 +162,7 @@ def evaluate_path(
     progress: Progress | None = None,
     held: HeldLock | None = None,
     llms: LLMHub | None = None,
+    on_batch: Callable[[Sequence[Dialogue]], None] | None = None,
 ) -> EvaluationResult:
     """Score a run folder (manifest + dialogues.jsonl) or a dialogue JSONL file; write the results.
 
@@ -170,11 +172,13 @@ def evaluate_path(
     the scoring (`crsim.core.interrupt.Interrupted`) and leave the previous results as they were.
     `progress` hears how many dialogues there are and each one scored. `llms` is the LLM hub of the
     run that just wrote the folder (`crsim run`): the scoring uses it when its settings are the ones
-    the scoring needs (no judge config with its own), so one command builds one hub.
+    the scoring needs (no judge config with its own), so one command builds one hub. `on_batch`
+    receives each batch of dialogues as read (in file order) once it is scored, so that a caller can
+    count more over the same pass without reading the file again.
     """
     path, out = Path(path), None if out is None else Path(out)
     with run_folder_lock(output_folder(path, out), held=held):
-        return _evaluate_path(path, options, out=out, progress=progress, llms=llms)
+        return _evaluate_path(path, options, out=out, progress=progress, llms=llms, on_batch=on_batch)
 
 
 def output_folder(path: Path, out: Path | None = None) -> Path:
@@ -195,6 +199,7 @@ def _evaluate_path(
     out: Path | None = None,
     progress: Progress | None = None,
     llms: LLMHub | None = None,
+    on_batch: Callable[[Sequence[Dialogue]], None] | None = None,
 ) -> EvaluationResult:
     """`evaluate_path` under the lock.
 
@@ -241,22 +246,26 @@ def _evaluate_path(
 
     async def go() -> None:
         try:
-            with scores_writer(RunPaths(out_dir).scores) as write:
+            with scores_writer(RunPaths(out_dir).scores) as write, young_collections_only() as tick:
                 rescored: set[str] = set()
                 scored_ids: set[str] = set()
                 for batch in _batches(iter_dialogues(dialogues_path), BATCH):
-                    records = await score_all(
-                        batch,
-                        metrics,
-                        annotator=annotator,
-                        concurrency=options.concurrency,
-                        counts=counts,
-                        score_unevaluable=options.score_unevaluable,
-                        progress=progress,
-                    )
+                    with readings_shared():  # the metrics and curves read each dialogue once
+                        records = await score_all(
+                            batch,
+                            metrics,
+                            annotator=annotator,
+                            concurrency=options.concurrency,
+                            counts=counts,
+                            score_unevaluable=options.score_unevaluable,
+                            progress=progress,
+                        )
+                        curves.add(batch)
                     write(records)
                     builder.add(records, batch)
-                    curves.add(batch)
+                    if on_batch is not None:
+                        on_batch(batch)
+                    tick()
                     rescored.update(r.metric for r in records)
                     scored_ids.update(d.id for d in batch)
                 if not options.replace:  # merge: earlier scores of other metrics stay

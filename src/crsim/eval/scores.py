@@ -13,6 +13,7 @@ it beside them (`n_evaluable` of `n_dialogues`). A CRS error or CRS timeout coun
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from crsim.core.components import BuildContext, build
 from crsim.core.errors import ConfigError
 from crsim.core.plugins import ComponentSpec
 from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, PerTurnMetric, metric_registry
-from crsim.eval.stats import aggregate
+from crsim.eval.stats import aggregate_coded
 from crsim.model.annotations import AMBIGUOUS_LINKS, annotation
 from crsim.model.dialogue import Dialogue, Role, Termination, TerminationReason
 from crsim.model.run_folder.scores import (
@@ -56,6 +57,7 @@ __all__ = [
     "read_scores",
     "score_dialogue",
     "score_dialogues",
+    "score_metrics",
     "scores_writer",
     "summarize",
     "turn_curves",
@@ -143,18 +145,104 @@ def score_dialogue(dialogue: Dialogue, metric: Metric, *, score_unevaluable: boo
         reason = exc.reason
     except Exception as exc:  # noqa: BLE001 - one failing dialogue must not stop the evaluation
         value, reason, error = None, f"error: {type(exc).__name__}", f"{type(exc).__name__}: {exc}"
-    # Built without validation: every field is a str, float or None made right here, and a large
-    # evaluation creates one record per dialogue and metric.
-    return ScoreRecord.model_construct(
-        dialogue_id=dialogue.id,
-        crs_id=dialogue.crs_id,
-        simulator_id=dialogue.simulator_id,
-        termination=dialogue.termination.reason.value if dialogue.termination else None,
-        metric=metric.label,
-        value=value,
-        missing_reason=reason,
-        error=None if error is None else f"dialogue {dialogue.id!r}, metric {metric.label!r}: {error}",
+    return trusted_record(
+        dialogue.id,
+        dialogue.crs_id,
+        dialogue.simulator_id,
+        dialogue.termination.reason.value if dialogue.termination else None,
+        metric.label,
+        value,
+        reason,
+        None if error is None else f"dialogue {dialogue.id!r}, metric {metric.label!r}: {error}",
     )
+
+
+def score_metrics(
+    dialogues: Iterable[Dialogue], metrics: Sequence[Metric], *, score_unevaluable: bool = False
+) -> list[ScoreRecord]:
+    """`score_dialogue` of every metric on every dialogue, in dialogue order then metric order (the
+    same records), reading once per dialogue what every metric's record repeats (whether the dialogue
+    counts, its termination) and once per call each metric's label."""
+    labels = [metric.label for metric in metrics]
+    records: list[ScoreRecord] = []
+    for dialogue in dialogues:
+        try:
+            skip = None if score_unevaluable else not_evaluable_reason(dialogue)
+            ended = dialogue.termination.reason.value if dialogue.termination else None
+        except Exception:  # noqa: BLE001 - `score_dialogue` turns it into error records
+            records.extend(score_dialogue(dialogue, m, score_unevaluable=score_unevaluable) for m in metrics)
+            continue
+        for metric, label in zip(metrics, labels, strict=True):
+            value: float | None = None
+            reason, error = skip, None
+            if skip is None:
+                try:
+                    value = metric.compute(dialogue)
+                    if not math.isfinite(value):  # a TypeError for a non-number
+                        value, reason, error = None, "error: non-finite value", f"returned {value!r}"
+                    else:
+                        value = float(value)
+                except NotApplicable as exc:
+                    reason = exc.reason
+                except Exception as exc:  # noqa: BLE001 - one failing dialogue must not stop the evaluation
+                    value, reason = None, f"error: {type(exc).__name__}"
+                    error = f"{type(exc).__name__}: {exc}"
+            records.append(
+                trusted_record(
+                    dialogue.id,
+                    dialogue.crs_id,
+                    dialogue.simulator_id,
+                    ended,
+                    label,
+                    value,
+                    reason,
+                    None if error is None else f"dialogue {dialogue.id!r}, metric {label!r}: {error}",
+                )
+            )
+    return records
+
+
+#: The fields `trusted_record` is given; the others keep their defaults (as `model_construct` sets them).
+_GIVEN = (
+    "dialogue_id", "crs_id", "simulator_id", "termination", "metric", "value", "missing_reason", "error",
+)  # fmt: skip
+_DEFAULTS = tuple(
+    (name, field.default) for name, field in ScoreRecord.model_fields.items() if name not in _GIVEN
+)
+_new = object.__new__
+_set = object.__setattr__
+
+
+def trusted_record(
+    dialogue_id: str,
+    crs_id: str | None,
+    simulator_id: str | None,
+    termination: str | None,
+    metric: str,
+    value: float | None,
+    missing_reason: str | None,
+    error: str | None,
+) -> ScoreRecord:
+    """A dialogue-level score record from values made by the scoring itself (str, float or None), built
+    without validation: what `ScoreRecord.model_construct` builds with these fields, at a fraction of
+    its cost (a large evaluation creates one record per dialogue and metric)."""
+    record = _new(ScoreRecord)
+    fields = {
+        "dialogue_id": dialogue_id,
+        "crs_id": crs_id,
+        "simulator_id": simulator_id,
+        "termination": termination,
+        "metric": metric,
+        "value": value,
+        "missing_reason": missing_reason,
+        "error": error,
+    }
+    fields.update(_DEFAULTS)
+    _set(record, "__dict__", fields)
+    _set(record, "__pydantic_fields_set__", set(_GIVEN))
+    _set(record, "__pydantic_extra__", None)
+    _set(record, "__pydantic_private__", None)
+    return record
 
 
 def score_dialogues(
@@ -180,6 +268,16 @@ def _per_dialogue(
     the mean of its present turn values (None, with the first reason given, when no turn has a
     value), so a long dialogue does not weigh more than a short one.
     """
+    simple: dict[str, list[tuple[str, float | None, str | None]]] = {}
+    pairs: set[tuple[str, str]] = set()
+    for record in records:  # the common case: one dialogue-level record per dialogue and metric
+        pair = (record.metric, record.dialogue_id)
+        if record.turn is not None or pair in pairs:
+            break
+        pairs.add(pair)
+        simple.setdefault(record.metric, []).append((record.dialogue_id, record.value, record.missing_reason))
+    else:
+        return simple
     groups: dict[str, dict[str, list[ScoreRecord]]] = defaultdict(dict)
     for record in records:
         groups[record.metric].setdefault(record.dialogue_id, []).append(record)
@@ -215,29 +313,55 @@ def summarize(
 
 @dataclass
 class _GroupState:
-    """What a group's summary needs: one (value, missing reason) per dialogue and metric, not records."""
+    """What a group's summary needs, held compactly: per metric one float per dialogue (NaN when
+    missing) and the code of the dialogue's user, never the records."""
 
-    ends: dict[str, str] = field(default_factory=dict)
-    evaluable: dict[str, bool] = field(default_factory=dict)
+    #: Dialogue id -> the code of its user (-1: unknown), for every dialogue seen (the first time).
+    ids: dict[str, int] = field(default_factory=dict)
+    #: User id -> its code, in order of first appearance.
+    user_codes: dict[str, int] = field(default_factory=dict)
+    unknown_users: int = 0
+    terminations: Counter[str] = field(default_factory=Counter)
+    n_evaluable: int = 0
     faults: Counter[str] = field(default_factory=Counter)
-    users: dict[str, str | None] = field(default_factory=dict)
     errors: Counter[str] = field(default_factory=Counter)
     examples: dict[str, str] = field(default_factory=dict)
-    values: dict[str, list[float | None]] = field(default_factory=lambda: defaultdict(list))
-    clusters: dict[str, list[str | None]] = field(default_factory=lambda: defaultdict(list))
+    values: dict[str, array[float]] = field(default_factory=dict)
+    clusters: dict[str, array[int]] = field(default_factory=dict)
+    #: Labels with a present value that is NaN (which the aggregate refuses, as it always has).
+    not_a_number: set[str] = field(default_factory=set)
     left_out: Counter[str] = field(default_factory=Counter)
     missing: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     annotated: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    ambiguous: dict[str, int] = field(default_factory=dict)
+    ambiguous: int = 0
 
-    def end(self, dialogue_id: str, reason: str, evaluable: bool, fault: str | None) -> None:
-        """Record how a dialogue ended (the first time it is seen) and whose fault it was."""
-        if dialogue_id in self.ends:
-            return
-        self.ends[dialogue_id] = reason
-        self.evaluable[dialogue_id] = evaluable
+    def end(self, dialogue_id: str, reason: str, evaluable: bool, fault: str | None) -> bool:
+        """Record how a dialogue ended (the first time it is seen) and whose fault it was; whether it
+        was new."""
+        if dialogue_id in self.ids:
+            return False
+        self.ids[dialogue_id] = -1
+        self.terminations[reason] += 1
+        self.n_evaluable += evaluable
         if fault is not None:
             self.faults[fault] += 1
+        return True
+
+    def user(self, dialogue_id: str, user: str | None) -> None:
+        """The user of a dialogue just seen."""
+        if user is None:
+            self.unknown_users += 1
+            return
+        code = self.user_codes.get(user)
+        if code is None:
+            code = self.user_codes[user] = len(self.user_codes)
+        self.ids[dialogue_id] = code
+
+    def metric(self, label: str) -> tuple[array[float], array[int]]:
+        """The values and user codes of a metric (listed even when every value is left out)."""
+        if label not in self.values:
+            self.values[label], self.clusters[label] = array("d"), array("q")
+        return self.values[label], self.clusters[label]
 
 
 def _ambiguous_links(dialogue: Dialogue) -> int:
@@ -307,28 +431,32 @@ class SummaryBuilder:
         for dialogue in dialogues or ():
             state = self._state((dialogue.crs_id, dialogue.simulator_id))
             reason = dialogue.termination.reason.value if dialogue.termination else "unknown"
-            if dialogue.id not in state.ends and dialogue.termination and dialogue.termination.error:
+            if dialogue.id not in state.ids and dialogue.termination and dialogue.termination.error:
                 error = dialogue.termination.error
                 kind = f"{error.source}: {error.type}"
                 state.errors[kind] += 1
                 state.examples.setdefault(kind, error.message)
-            state.end(dialogue.id, reason, *_fault_of(dialogue.termination))
-            state.ambiguous.setdefault(dialogue.id, _ambiguous_links(dialogue))
-            state.users.setdefault(
-                dialogue.id, source_user_id(dialogue.user_id) if dialogue.user_id else None
-            )
+            if state.end(dialogue.id, reason, *_fault_of(dialogue.termination)):
+                state.ambiguous += _ambiguous_links(dialogue)
+                state.user(dialogue.id, source_user_id(dialogue.user_id) if dialogue.user_id else None)
+        nan = math.nan
         for key, group in batch.items():
             state = self._state(key)
+            ids = state.ids
             for label, dialogue_values in _per_dialogue(group).items():
-                values, clusters = state.values[label], state.clusters[label]  # listed even if all left out
+                values, clusters = state.metric(label)
                 for dialogue_id, value, why in dialogue_values:
-                    if value is None and why is not None and why.startswith(NOT_EVALUABLE):
-                        state.left_out[label] += 1  # counted beside the metric, not in n
-                        continue
-                    values.append(value)
-                    clusters.append(state.users.get(dialogue_id))
                     if value is None:
+                        if why is not None and why.startswith(NOT_EVALUABLE):
+                            state.left_out[label] += 1  # counted beside the metric, not in n
+                            continue
                         state.missing[label][why or "unknown"] += 1
+                        values.append(nan)
+                    else:
+                        if value != value:
+                            state.not_a_number.add(label)
+                        values.append(value)
+                    clusters.append(ids.get(dialogue_id, -1))
             for record in group:
                 if record.annotator:
                     state.annotated[record.annotator].add(record.dialogue_id)
@@ -338,23 +466,25 @@ class SummaryBuilder:
         return [self._summary(key, self._groups[key]) for key in ordered]
 
     def _summary(self, key: GroupKey, state: _GroupState) -> GroupSummary:
-        users = self._users_known and all(u is not None for u in state.users.values())
+        users = self._users_known and state.unknown_users == 0
+        if state.not_a_number:
+            raise ValueError("cannot aggregate non-finite values (NaN or infinity)")
         return GroupSummary(
             crs_id=key[0],
             simulator_id=key[1],
-            n_dialogues=len(state.ends),
-            n_evaluable=sum(state.evaluable.values()),
-            n_users=len(set(state.users.values())) if users else None,
-            terminations=dict(sorted(Counter(state.ends.values()).items())),
+            n_dialogues=len(state.ids),
+            n_evaluable=state.n_evaluable,
+            n_users=len(state.user_codes) if users else None,
+            terminations=dict(sorted(state.terminations.items())),
             faults=dict(sorted(state.faults.items())),
-            ambiguous_links=sum(state.ambiguous.values()) if self._users_known else None,
+            ambiguous_links=state.ambiguous if self._users_known else None,
             errors=dict(sorted(state.errors.items())),
             error_examples=dict(sorted(state.examples.items())),
             metrics={
-                label: aggregate(
-                    vals,
+                label: aggregate_coded(
+                    _as_array(vals, float),
                     seed=self.seed,
-                    clusters=state.clusters[label] if users else None,
+                    clusters=_as_array(state.clusters[label], np.int64) if users else None,
                     not_evaluable=state.left_out[label],
                 )
                 for label, vals in state.values.items()
@@ -362,6 +492,11 @@ class SummaryBuilder:
             missing_reasons={label: dict(sorted(c.items())) for label, c in state.missing.items()},
             annotated={name: len(ids) for name, ids in sorted(state.annotated.items())},
         )
+
+
+def _as_array(values: array[float] | array[int], dtype: type) -> np.ndarray:
+    """A numpy view of an `array.array` (a new empty array when it holds nothing)."""
+    return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
 
 
 def turn_curves(dialogues: Iterable[Dialogue], metric: Metric, max_turns: int) -> TurnCurve:
@@ -443,9 +578,10 @@ class CurveBuilder:
     def __init__(self, metrics: Sequence[Metric | Evaluator], horizon: int) -> None:
         self.metrics = [m for m in metrics if isinstance(m, PerTurnMetric)]
         self.horizon = horizon
-        self._sums: dict[tuple[GroupKey, str], np.ndarray] = {}
-        self._counts: dict[tuple[GroupKey, str], np.ndarray] = {}
-        self._squares: dict[tuple[GroupKey, str], np.ndarray] = {}
+        #: (group, label) -> per turn: sum of the values, sum of their squares, how many there are.
+        self._sums: dict[tuple[GroupKey, str], list[float]] = {}
+        self._counts: dict[tuple[GroupKey, str], list[int]] = {}
+        self._squares: dict[tuple[GroupKey, str], list[float]] = {}
 
     def add(self, dialogues: Iterable[Dialogue]) -> None:
         for dialogue in dialogues:
@@ -455,14 +591,15 @@ class CurveBuilder:
             for metric in self.metrics:
                 key = (group, metric.label)
                 if key not in self._sums:
-                    self._sums[key] = np.zeros(self.horizon)
-                    self._counts[key] = np.zeros(self.horizon, dtype=int)
-                    self._squares[key] = np.zeros(self.horizon)
+                    self._sums[key] = [0.0] * self.horizon
+                    self._counts[key] = [0] * self.horizon
+                    self._squares[key] = [0.0] * self.horizon
+                sums, squares, counts = self._sums[key], self._squares[key], self._counts[key]
                 for index, value in enumerate(metric.per_turn(dialogue, self.horizon)):
                     if value is not None:
-                        self._sums[key][index] += value
-                        self._squares[key][index] += value * value
-                        self._counts[key][index] += 1
+                        sums[index] += value
+                        squares[index] += value * value
+                        counts[index] += 1
 
     def curves(self) -> list[GroupCurve]:
         found = []

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from crsim.core.progress import Progress
 from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, Value
-from crsim.eval.scores import ScoreRecord, not_evaluable_reason, score_dialogue
+from crsim.eval.scores import ScoreRecord, not_evaluable_reason, score_dialogue, score_metrics
 from crsim.model.dialogue import Dialogue, Role
 
 
@@ -73,12 +73,8 @@ async def score_all(
         annotator is not None and any(needs_acts(d) for d in dialogues)
     )
     if not needs_await:  # the common fast path: nothing to annotate, no evaluator to await
-        records = [
-            score_dialogue(d, m, score_unevaluable=score_unevaluable)
-            for d in dialogues
-            for m in metrics
-            if isinstance(m, Metric)
-        ]
+        sync = [m for m in metrics if isinstance(m, Metric)]
+        records = score_metrics(dialogues, sync, score_unevaluable=score_unevaluable)
         if progress is not None:
             per_dialogue = sum(isinstance(m, Metric) for m in metrics)
             for n in range(len(dialogues)):

@@ -16,7 +16,14 @@ import numpy as np
 
 from crsim.model.run_folder.scores import DIALOGUE_BOOTSTRAP, USER_BOOTSTRAP, Aggregate
 
-__all__ = ["DIALOGUE_BOOTSTRAP", "USER_BOOTSTRAP", "Aggregate", "aggregate", "interval_possible"]
+__all__ = [
+    "DIALOGUE_BOOTSTRAP",
+    "USER_BOOTSTRAP",
+    "Aggregate",
+    "aggregate",
+    "aggregate_coded",
+    "interval_possible",
+]
 
 
 def aggregate(
@@ -42,12 +49,62 @@ def aggregate(
         raise ValueError(f"{len(clusters)} cluster labels for {len(values)} values")
     kept = [i for i, v in enumerate(values) if v is not None]
     present = np.array([values[i] for i in kept], dtype=float)
-    n, missing = int(present.size), len(values) - int(present.size)
+    groups = _cluster_index(clusters, kept) if clusters is not None else None
+    return _aggregate(
+        present,
+        len(values) - int(present.size),
+        groups,
+        seed=seed,
+        confidence=confidence,
+        resamples=resamples,
+        not_evaluable=not_evaluable,
+    )
+
+
+def aggregate_coded(
+    values: np.ndarray,
+    *,
+    seed: int = 0,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    clusters: np.ndarray | None = None,
+    not_evaluable: int = 0,
+) -> Aggregate:
+    """`aggregate` of values held compactly: a float array with NaN for a missing value, and the users
+    as integer codes (-1 for an unknown user, who then counts as a user of their own). The same
+    aggregate as `aggregate` of the values with None for NaN and the users named by their codes."""
+    if clusters is not None and clusters.shape != values.shape:
+        raise ValueError(f"{clusters.size} cluster labels for {values.size} values")
+    kept = ~np.isnan(values)
+    present = values[kept]
+    groups = _code_index(clusters[kept]) if clusters is not None else None
+    return _aggregate(
+        present,
+        int(values.size - present.size),
+        groups,
+        seed=seed,
+        confidence=confidence,
+        resamples=resamples,
+        not_evaluable=not_evaluable,
+    )
+
+
+def _aggregate(
+    present: np.ndarray,
+    missing: int,
+    groups: np.ndarray | None,
+    *,
+    seed: int,
+    confidence: float,
+    resamples: int,
+    not_evaluable: int,
+) -> Aggregate:
+    """The aggregate of the present values, `groups` numbering their users by first appearance."""
+    n = int(present.size)
     if n and not np.isfinite(present).all():
         raise ValueError("cannot aggregate non-finite values (NaN or infinity)")
     mean = float(present.mean()) if n else None
     std = float(present.std(ddof=1)) if n > 1 else None
-    groups = _cluster_index(clusters, kept) if clusters is not None else None
     repeated = groups is not None and n > 0 and int(groups.max()) + 1 < n
     units = int(groups.max()) + 1 if groups is not None and n else n
     low = high = method = None
@@ -84,6 +141,22 @@ def _cluster_index(clusters: Sequence[str | None], kept: list[int]) -> np.ndarra
         key: object = clusters[i] if clusters[i] is not None else ("unknown", i)
         index.append(numbers.setdefault(key, len(numbers)))
     return np.array(index, dtype=np.int64)
+
+
+def _code_index(codes: np.ndarray) -> np.ndarray:
+    """`_cluster_index` of integer user codes: users numbered 0, 1, ... in order of first appearance,
+    each negative code a user of its own."""
+    codes = codes.astype(np.int64, copy=True)
+    unknown = codes < 0
+    if unknown.any():
+        start = int(codes.max(initial=-1)) + 1
+        codes[unknown] = np.arange(start, start + int(unknown.sum()), dtype=np.int64)
+    if codes.size == 0:
+        return codes
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size, dtype=np.int64)
+    return rank[inverse.reshape(-1)]
 
 
 def interval_possible(n: int, confidence: float) -> bool:

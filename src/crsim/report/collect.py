@@ -8,6 +8,7 @@ JSON-ready dicts.
 from __future__ import annotations
 
 import math
+import random
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,20 @@ from crsim.model.run_folder.folder import RunFolder, count_lines
 from crsim.model.run_folder.summary import GroupCurve, MetricInfo
 
 Group = tuple[str, str]  # (crs_id, simulator_id)
+
+#: Seed of the browser's sample of a run that holds more dialogues than the browser shows.
+BROWSER_SEED = 0
+
+
+def browser_sample(total: int, size: int, seed: int = BROWSER_SEED) -> set[int] | None:
+    """Positions (0-based, in the dialogue file) of the dialogues the browser shows: a uniform sample
+    of `size` drawn with `random.Random(seed)`, or None for every dialogue when the run holds at most
+    `size` (an empty set for `size` 0)."""
+    if size <= 0:
+        return set()
+    if total <= size:
+        return None
+    return set(random.Random(seed).sample(range(total), size))
 
 
 @dataclass
@@ -103,6 +118,8 @@ class RunView:
     judged: list[str] = field(default_factory=list)
     browser: list[dict[str, Any]] = field(default_factory=list)
     item_ids: set[str] = field(default_factory=set)
+    #: the seed of the browser's sample; None when the browser holds every dialogue (or none)
+    browser_seed: int | None = None
 
 
 def curve_metrics(specs: list[ComponentSpec]) -> list[PerTurnMetric]:
@@ -123,12 +140,15 @@ def curve_metrics(specs: list[ComponentSpec]) -> list[PerTurnMetric]:
 
 
 def collect_run(folder: RunFolder, label: str, max_dialogues: int) -> RunView:
-    """Summaries, curves, score values and a spread sample of dialogues for the browser."""
+    """Summaries, curves, score values and a seeded uniform sample of at most `max_dialogues`
+    dialogues for the browser (every dialogue when the run holds no more)."""
     summary = folder.summary()
     view = RunView(label, folder, summary.groups, dict(summary.metrics or {}))
     total = count_lines(folder.dialogues_path)
     view.total_dialogues = total
-    stride = max(1, math.ceil(total / max_dialogues)) if max_dialogues > 0 else 0
+    sample = browser_sample(total, max_dialogues)
+    if sample:
+        view.browser_seed = BROWSER_SEED
     horizon = folder.typed_manifest.max_turns
     # the per-turn curves: recorded by the evaluation; a summary from before crsim recorded them
     # gets PC and Recall computed here, as reports did then
@@ -144,7 +164,7 @@ def collect_run(folder: RunFolder, label: str, max_dialogues: int) -> RunView:
         for metric in metrics if dialogue.evaluable else []:
             per_group = view.curves.setdefault(metric.label, {})
             per_group.setdefault(group, Curves.empty(horizon)).add(metric.per_turn(dialogue, horizon))
-        if stride and index % stride == 0:
+        if sample is None or index in sample:
             entry = browser_entry(dialogue, label)
             chosen[dialogue.id] = entry
             view.browser.append(entry)

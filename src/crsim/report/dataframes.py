@@ -3,6 +3,13 @@
     from crsim.report.dataframes import dialogues_df, utterances_df, scores_df
     dialogues = dialogues_df("runs/quickstart-20260101-120000")
 
+Each of `dialogues_df`, `utterances_df` and `scores_df` also reads a run in chunks: with
+`chunksize=N` it returns an iterator of frames of at most N rows each (the same rows and columns, in
+the same order, as the whole frame), so a run of a million dialogues fits in memory:
+
+    for chunk in scores_df(run, chunksize=100_000):
+        ...
+
 `dialogues_df` has one row per dialogue, `utterances_df` one per utterance, `scores_df` one per line of
 `scores.jsonl` (one per dialogue and metric, or per turn for turn-level aspects), `comparisons_df` one
 per simulator, metric and pair of CRSs (paired differences and tests, docs/compare.md). `evaluable` says
@@ -16,9 +23,10 @@ so every frame has a fixed set of columns whatever the simulators put there. Nee
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from crsim.core.errors import ConfigError
 from crsim.core.secrets import redactor
@@ -124,11 +132,42 @@ def _utterance_rows(dialogue: Dialogue) -> Iterator[dict[str, Any]]:
         }
 
 
-def dialogues_df(run: str | Path | RunFolder) -> pd.DataFrame:
-    """One row per dialogue: ids, termination (and error), turns, recommendations, LLM usage."""
+def _row_batches(rows: Iterable[dict[str, Any]], chunksize: int) -> Iterator[list[dict[str, Any]]]:
+    """Lists of at most `chunksize` rows, in order; one empty list when there are no rows (so that a
+    reader of the chunks always gets a frame with the columns)."""
+    if chunksize < 1:
+        raise ConfigError(f"chunksize must be at least 1, got {chunksize}")
+    return _batched(iter(rows), chunksize)
+
+
+def _batched(rows: Iterator[dict[str, Any]], chunksize: int) -> Iterator[list[dict[str, Any]]]:
+    batch = list(islice(rows, chunksize))
+    yield batch
+    while batch := list(islice(rows, chunksize)):
+        yield batch
+
+
+def _frames(rows: Iterable[dict[str, Any]], columns: list[str], chunksize: int) -> Iterator[pd.DataFrame]:
     pandas = _pandas()
-    rows = [_dialogue_row(d) for d in _folder(run).dialogues()]
-    return pandas.DataFrame(rows, columns=list(_dialogue_row(Dialogue(id="-")).keys()))
+    return (pandas.DataFrame(batch, columns=columns) for batch in _row_batches(rows, chunksize))
+
+
+_DIALOGUE_COLUMNS = list(_dialogue_row(Dialogue(id="-")).keys())
+
+
+@overload
+def dialogues_df(run: str | Path | RunFolder, *, chunksize: None = None) -> pd.DataFrame: ...
+@overload
+def dialogues_df(run: str | Path | RunFolder, *, chunksize: int) -> Iterator[pd.DataFrame]: ...
+def dialogues_df(
+    run: str | Path | RunFolder, *, chunksize: int | None = None
+) -> pd.DataFrame | Iterator[pd.DataFrame]:
+    """One row per dialogue: ids, termination (and error), turns, recommendations, LLM usage. With
+    `chunksize`, an iterator of frames of at most that many rows (the dialogues are streamed)."""
+    rows = (_dialogue_row(d) for d in _folder(run).dialogues())
+    if chunksize is not None:
+        return _frames(rows, _DIALOGUE_COLUMNS, chunksize)
+    return _pandas().DataFrame(list(rows), columns=_DIALOGUE_COLUMNS)
 
 
 _UTTERANCE_COLUMNS = [
@@ -137,15 +176,23 @@ _UTTERANCE_COLUMNS = [
 ]  # fmt: skip
 
 
-def utterances_df(run: str | Path | RunFolder) -> pd.DataFrame:
+@overload
+def utterances_df(run: str | Path | RunFolder, *, chunksize: None = None) -> pd.DataFrame: ...
+@overload
+def utterances_df(run: str | Path | RunFolder, *, chunksize: int) -> Iterator[pd.DataFrame]: ...
+def utterances_df(
+    run: str | Path | RunFolder, *, chunksize: int | None = None
+) -> pd.DataFrame | Iterator[pd.DataFrame]:
     """One row per utterance: role, text, acts (string form and intents), item lists (recommended,
-    mentioned without being recommended, shown), annotations.
+    mentioned without being recommended, shown), annotations. With `chunksize`, an iterator of frames
+    of at most that many rows.
 
     `turn` is the turn the utterance belongs to (a CRS opening belongs to turn 1).
     """
-    pandas = _pandas()
-    rows = [row for d in _folder(run).dialogues() for row in _utterance_rows(d)]
-    return pandas.DataFrame(rows, columns=_UTTERANCE_COLUMNS)
+    rows = (row for d in _folder(run).dialogues() for row in _utterance_rows(d))
+    if chunksize is not None:
+        return _frames(rows, _UTTERANCE_COLUMNS, chunksize)
+    return _pandas().DataFrame(list(rows), columns=_UTTERANCE_COLUMNS)
 
 
 _SCORE_COLUMNS = [
@@ -154,23 +201,49 @@ _SCORE_COLUMNS = [
 ]  # fmt: skip
 
 
-def scores_df(run: str | Path | RunFolder) -> pd.DataFrame:
-    """The lines of `scores.jsonl`: one per dialogue and metric (per turn for turn-level aspects), with
-    the user, fault and evaluability of their dialogue (None for a dialogue not in the run).
+def _known_facts(folder: RunFolder) -> dict[str, dict[str, Any]]:
+    """Dialogue id -> what its score rows borrow (`_dialogue_facts`); equal facts are one shared dict,
+    so a large run costs about one dictionary entry per dialogue."""
+    shared: dict[tuple[Any, ...], dict[str, Any]] = {}
+    known: dict[str, dict[str, Any]] = {}
+    for dialogue in folder.dialogues():
+        facts = _dialogue_facts(dialogue)
+        known[dialogue.id] = shared.setdefault(tuple(facts.values()), facts)
+    return known
 
-    Wide per-dialogue values: `scores_df(run).query("turn.isna()").pivot(index="dialogue_id",
-    columns="metric", values="value")`.
-    """
-    pandas = _pandas()
-    folder = _folder(run)
-    known = {d.id: _dialogue_facts(d) for d in folder.dialogues()}
-    unknown = {"source_user_id": None, "fault": None, "evaluable": None}
-    rows = [{**record.model_dump(), **known.get(record.dialogue_id, unknown)} for record in folder.scores()]
-    frame = pandas.DataFrame(rows, columns=_SCORE_COLUMNS)
+
+def _score_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    frame = _pandas().DataFrame(rows, columns=_SCORE_COLUMNS)
     frame["evaluable"] = frame["evaluable"].astype("boolean")
     frame["turn"] = frame["turn"].astype("Int64")
     frame["value"] = frame["value"].astype("Float64")
     return frame
+
+
+@overload
+def scores_df(run: str | Path | RunFolder, *, chunksize: None = None) -> pd.DataFrame: ...
+@overload
+def scores_df(run: str | Path | RunFolder, *, chunksize: int) -> Iterator[pd.DataFrame]: ...
+def scores_df(
+    run: str | Path | RunFolder, *, chunksize: int | None = None
+) -> pd.DataFrame | Iterator[pd.DataFrame]:
+    """The lines of `scores.jsonl`: one per dialogue and metric (per turn for turn-level aspects), with
+    the user, fault and evaluability of their dialogue (None for a dialogue not in the run). With
+    `chunksize`, an iterator of frames of at most that many rows (the scores are streamed; the facts
+    borrowed from the dialogues are read first, one small entry per dialogue).
+
+    Wide per-dialogue values: `scores_df(run).query("turn.isna()").pivot(index="dialogue_id",
+    columns="metric", values="value")`.
+    """
+    folder = _folder(run)
+    if chunksize is not None and chunksize < 1:
+        raise ConfigError(f"chunksize must be at least 1, got {chunksize}")
+    known = _known_facts(folder)
+    unknown = {"source_user_id": None, "fault": None, "evaluable": None}
+    rows = ({**record.model_dump(), **known.get(record.dialogue_id, unknown)} for record in folder.scores())
+    if chunksize is None:
+        return _score_frame(list(rows))
+    return (_score_frame(batch) for batch in _row_batches(rows, chunksize))
 
 
 def comparisons_df(

@@ -130,6 +130,7 @@ def build_report(
         rank_by=rank_by,
         shown=sum(len(v.browser) for v in views),
         total=sum(v.total_dialogues for v in views),
+        browser_seeds=sorted({v.browser_seed for v in views if v.browser_seed is not None}),
         data=script_json(
             {
                 "runs": [v.label for v in views],

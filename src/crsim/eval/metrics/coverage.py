@@ -9,14 +9,25 @@ from __future__ import annotations
 from pydantic import Field
 
 from crsim.eval.metrics.base import CutoffParams, NotApplicable, PerTurnMetric, metric
-from crsim.eval.metrics.structure import RecommendationTrace, extend, targets
+from crsim.eval.metrics.structure import (
+    RecommendationTrace,
+    extend,
+    recommendation_trace,
+    shared_reading,
+    targets,
+)
 from crsim.model.dialogue import Dialogue
 
 
 def coverage_curve(dialogue: Dialogue, k: int) -> tuple[RecommendationTrace, list[float]]:
-    """PC_1..PC_T of one dialogue (T = its last turn); `NotApplicable` without targets."""
+    """PC_1..PC_T of one dialogue (T = its last turn); `NotApplicable` without targets. Inside
+    `readings_shared` computed once per dialogue and k (the caller must not change the list)."""
+    return shared_reading("coverage", dialogue, k, lambda: _coverage_curve(dialogue, k))
+
+
+def _coverage_curve(dialogue: Dialogue, k: int) -> tuple[RecommendationTrace, list[float]]:
     wanted = targets(dialogue)
-    trace = RecommendationTrace(dialogue, k)
+    trace = recommendation_trace(dialogue, k)
     return trace, [found / len(wanted) for found in trace.covered(wanted)]
 
 

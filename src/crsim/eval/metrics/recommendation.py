@@ -15,7 +15,13 @@ from pydantic import Field
 
 from crsim.core.plugins import Params as BaseParams
 from crsim.eval.metrics.base import FEWER_THAN_TWO_LISTS, CutoffParams, NotApplicable, PerTurnMetric, metric
-from crsim.eval.metrics.structure import RecommendationTrace, extend, targets
+from crsim.eval.metrics.structure import (
+    RecommendationTrace,
+    extend,
+    recommendation_trace,
+    shared_reading,
+    targets,
+)
 from crsim.model.dialogue import Dialogue
 
 
@@ -54,9 +60,16 @@ class _RankMetric(PerTurnMetric):
         return f"{self.name}@({turn},{self.params.k})"
 
     def _curve(self, dialogue: Dialogue) -> tuple[RecommendationTrace, list[float]]:
+        of_list, k = type(self).of_list, self.params.k
+        return shared_reading(of_list, dialogue, k, lambda: self._curve_of(dialogue, of_list, k))
+
+    @staticmethod
+    def _curve_of(
+        dialogue: Dialogue, of_list: Callable[[tuple[str, ...], frozenset[str], int], float], k: int
+    ) -> tuple[RecommendationTrace, list[float]]:
         wanted = targets(dialogue)
-        trace = RecommendationTrace(dialogue, self.params.k)
-        return trace, [type(self).of_list(p, wanted, self.params.k) for p in trace.standing()]
+        trace = recommendation_trace(dialogue, k)
+        return trace, [of_list(p, wanted, k) for p in trace.standing()]
 
     def compute(self, dialogue: Dialogue) -> float:
         trace, values = self._curve(dialogue)
@@ -132,7 +145,7 @@ class Jaccard(PerTurnMetric):
         """Per turn: the distance of each list given in that turn to the non-empty list before it."""
         out: list[list[float]] = []
         previous: tuple[str, ...] = ()
-        for lists in RecommendationTrace(dialogue, self.params.k).lists:
+        for lists in recommendation_trace(dialogue, self.params.k).lists:
             distances = []
             for items in lists:
                 if previous:

@@ -25,7 +25,12 @@ from dataclasses import dataclass
 from crsim.core.components import BuildContext
 from crsim.core.plugins import Params as BaseParams
 from crsim.eval.metrics.base import Metric, NotApplicable, metric
-from crsim.eval.metrics.structure import recommendation_rounds, recommends, require_user_acts
+from crsim.eval.metrics.structure import (
+    recommendation_rounds,
+    recommends,
+    require_user_acts,
+    shared_reading,
+)
 from crsim.model.acts import Intent
 from crsim.model.dialogue import Dialogue, Fault, Role, Utterance
 from crsim.model.domain import Domain
@@ -154,6 +159,12 @@ def requests(dialogue: Dialogue, domain: Domain) -> Iterator[Request]:
                 yield Request(index, start, slot, tuple(truths), answered)
 
 
+def asked(dialogue: Dialogue, domain: Domain) -> tuple[Request, ...]:
+    """`requests` as a tuple, computed once per dialogue inside `readings_shared` (both metrics below
+    read them)."""
+    return shared_reading("requests", dialogue, id(domain), lambda: tuple(requests(dialogue, domain)))
+
+
 class _RequestMetric(Metric):
     """Shared: the domain from the build context (a metric is also built without one, to check it)."""
 
@@ -185,10 +196,10 @@ class RequestsAnswered(_RequestMetric):
 
     def compute(self, dialogue: Dialogue) -> float:
         require_user_acts(dialogue)
-        asked = list(requests(dialogue, self._domain()))
-        if not asked:
+        found = asked(dialogue, self._domain())
+        if not found:
             raise NotApplicable(NO_REQUESTS, f"dialogue {dialogue.id!r}")
-        return sum(r.answered for r in asked) / len(asked)
+        return sum(r.answered for r in found) / len(found)
 
 
 @metric("task_success")
@@ -212,5 +223,5 @@ class TaskSuccess(_RequestMetric):
         accepted = {r.start for r in recommendation_rounds(dialogue) if r.accepted and r.start is not None}
         if not accepted:
             return 0.0
-        unanswered = {r.round_start for r in requests(dialogue, self._domain()) if not r.answered}
+        unanswered = {r.round_start for r in asked(dialogue, self._domain()) if not r.answered}
         return float(bool(accepted - unanswered))

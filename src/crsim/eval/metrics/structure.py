@@ -7,8 +7,11 @@ least one turn to evaluate at.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,6 +27,49 @@ _RECOMMEND, _ACCEPT, _REJECT = Intent.RECOMMEND.value, Intent.ACCEPT.value, Inte
 RoundsMode = Literal["crsim", "usersimcrs"]
 
 
+_T = TypeVar("_T")
+
+#: What metrics read off a dialogue, shared inside `readings_shared`: (kind, id of the dialogue,
+#: arguments) -> (the dialogue, the reading). The dialogue is kept so that its id is not reused.
+_SHARED: ContextVar[dict[tuple[Hashable, ...], tuple[Dialogue, object]] | None] = ContextVar(
+    "crsim_shared_readings", default=None
+)
+
+
+@contextmanager
+def readings_shared() -> Iterator[None]:
+    """Inside the block, what several metrics read off one dialogue (its recommendation rounds, its
+    lists by turn, a metric's per-turn curve, its requests) is computed once and reused.
+
+    An evaluation scores every metric of a batch of dialogues and then their per-turn curves; each
+    would otherwise cut the same dialogue into rounds and lists again. The dialogues must not change
+    inside the block (the readings are keyed by the dialogue object); the readings are dropped on exit.
+    """
+    if _SHARED.get() is not None:
+        yield
+        return
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def shared_reading(kind: Hashable, dialogue: Dialogue, args: Hashable, compute: Callable[[], _T]) -> _T:
+    """`compute()`, or inside `readings_shared` the value computed before for this dialogue, kind and
+    arguments. Callers must not change the value they get (it may be handed to another metric)."""
+    memo = _SHARED.get()
+    if memo is None:
+        return compute()
+    key = (kind, id(dialogue), args)
+    hit = memo.get(key)
+    if hit is not None and hit[0] is dialogue:
+        return hit[1]  # type: ignore[return-value]
+    value = compute()
+    memo[key] = (dialogue, value)
+    return value
+
+
 def recommends(utterance: Utterance) -> bool:
     """A CRS utterance recommends when it lists recommended item ids or carries a `recommend` act.
 
@@ -36,9 +82,16 @@ def recommends(utterance: Utterance) -> bool:
 
 def require_user_acts(dialogue: Dialogue) -> None:
     """Raise `NotApplicable` naming the first user utterance that has no dialogue acts."""
+    index = shared_reading("without acts", dialogue, None, lambda: _first_without_acts(dialogue))
+    if index is not None:
+        raise NotApplicable(NO_ACTS, f"dialogue {dialogue.id!r}, utterance {index}")
+
+
+def _first_without_acts(dialogue: Dialogue) -> int | None:
     for index, utterance in enumerate(dialogue.utterances):
         if not utterance.acts and utterance.role is Role.USER:
-            raise NotApplicable(NO_ACTS, f"dialogue {dialogue.id!r}, utterance {index}")
+            return index
+    return None
 
 
 def targets(dialogue: Dialogue) -> frozenset[str]:
@@ -107,6 +160,18 @@ def recommendation_rounds(
     recommend intent of either participant and the stretch before the first one is a leading round
     (a dialogue without any recommendation is one round, an empty dialogue none). `labels` reads
     the dataset's own labels instead of crsim's acts (item ids then open no round)."""
+    return shared_reading(
+        "rounds", dialogue, (mode, _label_key(labels)), lambda: _recommendation_rounds(dialogue, mode, labels)
+    )
+
+
+def _label_key(labels: LabelSets | None) -> Hashable:
+    if labels is None:
+        return None
+    return tuple(labels.recommend), tuple(labels.accept), tuple(labels.reject)
+
+
+def _recommendation_rounds(dialogue: Dialogue, mode: RoundsMode, labels: LabelSets | None) -> list[Round]:
     rounds: list[Round] = []
     start: int | None = None
     opened = mode == "usersimcrs" and bool(dialogue.utterances)
@@ -172,6 +237,11 @@ class RecommendationTrace:
         """values[t - 1] for the given turn, the last turn when None; past the end the last state."""
         index = self.num_turns if turn is None else min(turn, self.num_turns)
         return values[index - 1]
+
+
+def recommendation_trace(dialogue: Dialogue, k: int) -> RecommendationTrace:
+    """`RecommendationTrace(dialogue, k)`, shared by the metrics inside `readings_shared`."""
+    return shared_reading("trace", dialogue, k, lambda: RecommendationTrace(dialogue, k))
 
 
 def extend(values: list[float], max_turns: int) -> list[float]:

@@ -9,7 +9,8 @@ simulator's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import random
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -17,7 +18,7 @@ from pydantic import BaseModel, Field
 from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain
 from crsim.studies.behaviour.facts import UNNAMED, Facts
-from crsim.studies.behaviour.records import read_run
+from crsim.studies.behaviour.records import read_run, run_domain
 from crsim.studies.behaviour.users import asked_stated_slot, missed_recommendation, restated_constraint
 
 #: The simulator measures reported beside the metrics, in order.
@@ -71,3 +72,53 @@ def simulator_issues_of(path: str | Path, domain: Domain | None = None) -> list[
     """The simulator-attributed issues of a run folder (or of a dialogue file that names its domain)."""
     records = read_run(Path(path), domain, [])
     return simulator_issues(records.dialogues, records.domain)
+
+
+#: `crsim evaluate` counts the simulator-attributed issues on at most this many dialogues of a run: a
+#: seeded uniform sample (reservoir sampling over the file) when the run holds more. The measures read
+#: every user message with the rule-based understanding, which costs more than scoring the metrics.
+ISSUES_SAMPLE = 5000
+
+
+class IssueSample:
+    """A seeded uniform sample of at most `size` (default `ISSUES_SAMPLE`) dialogues of a stream, kept while the stream passes
+    (`add` each batch in file order), then counted by `simulator_issues`.
+
+    Reservoir sampling (Algorithm R) with `random.Random(seed)`: the same file and seed give the same
+    sample; a stream of at most `size` dialogues is kept whole, in order.
+    """
+
+    def __init__(self, size: int | None = None, seed: int = 0) -> None:
+        size = ISSUES_SAMPLE if size is None else size
+        if size < 1:
+            raise ValueError(f"sample size {size} < 1")
+        self.size, self.seed = size, seed
+        self.seen = 0
+        self._rng = random.Random(seed)
+        self._kept: list[tuple[int, Dialogue]] = []
+
+    def add(self, dialogues: Sequence[Dialogue]) -> None:
+        for dialogue in dialogues:
+            if self.seen < self.size:
+                self._kept.append((self.seen, dialogue))
+            else:
+                slot = self._rng.randrange(self.seen + 1)
+                if slot < self.size:
+                    self._kept[slot] = (self.seen, dialogue)
+            self.seen += 1
+
+    @property
+    def sampled(self) -> bool:
+        """Whether some dialogues were left out (the stream held more than `size`)."""
+        return self.seen > self.size
+
+    @property
+    def dialogues(self) -> list[Dialogue]:
+        """The kept dialogues, in file order."""
+        return [dialogue for _, dialogue in sorted(self._kept, key=lambda kept: kept[0])]
+
+    def issues(self, path: str | Path, domain: Domain | None = None) -> list[PairingIssues]:
+        """`simulator_issues` of the kept dialogues, over the domain of the run at `path` (its
+        manifest's, else the one the kept records name)."""
+        kept = self.dialogues
+        return simulator_issues(kept, domain or run_domain(Path(path), kept))

@@ -101,3 +101,10 @@ def read_run(path: Path, domain: Domain | None, scores: list[Path]) -> RunRecord
     records = [record for file in score_files for record in _scores_of(file, bad)]
     caps, rubrics = configured(manifest)
     return RunRecords(path.resolve().name, domain, dialogues, records, caps, rubrics, bad)
+
+
+def run_domain(path: Path, dialogues: list[Dialogue]) -> Domain:
+    """The domain of a run folder (its manifest's) or of a dialogue file (the one its `dialogues`
+    name)."""
+    _, manifest = _locate(path)
+    return _domain(path, manifest, dialogues)
