@@ -81,8 +81,8 @@ ISSUES_SAMPLE = 5000
 
 
 class IssueSample:
-    """A seeded uniform sample of at most `size` (default `ISSUES_SAMPLE`) dialogues of a stream, kept while the stream passes
-    (`add` each batch in file order), then counted by `simulator_issues`.
+    """A seeded uniform sample of at most `size` (default `ISSUES_SAMPLE`) dialogues of a stream, kept
+    while the stream passes (`add` each batch in file order), then counted by `simulator_issues`.
 
     Reservoir sampling (Algorithm R) with `random.Random(seed)`: the same file and seed give the same
     sample; a stream of at most `size` dialogues is kept whole, in order.
