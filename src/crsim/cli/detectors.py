@@ -14,7 +14,7 @@ def detectors_command(
     folder: Annotated[
         Path,
         typer.Argument(
-            help="A labelled set: dialogues.jsonl, two labels-*.jsonl, optionally adjudicated.jsonl."
+            help="A labelled set: its dialogues, two readers' label files, optionally an adjudication."
         ),
     ],
     readers: Annotated[

@@ -26,7 +26,7 @@ from typing import Any
 from crsim.core.errors import ConfigError, CrsimError
 from crsim.model.dialogue import Dialogue
 from crsim.model.run_folder.dialogues import writable
-from crsim.model.run_folder.files import LLM_CACHE, RunPaths
+from crsim.model.run_folder.files import RunPaths
 from crsim.runner.build import DialogueTask, Experiment, build_experiment
 from crsim.runner.config import ExperimentConfig
 from crsim.runner.holding import hold_dialogues
@@ -57,7 +57,7 @@ def node_cache_path(run_dir: str) -> Path:
     """The LLM cache of a run on a node other than the driver's: in the node's temporary directory,
     one file per run folder."""
     folder = hashlib.sha256(run_dir.encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / "crsim-llm-cache" / folder / LLM_CACHE
+    return RunPaths(Path(tempfile.gettempdir()) / "crsim-llm-cache" / folder).llm_cache
 
 
 def run_shard(

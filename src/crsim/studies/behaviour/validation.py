@@ -28,11 +28,11 @@ from crsim.core.jsonl import Unreadable, jsonl_records
 from crsim.domains import domain_named
 from crsim.model.annotations import DOMAIN
 from crsim.model.dialogue import Dialogue, Role
+from crsim.model.run_folder.files import RunPaths
 from crsim.studies.behaviour.observation import Observation
 from crsim.studies.behaviour.records import RunRecords
 from crsim.studies.behaviour.report import observe, wilson
 
-DIALOGUES = "dialogues.jsonl"
 CAPS = "caps.json"
 ADJUDICATED = "adjudicated.jsonl"
 READER_GLOB = "labels-*.jsonl"
@@ -164,7 +164,7 @@ def read_labels(path: Path, dialogues: dict[str, Dialogue]) -> dict[tuple[str, s
             raise _bad(path, number, f"{where}: {first['msg']}; expected a label (GUIDE.md)") from None
         dialogue = dialogues.get(label.dialogue)
         if dialogue is None:
-            raise _bad(path, number, f"dialogue: {label.dialogue!r} is not in {DIALOGUES}")
+            raise _bad(path, number, f"dialogue: {label.dialogue!r} is not among the set's dialogues")
         behaviour = BEHAVIOURS.get(label.behaviour)
         if behaviour is None:
             raise _bad(
@@ -316,10 +316,10 @@ def check(
 
 
 def read_dialogues(folder: Path) -> list[Dialogue]:
-    path = folder / DIALOGUES
+    path = RunPaths(folder).dialogues  # a labelled set keeps its dialogues as a run folder does
     if not path.is_file():
         raise DataError(
-            f"no {DIALOGUES}; expected a labelled set (tests/fixtures/behaviour_labels)", path=str(folder)
+            f"no {path.name}; expected a labelled set (tests/fixtures/behaviour_labels)", path=str(folder)
         )
     bad: list[Unreadable] = []
     dialogues = list(jsonl_records(path, Dialogue.model_validate_json, bad))
