@@ -16,7 +16,7 @@ import pytest
 
 from crsim.core.components import BuildContext
 from crsim.crs.base import CRSReply
-from crsim.language.message_rules import title_named
+from crsim.language.message_rules import USER_REPEAT_RUN_WORDS, repeated, title_named
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Completion, Message, ResolvedGeneration
 from crsim.model import annotations as keys
@@ -414,9 +414,21 @@ def test_names_title(text: str, title: str, named: bool) -> None:
     assert title_named(text, title) is named
 
 
-def test_near_duplicates() -> None:
-    assert checks.near_duplicate("These movies match your criteria.", "these movies match your criteria!")
-    assert not checks.near_duplicate("I want a comedy from the 90s.", "Do you know who directed it?")
+def test_the_draft_checks_are_the_behaviour_reports_rules() -> None:
+    """A draft is re-asked for exactly what `crsim analyze behaviour` would count: parroting the CRS
+    message before it, or saying one of the user's own messages again (also as a sentence said again
+    inside a longer message, which a whole-message similarity misses)."""
+    crs = "These movies match your criteria."
+    assert checks.parrots("these movies match your criteria!", [crs]) == crs
+    assert checks.parrots("I want a comedy from the 90s.", ["Do you know who directed it?"]) is None
+    earlier = "I am looking for a funny movie with a lot of action in it please."
+    again = f"Thanks for asking. {earlier} Something from the nineties would be great."
+    assert repeated([earlier, again], USER_REPEAT_RUN_WORDS) == [2]
+    assert checks.repeats(again, ["Hello there.", earlier]) == earlier
+    assert checks.repeats("Do you know who directed it?", [earlier]) is None
+
+
+def test_redacts_titles() -> None:
     assert checks.redact_titles("I love The Matrix (1999).", ["The Matrix (1999)"], "it") == "I love it."
 
 

@@ -163,7 +163,7 @@ class ChatUser(BaseSimulator):
         if named:
             return "target_named", "; ".join(named)
         crs = [e.text for e in self.history[-1:] if e.role == Role.CRS]
-        if checks.repeats(text, crs):
+        if checks.parrots(text, crs):
             return "parrot", crs[0]
         own = [e.text for e in self.history if e.role == Role.USER]
         earlier = checks.repeats(text, own)

@@ -424,7 +424,7 @@ class PromptSimulator(BaseSimulator):
         if unfit:
             return "accepts_unfit", unfit
         crs = [e.text for e in self.history[-1:] if e.role == Role.CRS]
-        if checks.repeats(body, crs):
+        if checks.parrots(body, crs):
             return "parrot", crs[0]
         own = [e.text for e in self.history if e.role == Role.USER][-2:]
         earlier = checks.repeats(body, own)

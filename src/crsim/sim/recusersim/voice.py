@@ -12,30 +12,24 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from crsim.language.message_rules import first_cue, title_named, user_voice_patterns
+from crsim.language.message_rules import first_cue, parrots, title_named, user_voice_patterns
 
 #: Sentences only the recommender says (`crsim.language.message_rules.user_voice_patterns`, the rule
 #: `crsim analyze behaviour` counts as `role_flip`), with generic item nouns.
 _RECOMMENDER_CUES = user_voice_patterns("item", "items")
-_PARROT_MIN_WORDS = 5
 #: The cue of a draft that copies the recommender's last message.
 PARROT = "it repeated the recommender's last message"
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9']+", text.lower())
-
-
 def role_flip(text: str, last_recommender: str | None) -> str | None:
     """Why `text` reads as the recommender's message (the cue found), or None: a recommending or
-    serving phrase, or a copy of the recommender's last message (at least `_PARROT_MIN_WORDS` words)."""
+    serving phrase, or a copy of the recommender's last message
+    (`crsim.language.message_rules.parrots`, the behaviour report's `parroting` rule)."""
     found = first_cue(text, _RECOMMENDER_CUES)
     if found:
         return found
-    if last_recommender:
-        theirs = " ".join(_words(last_recommender))
-        if len(theirs.split()) >= _PARROT_MIN_WORDS and theirs in " ".join(_words(text)):
-            return PARROT
+    if last_recommender and parrots(text, last_recommender):
+        return PARROT
     return None
 
 

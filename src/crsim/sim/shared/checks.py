@@ -15,16 +15,11 @@ from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-from rapidfuzz import fuzz
-
 from crsim.language import message_rules as rules
 from crsim.language.message_rules import user_voice_patterns
 from crsim.model import annotations as keys
 from crsim.model.items import Item
 from crsim.model.text import normalize, split_title_year, unarticle
-
-#: Token-sort similarity (0-100) from which two messages count as the same message.
-DUPLICATE_SIMILARITY = 85.0
 
 
 def note(
@@ -98,20 +93,16 @@ def redact_titles(text: str, titles: Iterable[str], replacement: str) -> str | N
     return text
 
 
-def near_duplicate(draft: str, other: str) -> bool:
-    """Whether two messages say the same thing in nearly the same words (word order aside)."""
-    a, b = normalize(draft), normalize(other)
-    if len(a.split()) < 4 or len(b.split()) < 4:
-        return a == b and bool(a)
-    return fuzz.token_sort_ratio(a, b) >= DUPLICATE_SIMILARITY
+def parrots(draft: str, crs: Iterable[str]) -> str | None:
+    """The CRS message the draft copies (`crsim.language.message_rules.parrots`, the behaviour
+    report's `parroting` rule), or None."""
+    return next((text for text in crs if rules.parrots(draft, text)), None)
 
 
 def repeats(draft: str, earlier: Iterable[str]) -> str | None:
-    """The earlier message the draft repeats, or None."""
-    for text in earlier:
-        if near_duplicate(draft, text):
-            return text
-    return None
+    """The user's earlier message the draft says again (`crsim.language.message_rules.repeats` with
+    `USER_REPEAT_RUN_WORDS`, the behaviour report's `user_repeats` rule), or None."""
+    return next((text for text in earlier if rules.repeats(text, draft, rules.USER_REPEAT_RUN_WORDS)), None)
 
 
 #: Words that say nothing about which side of an item a like or a dislike is about.
