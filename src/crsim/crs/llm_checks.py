@@ -11,13 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from crsim.language.message_rules import sentence_ends
 from crsim.model.items import Item
 from crsim.model.linking import Mention, year_cues
 
-#: A sentence end: ., ! or ? (closing quotes or brackets may follow) before a space or the end.
-_SENTENCE_END = re.compile(r"[.!?…][\"')\]”’]*(?=\s|$)")
-#: Words whose full stop ends no sentence ("Dr. Strangelove", "Mr. Smith").
-_ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "st", "jr", "sr", "vs", "no", "vol", "pt", "ft"})
 _ELLIPSIS = "…"
 
 
@@ -27,25 +24,13 @@ def shorten(text: str, limit: int) -> str:
     has no space within the limit)."""
     if len(text) <= limit:
         return text
-    ends = [m.end() for m in _SENTENCE_END.finditer(text) if m.end() <= limit and _ends_sentence(text, m)]
+    ends = [end for end in sentence_ends(text) if end <= limit]
     if ends:
         return text[: ends[-1]].rstrip()
     head = text[: limit - len(_ELLIPSIS)]
     if not text[len(head)].isspace() and re.search(r"\s", head):
         head = re.split(r"\s+(?=\S*$)", head)[0]  # drop the word the limit falls in
     return head.rstrip(" ,;:-–—") + _ELLIPSIS
-
-
-def sentence_ends(text: str) -> list[int]:
-    """Offsets just past each sentence end of `text` (abbreviations and initials are not ends)."""
-    return [m.end() for m in _SENTENCE_END.finditer(text) if _ends_sentence(text, m)]
-
-
-def sentences(text: str) -> list[str]:
-    """`text` split after each sentence end (`sentence_ends`: "Robert Downey Jr. is in it." is one)."""
-    starts = [0, *sentence_ends(text)]
-    pieces = [text[a:b].strip() for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
-    return [p for p in pieces if p]
 
 
 #: A trailing ellipsis ("…" or three dots), the mark of a cut, possibly after a space.
@@ -91,17 +76,6 @@ def complete_sentences(text: str) -> str | None:
     return None
 
 
-def _ends_sentence(text: str, match: re.Match[str]) -> bool:
-    """Whether a full stop is a sentence end rather than an abbreviation's or an initial's."""
-    if text[match.start()] != ".":
-        return True
-    word = re.search(r"(\w+)$", text[: match.start()])
-    if word is None:
-        return True
-    token = word.group(1)
-    return not (token.lower() in _ABBREVIATIONS or (len(token) == 1 and token.isupper()))
-
-
 @dataclass(frozen=True)
 class YearClaim:
     """A year or decade in the message that does not fit the catalogue year of the item it is about."""
@@ -123,7 +97,7 @@ def year_conflicts(text: str, mentions: list[Mention], items: dict[str, Item]) -
     """
     conflicts: list[YearClaim] = []
     start = 0
-    for end in [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]:
+    for end in [*sentence_ends(text), len(text)]:
         inside = [m for m in mentions if start <= m.start < end]
         ids = {m.item_id for m in inside}
         if len(ids) == 1 and (item := items.get(next(iter(ids)))) is not None and item.year is not None:

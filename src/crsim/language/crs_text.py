@@ -41,6 +41,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from crsim.core.errors import DataError
+from crsim.language.message_rules import sentence_ends
 from crsim.language.phrasings import phrasing
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain, SlotKind
@@ -68,7 +69,6 @@ class NLU(Protocol):
     async def understand(self, text: str, items_hint: list[str]) -> NLUResult: ...
 
 
-_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|\n+")
 _GREETING = re.compile(r"^\W*(hi|hello|hey|hiya|howdy|greetings|good (morning|afternoon|evening)|welcome)\b")
 _GOODBYE = (
     r"\b(good ?bye|bye|see you|take care|farewell|thanks for (chatting|talking|stopping by)"
@@ -389,12 +389,10 @@ def _compile_informs(
 
 
 def _sentences(text: str, mentions: list[Mention]) -> list[tuple[int, int]]:
-    """Sentence spans; never split inside a linked title ("L.A. Confidential")."""
+    """Sentence spans (`crsim.language.message_rules.sentence_ends`); never split inside a linked
+    title ("L.A. Confidential")."""
     spans, start = [], 0
-    for match in _SENTENCE_END.finditer(text):
-        end = match.end()
-        if any(m.start < match.start() < m.end for m in mentions):
-            continue
+    for end in sentence_ends(text, [(m.start, m.end) for m in mentions]):
         if text[start:end].strip():
             spans.append((start, end))
         start = end

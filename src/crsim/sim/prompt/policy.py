@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 
 from crsim.crs.base import CRSReply
-from crsim.crs.llm_checks import sentences
 from crsim.language.cues import REJECT, bare_question, domain_cues
+from crsim.language.message_rules import sentences
 from crsim.model.domain import Domain
 from crsim.model.linking import heard_titles
 from crsim.model.mentions import split_linked

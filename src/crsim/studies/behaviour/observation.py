@@ -51,7 +51,9 @@ _S, _C, _J = Kind.SIMULATOR, Kind.CRS, Kind.JUDGE
 #: The status of every rule checked against tests/fixtures/behaviour_labels (docs/behaviour.md, "How far
 #: the rules can be trusted"); tests/studies/test_detector_validation.py recomputes it from the labels.
 RULE_STATUS = {
-    **dict.fromkeys(("user_truncated", "missed_recommendation", "crs_repeats"), "validated"),
+    **dict.fromkeys(
+        ("user_truncated", "missed_recommendation", "claim_contradicts_item", "crs_repeats"), "validated"
+    ),
     **dict.fromkeys(
         (
             "first_turn_end",
@@ -67,7 +69,6 @@ RULE_STATUS = {
             "asked_stated_slot",
             "truncated",
             "text_names_item",
-            "claim_contradicts_item",
             "crs_role_flip",
         ),
         "experimental",
