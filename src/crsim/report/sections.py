@@ -183,9 +183,9 @@ def _curves(context: ReportContext, found: list[dict[str, str]]) -> None:
         )
 
 
-def _values(context: ReportContext, labels: Sequence[str]) -> dict[str, dict[str, list[float]]]:
+def _values(context: ReportContext, labels: Sequence[str]) -> dict[str, dict[str, Sequence[float]]]:
     """Per metric, per pairing: the per-dialogue values (turn-level ones averaged per dialogue)."""
-    found: dict[str, dict[str, list[float]]] = {}
+    found: dict[str, dict[str, Sequence[float]]] = {}
     for label in labels:
         for p in context.pairings:
             values = p.view.values.get(label, {}).get((p.series.crs, p.series.simulator))
@@ -251,11 +251,11 @@ def _continuous(context: ReportContext, labels: Sequence[str], found: list[dict[
 
 def _judges(context: ReportContext, found: list[dict[str, str]]) -> None:
     judged = list(dict.fromkeys(label for v in context.views for label in v.judged))
-    scores: dict[str, dict[str, tuple[list[float], plots.Interval]]] = {}
+    scores: dict[str, dict[str, tuple[Sequence[float], plots.Interval]]] = {}
     for label in judged:
         for p in context.pairings:
             cell = _interval(p.summary.metrics.get(label))
-            values = p.view.values.get(label, {}).get((p.series.crs, p.series.simulator), [])
+            values: Sequence[float] = p.view.values.get(label, {}).get((p.series.crs, p.series.simulator), [])
             if cell is not None:
                 scores.setdefault(label, {})[p.series.name] = (values, cell)
     if scores:
