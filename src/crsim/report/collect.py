@@ -21,11 +21,14 @@ from crsim.core.plugins import ComponentSpec
 from crsim.eval.metrics.base import PerTurnMetric
 from crsim.eval.scores import GroupSummary, build_metrics
 from crsim.model.acts import format_acts
-from crsim.model.dialogue import Dialogue, Utterance
+from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.run_folder.folder import RunFolder, count_lines
 from crsim.model.run_folder.summary import GroupCurve, MetricInfo
 
 Group = tuple[str, str]  # (crs_id, simulator_id)
+
+#: The participants whose language-model use puts a run's behaviour into the report.
+LLM_ROLES = (Role.USER, Role.CRS)
 
 #: Seed of the browser's sample of a run that holds more dialogues than the browser shows.
 BROWSER_SEED = 0
@@ -123,6 +126,8 @@ class RunView:
     item_ids: set[str] = field(default_factory=set)
     #: the seed of the browser's sample; None when the browser holds every dialogue (or none)
     browser_seed: int | None = None
+    #: whether a simulator or a CRS called a language model in some dialogue
+    llm_participants: bool = False
 
 
 def curve_metrics(specs: list[ComponentSpec]) -> list[PerTurnMetric]:
@@ -163,6 +168,8 @@ def collect_run(folder: RunFolder, label: str, max_dialogues: int) -> RunView:
     for index, dialogue in enumerate(folder.dialogues()):
         group = (dialogue.crs_id or "", dialogue.simulator_id or "")
         view.longest = max(view.longest, dialogue.num_turns)
+        if not view.llm_participants and any(role in LLM_ROLES for role in dialogue.llm_usage):
+            view.llm_participants = True
         # a dialogue the simulator or the infrastructure broke says nothing about the CRS's curve
         for metric in metrics if dialogue.evaluable else []:
             per_group = view.curves.setdefault(metric.label, {})

@@ -12,7 +12,6 @@ from typing import Any
 
 from crsim.eval.scores import GroupSummary
 from crsim.eval.stats import USER_BOOTSTRAP, Aggregate
-from crsim.model.dialogue import Role
 from crsim.report import plots
 from crsim.report.collect import RunView
 from crsim.report.figures import (
@@ -406,11 +405,9 @@ def rank_table(context: ReportContext, rank_by: str | None) -> dict[str, Any]:
 
 def _llm_driven(view: RunView) -> bool:
     """Whether a run has participants whose behaviour the section is about: a simulator or CRS that
-    called a language model in some dialogue, or scores an LLM judge gave."""
-    for dialogue in view.folder.dialogues():
-        if any(role in (Role.USER, Role.CRS) for role in dialogue.llm_usage):
-            return True
-    return bool(view.judged)
+    called a language model in some dialogue (seen while the report read the dialogues), or scores
+    an LLM judge gave."""
+    return view.llm_participants or bool(view.judged)
 
 
 def _behaviour_table(report: BehaviourReport, kind: Kind) -> dict[str, Any] | None:
