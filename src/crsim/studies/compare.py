@@ -27,6 +27,11 @@ do not count as several independent observations. Over those per-user difference
   the Holm-corrected test of that metric.
 - the run-to-run spread where the run has `--trials`: per CRS, the SD over trials of its mean.
 
+Run folders are read column-wise (`read_columns`: integer codes per dialogue and a float per
+dialogue and metric, never an object per dialogue, so a million dialogues fit in a few hundred MB);
+`Observation` objects are for small collections built by hand. Both give the same numbers, bit for
+bit (tests/studies/test_compare_columns.py).
+
 docs/compare.md states the definitions and the validation (false-positive rate and power on
 synthetic data, tests/studies/test_compare.py).
 """
