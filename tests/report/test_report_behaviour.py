@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from crsim.eval.run_scoring import evaluate_path
 from crsim.report.html import build_report
 from crsim.report.titles import open_run
@@ -75,3 +77,20 @@ def test_no_behaviour_section_for_rule_based_runs(tmp_path: Path) -> None:
     run_dir = small_run(tmp_path / "run", users=2)
     page = build_report([open_run(run_dir)])
     assert 'id="behaviour"' not in page and 'href="#behaviour"' not in page
+
+
+def test_behaviour_of_a_run_over_the_sample_size_is_counted_on_a_seeded_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import crsim.report.sections as sections
+
+    run_dir = tmp_path / "run"
+    asyncio.run(run_batch(build_experiment(ExperimentConfig.model_validate(SCRIPTED)), run_dir))
+    evaluate_path(run_dir)
+    monkeypatch.setattr(sections, "BEHAVIOUR_SAMPLE", 1)  # the run holds 2 dialogues
+    section = _section(build_report([open_run(run_dir)]))
+    assert "counted on 1 of 2 dialogues, sampled with seed 0" in section
+    flip = re.search(r">role_flip_dialogue</td><td>dialogue</td><td class=\"num\"[^>]*>([^<]*)<", section)
+    assert flip is not None and flip.group(1).startswith("0/1 0% [")
+    monkeypatch.setattr(sections, "BEHAVIOUR_SAMPLE", 2)  # the whole run: no note
+    assert "counted on" not in _section(build_report([open_run(run_dir)]))

@@ -1,15 +1,17 @@
 """Gather what a report shows from run folders, streaming: one pass over dialogues, one over scores.
 
 Nothing here holds all dialogues at once: per-turn curves are running sums, score distributions are
-one float per dialogue and metric, and only the dialogues chosen for the browser are kept, as plain
-JSON-ready dicts.
+one float per dialogue and metric in typed arrays (no Python object per dialogue), and only the
+dialogues chosen for the browser are kept, as plain JSON-ready dicts.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from array import array
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,11 +21,14 @@ from crsim.core.plugins import ComponentSpec
 from crsim.eval.metrics.base import PerTurnMetric
 from crsim.eval.scores import GroupSummary, build_metrics
 from crsim.model.acts import format_acts
-from crsim.model.dialogue import Dialogue, Utterance
+from crsim.model.dialogue import Dialogue, Role, Utterance
 from crsim.model.run_folder.folder import RunFolder, count_lines
 from crsim.model.run_folder.summary import GroupCurve, MetricInfo
 
 Group = tuple[str, str]  # (crs_id, simulator_id)
+
+#: The participants whose language-model use puts a run's behaviour into the report.
+LLM_ROLES = (Role.USER, Role.CRS)
 
 #: Seed of the browser's sample of a run that holds more dialogues than the browser shows.
 BROWSER_SEED = 0
@@ -112,14 +117,17 @@ class RunView:
     total_dialogues: int = 0
     longest: int = 0
     curves: dict[str, dict[Group, Curves]] = field(default_factory=dict)
-    #: metric label -> group -> one value per dialogue (turn-level values averaged per dialogue)
-    values: dict[str, dict[Group, list[float]]] = field(default_factory=dict)
+    #: metric label -> group -> one value per dialogue (turn-level values averaged per dialogue), a
+    #: typed array of 8 bytes a value
+    values: dict[str, dict[Group, array[float]]] = field(default_factory=dict)
     #: metric labels whose values a language model gave (LLM judges)
     judged: list[str] = field(default_factory=list)
     browser: list[dict[str, Any]] = field(default_factory=list)
     item_ids: set[str] = field(default_factory=set)
     #: the seed of the browser's sample; None when the browser holds every dialogue (or none)
     browser_seed: int | None = None
+    #: whether a simulator or a CRS called a language model in some dialogue
+    llm_participants: bool = False
 
 
 def curve_metrics(specs: list[ComponentSpec]) -> list[PerTurnMetric]:
@@ -160,6 +168,8 @@ def collect_run(folder: RunFolder, label: str, max_dialogues: int) -> RunView:
     for index, dialogue in enumerate(folder.dialogues()):
         group = (dialogue.crs_id or "", dialogue.simulator_id or "")
         view.longest = max(view.longest, dialogue.num_turns)
+        if not view.llm_participants and any(role in LLM_ROLES for role in dialogue.llm_usage):
+            view.llm_participants = True
         # a dialogue the simulator or the infrastructure broke says nothing about the CRS's curve
         for metric in metrics if dialogue.evaluable else []:
             per_group = view.curves.setdefault(metric.label, {})
@@ -179,10 +189,12 @@ def collect_run(folder: RunFolder, label: str, max_dialogues: int) -> RunView:
 
 
 def _collect_scores(view: RunView, chosen: dict[str, dict[str, Any]]) -> None:
-    """Per-dialogue values of every metric (turn values averaged), and judges' explanations."""
-    turn_sums: dict[tuple[str, str], list[float]] = {}
-    group_of: dict[str, Group] = {}
-    values: dict[str, dict[Group, list[float]]] = defaultdict(lambda: defaultdict(list))
+    """Per-dialogue values of every metric (turn values averaged), and judges' explanations: one
+    float per dialogue and metric in typed arrays; the turn values of a dialogue are found together
+    by the hash of its id (an integer per record, no object per dialogue)."""
+    values: dict[str, dict[Group, array[float]]] = defaultdict(lambda: defaultdict(lambda: array("d")))
+    turns = _TurnSums()
+    chosen_turns: dict[tuple[str, str], list[float]] = {}
     judged: dict[str, None] = {}
     for record in view.folder.scores():
         group = (record.crs_id or "", record.simulator_id or "")
@@ -205,18 +217,69 @@ def _collect_scores(view: RunView, chosen: dict[str, dict[str, Any]]) -> None:
             if entry is not None:
                 entry["scores"][record.metric] = record.value
         elif record.value is not None:
-            group_of[record.dialogue_id] = group
-            acc = turn_sums.setdefault((record.dialogue_id, record.metric), [0.0, 0.0])
-            acc[0] += record.value
-            acc[1] += 1
-    for (dialogue_id, label), (total, count) in turn_sums.items():
-        mean = total / count
-        values[label][group_of[dialogue_id]].append(mean)
-        entry = chosen.get(dialogue_id)
-        if entry is not None:
-            entry["scores"][label] = mean
+            turns.add(record.dialogue_id, record.metric, group, record.value)
+            if entry is not None:
+                acc = chosen_turns.setdefault((record.dialogue_id, record.metric), [0.0, 0.0])
+                acc[0] += record.value
+                acc[1] += 1
+    for label, group, means in turns.means():
+        values[label][group].frombytes(means.tobytes())
+    for (dialogue_id, label), (total, count) in chosen_turns.items():
+        chosen[dialogue_id]["scores"][label] = total / count
     view.values = {label: dict(groups) for label, groups in values.items()}
     view.judged = list(judged)
+
+
+class _TurnSums:
+    """Turn-level values, in reading order, until each dialogue's mean can be taken: per record the
+    hash of its dialogue's id, codes of its metric and group, and the value (typed arrays)."""
+
+    def __init__(self) -> None:
+        self.dialogue, self.metric, self.value = array("q"), array("q"), array("d")
+        self.metrics: dict[str, int] = {}
+        self.groups: dict[Group, int] = {}
+        self.group = array("q")
+
+    def add(self, dialogue_id: str, metric: str, group: Group, value: float) -> None:
+        self.dialogue.append(hash(dialogue_id))
+        self.metric.append(self.metrics.setdefault(metric, len(self.metrics)))
+        self.group.append(self.groups.setdefault(group, len(self.groups)))
+        self.value.append(value)
+
+    def means(self) -> Iterator[tuple[str, Group, np.ndarray]]:
+        """Per metric and group, each dialogue's mean (its values summed from 0.0 in reading order),
+        in the order first read; a dialogue's group is that of its last turn value, as the report
+        always took it. Metrics and groups come in the order of their first turn value."""
+        if not len(self.value):
+            return
+        dialogue = np.frombuffer(self.dialogue, dtype=np.int64)
+        metric = np.frombuffer(self.metric, dtype=np.int64)
+        value = np.frombuffer(self.value, dtype=np.float64)
+        reading = np.arange(value.size)
+        order = np.lexsort((reading, dialogue, metric))  # each (metric, dialogue) in reading order
+        key_metric, key_dialogue = metric[order], dialogue[order]
+        starts = np.flatnonzero(
+            np.r_[True, (key_metric[1:] != key_metric[:-1]) | (key_dialogue[1:] != key_dialogue[:-1])]
+        )
+        counts = np.diff(np.append(starts, order.size))
+        totals = np.zeros(starts.size)
+        for offset in range(int(counts.max())):
+            more = counts > offset
+            totals[more] += value[order[starts[more] + offset]]
+        by_dialogue = np.lexsort((reading, dialogue))
+        ends = np.flatnonzero(np.r_[dialogue[by_dialogue][1:] != dialogue[by_dialogue][:-1], True])
+        last_of = np.frombuffer(self.group, dtype=np.int64)[by_dialogue[ends]]
+        group = last_of[np.searchsorted(dialogue[by_dialogue][ends], key_dialogue[starts])]
+        first, key_metric = order[starts], key_metric[starts]
+        metrics, groups = list(self.metrics), list(self.groups)
+        for code in sorted(np.unique(key_metric), key=lambda c: first[key_metric == c].min()):
+            of_metric = np.flatnonzero(key_metric == code)
+            for g in sorted(
+                np.unique(group[of_metric]), key=lambda g: first[of_metric][group[of_metric] == g].min()
+            ):
+                at = of_metric[group[of_metric] == g]
+                at = at[np.argsort(first[at])]
+                yield metrics[code], groups[g], totals[at] / counts[at]
 
 
 def browser_entry(dialogue: Dialogue, run: str) -> dict[str, Any]:

@@ -18,13 +18,12 @@ from crsim.studies.compare import (
     Comparison,
     ComparisonOptions,
     MetricComparison,
-    Observation,
     PairResult,
     RankEntry,
     Verdict,
     compare,
+    read_columns,
 )
-from crsim.studies.compare import read_observations as _read
 
 WIDTH = 80
 NAME = 36
@@ -55,12 +54,13 @@ def compare_folders(
     """Compare the CRSs of evaluated run folders; with several runs, CRS names get " [run]" and
     pairs are made across runs by simulator, user, trial and occurrence."""
     several = len(folders) > 1
-    found = []
-    for folder, label in zip(folders, run_labels(folders), strict=True):
+    for folder in folders:
         if not folder.scores_path.is_file():
             raise DataError("file not found; run `crsim evaluate` first", path=str(folder.scores_path))
-        suffix = f" [{label}]" if several else ""
-        found.extend(_read(folder.dialogues_path, folder.scores_path, crs_suffix=suffix))
+    found = read_columns(
+        (folder.dialogues_path, folder.scores_path, f" [{label}]" if several else "")
+        for folder, label in zip(folders, run_labels(folders), strict=True)
+    )
     directions: dict[str, Direction] = {}
     unrecorded = []
     for folder in folders:
@@ -81,13 +81,13 @@ def compare_folders(
             "the runs drew their users with different settings or seeds: pairs are made by user id, "
             "so check that the ids name the same simulated users"
         )
-    return FolderComparison(compare(found, options, _with_aspects(directions, found)), notes)
+    return FolderComparison(compare(found, options, _with_aspects(directions, found.metrics)), notes)
 
 
-def _with_aspects(directions: dict[str, Direction], found: Sequence[Observation]) -> dict[str, Direction]:
+def _with_aspects(directions: dict[str, Direction], labels: Sequence[str]) -> dict[str, Direction]:
     """`directions` with an evaluator's aspect labels (`label/aspect`) given their evaluator's."""
     full = dict(directions)
-    for label in {o.metric for o in found}:
+    for label in labels:
         head = label.split("/", 1)[0]
         if label not in full and head in directions:
             full[label] = directions[head]

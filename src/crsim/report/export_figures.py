@@ -413,16 +413,16 @@ def _told_apart(
 # All of them
 
 
-def _values(context: ReportContext, found: Sequence[Column]) -> dict[str, dict[Column, list[float]]]:
+def _values(context: ReportContext, found: Sequence[Column]) -> dict[str, dict[Column, Sequence[float]]]:
     """Metric label -> column -> the per-dialogue values (turn-level ones averaged per dialogue)."""
     labels = list(dict.fromkeys(m for v in context.views for m in v.values))
-    values: dict[str, dict[Column, list[float]]] = {}
+    values: dict[str, dict[Column, Sequence[float]]] = {}
     for label in labels:
         for column in found:
             series = column.pairing.series
             seen = column.pairing.view.values.get(label, {}).get((series.crs, series.simulator))
             if seen:
-                values.setdefault(label, {})[column] = list(seen)
+                values.setdefault(label, {})[column] = seen  # the run's typed array, not a copy
     return values
 
 

@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from matplotlib.colors import to_hex, to_rgb
 
 from crsim.core.errors import CrsimError
@@ -130,8 +131,8 @@ def binary_metrics(
             if declared[label]:
                 found.append(label)
             continue
-        seen = [v for group in groups for v in group]
-        if seen and all(v in (0.0, 1.0) for v in seen):
+        seen = [np.asarray(group, dtype=float) for group in groups]
+        if any(v.size for v in seen) and all(np.all((v == 0.0) | (v == 1.0)) for v in seen):
             found.append(label)
     return found
 

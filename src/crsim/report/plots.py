@@ -211,7 +211,7 @@ def proportions(per_metric: Mapping[str, Mapping[str, tuple[int, int]]], palette
 def _boxes(axes: Axes, names: Sequence[str], groups: Mapping[str, Sequence[float]], palette: Palette) -> None:
     present = [i for i, n in enumerate(names) if groups.get(n)]
     drawn = axes.boxplot(
-        [list(groups[names[i]]) for i in present],
+        [np.asarray(groups[names[i]], dtype=float) for i in present],
         positions=present,
         orientation="horizontal",
         patch_artist=True,

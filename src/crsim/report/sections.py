@@ -12,9 +12,8 @@ from typing import Any
 
 from crsim.eval.scores import GroupSummary
 from crsim.eval.stats import USER_BOOTSTRAP, Aggregate
-from crsim.model.dialogue import Role
 from crsim.report import plots
-from crsim.report.collect import RunView
+from crsim.report.collect import RunView, browser_sample
 from crsim.report.figures import (
     Palette,
     Series,
@@ -25,10 +24,16 @@ from crsim.report.figures import (
     rank_text,
 )
 from crsim.report.tables import USER_MARK, ambiguous_text, evaluable_text, failures, failures_text, users_text
-from crsim.studies.behaviour import MEASURES, BehaviourReport, Kind, behaviour_report
+from crsim.studies.behaviour import MEASURES, BehaviourReport, Kind, behaviour_of, behaviour_report
+from crsim.studies.behaviour.attribution import ISSUES_SAMPLE
+from crsim.studies.behaviour.records import RunRecords, configured, run_domain
 from crsim.studies.behaviour.tables import KIND_TITLES, cell_text
 from crsim.studies.compare import MetricComparison, Verdict
 
+#: The Behaviour section reads at most this many dialogues of a run (as `crsim evaluate` counts the
+#: simulator issues): a seeded uniform sample when the run holds more, and the section says so.
+BEHAVIOUR_SAMPLE = ISSUES_SAMPLE
+BEHAVIOUR_SEED = 0
 #: Metric columns per results table: more would push the table past a laptop screen.
 COLUMNS_PER_TABLE = 6
 #: Above this many metrics of a kind, the distributions give way to one figure of means with CIs.
@@ -183,9 +188,9 @@ def _curves(context: ReportContext, found: list[dict[str, str]]) -> None:
         )
 
 
-def _values(context: ReportContext, labels: Sequence[str]) -> dict[str, dict[str, list[float]]]:
+def _values(context: ReportContext, labels: Sequence[str]) -> dict[str, dict[str, Sequence[float]]]:
     """Per metric, per pairing: the per-dialogue values (turn-level ones averaged per dialogue)."""
-    found: dict[str, dict[str, list[float]]] = {}
+    found: dict[str, dict[str, Sequence[float]]] = {}
     for label in labels:
         for p in context.pairings:
             values = p.view.values.get(label, {}).get((p.series.crs, p.series.simulator))
@@ -251,11 +256,11 @@ def _continuous(context: ReportContext, labels: Sequence[str], found: list[dict[
 
 def _judges(context: ReportContext, found: list[dict[str, str]]) -> None:
     judged = list(dict.fromkeys(label for v in context.views for label in v.judged))
-    scores: dict[str, dict[str, tuple[list[float], plots.Interval]]] = {}
+    scores: dict[str, dict[str, tuple[Sequence[float], plots.Interval]]] = {}
     for label in judged:
         for p in context.pairings:
             cell = _interval(p.summary.metrics.get(label))
-            values = p.view.values.get(label, {}).get((p.series.crs, p.series.simulator), [])
+            values: Sequence[float] = p.view.values.get(label, {}).get((p.series.crs, p.series.simulator), [])
             if cell is not None:
                 scores.setdefault(label, {})[p.series.name] = (values, cell)
     if scores:
@@ -406,11 +411,9 @@ def rank_table(context: ReportContext, rank_by: str | None) -> dict[str, Any]:
 
 def _llm_driven(view: RunView) -> bool:
     """Whether a run has participants whose behaviour the section is about: a simulator or CRS that
-    called a language model in some dialogue, or scores an LLM judge gave."""
-    for dialogue in view.folder.dialogues():
-        if any(role in (Role.USER, Role.CRS) for role in dialogue.llm_usage):
-            return True
-    return bool(view.judged)
+    called a language model in some dialogue (seen while the report read the dialogues), or scores
+    an LLM judge gave."""
+    return view.llm_participants or bool(view.judged)
 
 
 def _behaviour_table(report: BehaviourReport, kind: Kind) -> dict[str, Any] | None:
@@ -444,14 +447,33 @@ def _behaviour_table(report: BehaviourReport, kind: Kind) -> dict[str, Any] | No
     }
 
 
+def _behaviour_of(view: RunView) -> tuple[BehaviourReport, str]:
+    """The behaviour report of a run, of every dialogue when it holds at most `BEHAVIOUR_SAMPLE`,
+    else of a seeded uniform sample of that many (and their scores; the rest is never held), with the
+    note that says so."""
+    total, size = view.total_dialogues, BEHAVIOUR_SAMPLE
+    if total <= size:
+        return behaviour_report(view.folder.path), ""
+    positions = browser_sample(total, size, BEHAVIOUR_SEED) or set()
+    dialogues = [d for index, d in enumerate(view.folder.dialogues()) if index in positions]
+    ids = {d.id for d in dialogues}
+    scores = [record for record in view.folder.scores() if record.dialogue_id in ids]
+    caps, rubrics = configured(view.folder.typed_manifest)
+    path = view.folder.path
+    records = RunRecords(path.resolve().name, run_domain(path, dialogues), dialogues, scores, caps, rubrics)
+    return behaviour_of(records), f"{size} of {total} dialogues, sampled with seed {BEHAVIOUR_SEED}"
+
+
 def behaviour_sections(context: ReportContext) -> list[dict[str, Any]]:
-    """Per run with LLM-driven participants: the behaviour report's tables (simulators, CRSs, judges);
-    none for runs of rule-based components only."""
+    """Per run with LLM-driven participants: the behaviour report's tables (simulators, CRSs, judges),
+    on a sample of runs over `BEHAVIOUR_SAMPLE` dialogues; none for runs of rule-based components only."""
     found = []
     for view in context.views:
         if not _llm_driven(view):
             continue
-        report = behaviour_report(view.folder.path)
+        report, sampled = _behaviour_of(view)
         tables = [t for kind in Kind if (t := _behaviour_table(report, kind)) is not None]
-        found.append({"run": view.label, "tables": tables, "unreadable": len(report.unreadable)})
+        found.append(
+            {"run": view.label, "tables": tables, "unreadable": len(report.unreadable), "sampled": sampled}
+        )
     return found

@@ -27,6 +27,11 @@ do not count as several independent observations. Over those per-user difference
   the Holm-corrected test of that metric.
 - the run-to-run spread where the run has `--trials`: per CRS, the SD over trials of its mean.
 
+Run folders are read column-wise (`read_columns`: integer codes per dialogue and a float per
+dialogue and metric, never an object per dialogue, so a million dialogues fit in a few hundred MB);
+`Observation` objects are for small collections built by hand. Both give the same numbers, bit for
+bit (tests/studies/test_compare_columns.py).
+
 docs/compare.md states the definitions and the validation (false-positive rate and power on
 synthetic data, tests/studies/test_compare.py).
 """
@@ -36,13 +41,14 @@ from __future__ import annotations
 import math
 import string
 import warnings
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -129,9 +135,10 @@ def _dialogue_infos(dialogues: Iterable[Dialogue], crs_suffix: str) -> dict[str,
 def observations(
     dialogues: Iterable[Dialogue], scores: Iterable[ScoreRecord], *, crs_suffix: str = ""
 ) -> Iterator[Observation]:
-    """One observation per dialogue and metric label (turn-level values averaged per dialogue, as in
-    the summaries); `crs_suffix` is added to CRS ids (e.g. " [run]" to tell runs apart). Dialogues
-    without a user id cannot be paired and are left out; scores of unknown dialogues too."""
+    """One observation object per dialogue and metric label (turn-level values averaged per dialogue,
+    as in the summaries); `crs_suffix` is added to CRS ids (e.g. " [run]" to tell runs apart).
+    Dialogues without a user id cannot be paired and are left out; scores of unknown dialogues too.
+    For small collections; a run folder of any size is read column-wise by `read_columns`."""
     infos = _dialogue_infos(dialogues, crs_suffix)
     values: dict[tuple[str, str], float | None] = {}
     turns: dict[tuple[str, str], list[float]] = {}
@@ -164,9 +171,445 @@ def observations(
 
 
 def read_observations(dialogues_path: Path, scores_path: Path, *, crs_suffix: str = "") -> list[Observation]:
-    """Observations from a run's `dialogues.jsonl` and `scores.jsonl`; bad lines are DataErrors
+    """Observation objects from a run's `dialogues.jsonl` and `scores.jsonl` (a Python object per
+    dialogue and metric: for small runs; `read_columns` reads any run). Bad lines are DataErrors
     naming the file, the record and the field."""
     return list(observations(iter_dialogues(dialogues_path), iter_scores(scores_path), crs_suffix=crs_suffix))
+
+
+# ---------------------------------------------------------------------------------------------
+# Columns: the observations of one CRS under one simulator and metric as arrays
+
+
+@dataclass(frozen=True)
+class Column:
+    """One CRS's observations under one simulator and one metric, in reading order: for each
+    dialogue what an `Observation` holds, as arrays (a few bytes per dialogue, no object)."""
+
+    key: np.ndarray  # int64: code of (user, trial, occurrence), alike across the CRSs compared
+    person: np.ndarray  # int64: code of `Observation.who`; the codes sort as the ids do
+    trial: np.ndarray  # int64
+    value: np.ndarray  # float64, NaN where the value is None
+    present: np.ndarray  # bool: the value is not None
+    evaluable: np.ndarray  # bool
+    persons: Sequence[str]  # person code -> id
+
+    def take(self, index: np.ndarray) -> Column:
+        """The observations at `index`, in its order."""
+        return Column(
+            self.key[index],
+            self.person[index],
+            self.trial[index],
+            self.value[index],
+            self.present[index],
+            self.evaluable[index],
+            self.persons,
+        )
+
+
+def columns_of(*groups: Sequence[Observation]) -> list[Column]:
+    """Lists of observation objects as columns coded alike (their keys and persons compare)."""
+    codes: dict[tuple[str, tuple[int, int]], int] = {}
+    persons = sorted({o.who for group in groups for o in group})
+    person_code = {person: code for code, person in enumerate(persons)}
+    return [
+        Column(
+            np.array([codes.setdefault((o.user, o.unit), len(codes)) for o in group], dtype=np.int64),
+            np.array([person_code[o.who] for o in group], dtype=np.int64),
+            np.array([o.unit[0] for o in group], dtype=np.int64),
+            np.array([math.nan if o.value is None else o.value for o in group], dtype=np.float64),
+            np.array([o.value is not None for o in group], dtype=bool),
+            np.array([o.evaluable for o in group], dtype=bool),
+            persons,
+        )
+        for group in groups
+    ]
+
+
+class Cells(Protocol):
+    """Observations grouped for comparison: per simulator and metric, each CRS's column."""
+
+    @property
+    def metrics(self) -> list[str]:
+        """Metric labels in the order they were first read."""
+        ...
+
+    @property
+    def crss(self) -> set[str]: ...
+
+    @property
+    def simulators(self) -> list[str]:
+        """Simulators with an observation, sorted."""
+        ...
+
+    def cell(self, simulator: str, metric: str) -> dict[str, Column]: ...
+
+
+class ObservationList:
+    """`Cells` of observation objects (tests, studies that build observations themselves)."""
+
+    def __init__(self, observations: Iterable[Observation]) -> None:
+        self._cells: dict[tuple[str, str], dict[str, list[Observation]]] = defaultdict(dict)
+        self.crss: set[str] = set()
+        metrics: dict[str, None] = {}
+        for o in observations:
+            self._cells[(o.simulator, o.metric)].setdefault(o.crs, []).append(o)
+            self.crss.add(o.crs)
+            metrics.setdefault(o.metric)
+        self.metrics = list(metrics)
+        self.simulators = sorted({simulator for simulator, _ in self._cells})
+
+    def cell(self, simulator: str, metric: str) -> dict[str, Column]:
+        found = self._cells.get((simulator, metric), {})
+        return dict(zip(found, columns_of(*found.values()), strict=True))
+
+
+@dataclass
+class MetricColumn:
+    """One metric's value for every dialogue of `ObservationColumns`."""
+
+    value: np.ndarray  # float64, NaN where None or absent
+    present: np.ndarray  # bool: a value that is not None
+    order: np.ndarray  # int64: where the dialogue's value was first read; -1: no value read
+
+    @classmethod
+    def empty(cls, size: int) -> MetricColumn:
+        return cls(np.full(size, math.nan), np.zeros(size, dtype=bool), np.full(size, -1, dtype=np.int64))
+
+
+@dataclass
+class ObservationColumns:
+    """`Cells` of run folders, column-wise: the pairing facts of every dialogue once (integer codes),
+    and per metric one value per dialogue. A dialogue costs a few dozen bytes plus 17 per metric."""
+
+    crs_names: list[str]
+    simulator_names: list[str]
+    persons: list[str]  # sorted: person codes sort as the ids do
+    crs: np.ndarray  # per dialogue, int32 codes
+    simulator: np.ndarray
+    key: np.ndarray  # int64 code of (user, trial, occurrence)
+    person: np.ndarray  # int64
+    trial: np.ndarray  # int64
+    evaluable: np.ndarray  # bool
+    values: dict[str, MetricColumn]  # in the order the metrics were first read
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self.values)
+
+    def _observed(self) -> np.ndarray:
+        found = np.zeros(self.crs.size, dtype=bool)
+        for column in self.values.values():
+            found |= column.order >= 0
+        return found
+
+    @property
+    def crss(self) -> set[str]:
+        return {self.crs_names[c] for c in np.unique(self.crs[self._observed()])}
+
+    @property
+    def simulators(self) -> list[str]:
+        return sorted(self.simulator_names[s] for s in np.unique(self.simulator[self._observed()]))
+
+    def cell(self, simulator: str, metric: str) -> dict[str, Column]:
+        column = self.values.get(metric)
+        if column is None or simulator not in self.simulator_names:
+            return {}
+        seen = np.flatnonzero((column.order >= 0) & (self.simulator == self.simulator_names.index(simulator)))
+        seen = seen[np.argsort(column.order[seen], kind="stable")]  # the order the values were read
+        crs = self.crs[seen]
+        found = {}
+        for code in np.unique(crs):
+            index = seen[crs == code]
+            found[self.crs_names[code]] = Column(
+                self.key[index],
+                self.person[index],
+                self.trial[index],
+                column.value[index],
+                column.present[index],
+                self.evaluable[index],
+                self.persons,
+            )
+        return found
+
+
+def cells_of(observations: Iterable[Observation] | Cells) -> Cells:
+    if isinstance(observations, ObservationColumns | ObservationList):
+        return observations
+    return ObservationList(observations)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading run folders column-wise
+
+#: Score records looked up together (their dialogue ids' hashes resolved in one vectorised step).
+SCORE_BATCH = 65_536
+#: Reading positions: runs apart, and within a run turn-level values after the dialogue-level ones.
+_RUN_SHIFT, _TURN_SHIFT = 42, 41
+
+
+class _HashedIds:
+    """Dialogue id -> its position in the file, by the ids' hashes: an int64 per dialogue, no object.
+    Only used when the hashes are distinct (`distinct`); an id not in the file resolves to -1."""
+
+    def __init__(self, hashes: np.ndarray) -> None:
+        self.order = np.argsort(hashes, kind="stable")
+        self.sorted = hashes[self.order]
+        self.distinct = not bool(np.any(self.sorted[1:] == self.sorted[:-1]))
+
+    def resolve(self, hashes: np.ndarray) -> np.ndarray:
+        if self.sorted.size == 0:
+            return np.full(hashes.size, -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.sorted, hashes), self.sorted.size - 1)
+        return np.where(self.sorted[at] == hashes, self.order[at], -1)
+
+
+class _ColumnReader:
+    """Reads run folders into `ObservationColumns`: one pass over `dialogues.jsonl` keeping integer
+    codes, one over `scores.jsonl` keeping a float per dialogue and metric (`observations` semantics:
+    the last dialogue-level value, the mean of the turn-level values, in the place first read)."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, dict[str, int]] = {"crs": {}, "simulator": {}, "user": {}, "metric": {}}
+        self.crs, self.simulator, self.user = array("i"), array("i"), array("q")
+        self.trial, self.evaluable = array("q"), array("b")
+        self.segments: dict[int, list[tuple[int, MetricColumn]]] = defaultdict(list)
+        self.runs = 0
+
+    def _code(self, kind: str, name: str) -> int:
+        codes = self.names[kind]
+        return codes.setdefault(name, len(codes))
+
+    def add(self, dialogues_path: Path, scores_path: Path, crs_suffix: str) -> None:
+        start = len(self.crs)
+        hashes = array("q")
+        for dialogue in iter_dialogues(dialogues_path):
+            self.crs.append(self._code("crs", (dialogue.crs_id or "") + crs_suffix))
+            self.simulator.append(self._code("simulator", dialogue.simulator_id or ""))
+            user = dialogue.user_id
+            self.user.append(-1 if user is None else self._code("user", user))
+            self.trial.append(keys.metadata(keys.TRIAL, dialogue) or 0)
+            self.evaluable.append(dialogue.evaluable)
+            hashes.append(hash(dialogue.id))
+        size = len(self.crs) - start
+        ids = _HashedIds(_numbers(hashes, np.int64))
+        by_id: dict[str, int] | None = None
+        if not ids.distinct:  # a repeated id (or, rarely, a shared hash): a dict, the last one wins
+            by_id = {dialogue.id: i for i, dialogue in enumerate(iter_dialogues(dialogues_path))}
+        users = _numbers(self.user, np.int64)[start:]
+        columns: dict[int, MetricColumn] = {}
+        turns = _TurnValues()
+        base = self.runs << _RUN_SHIFT
+        batch = _ScoreBatch()
+        line = 0
+        for record in iter_scores(scores_path):
+            ident = hash(record.dialogue_id) if by_id is None else by_id.get(record.dialogue_id, -1)
+            batch.add(ident, self._code("metric", record.metric), record.value, record.turn is not None)
+            if len(batch) >= SCORE_BATCH:
+                line += batch.flush(ids if by_id is None else None, users, columns, turns, base + line, size)
+                batch = _ScoreBatch()
+        batch.flush(ids if by_id is None else None, users, columns, turns, base + line, size)
+        turns.finish(columns, base + (1 << _TURN_SHIFT), size)
+        for metric, column in columns.items():
+            self.segments[metric].append((start, column))
+        self.runs += 1
+
+    def finish(self) -> ObservationColumns:
+        size = len(self.crs)
+        crs, simulator = _numbers(self.crs, np.int32), _numbers(self.simulator, np.int32)
+        user, trial = _numbers(self.user, np.int64), _numbers(self.trial, np.int64)
+        evaluable = _numbers(self.evaluable, np.int8).astype(bool)
+        occurrence = _occurrences(crs, simulator, user, trial)
+        key = np.zeros(0, dtype=np.int64)
+        if size:
+            key = np.unique(np.stack([user, trial, occurrence], axis=1), axis=0, return_inverse=True)[1]
+        users = list(self.names["user"])
+        persons = sorted({person_of(u) for u in users})
+        person_code = {person: code for code, person in enumerate(persons)}
+        of_user = np.array([person_code[person_of(u)] for u in users] + [-1], dtype=np.int64)
+        values: dict[str, MetricColumn] = {}
+        metric_names = list(self.names["metric"])
+        firsts = []
+        for metric, segments in self.segments.items():
+            column = segments[0][1] if len(segments) == 1 and segments[0][1].order.size == size else None
+            if column is None:
+                column = MetricColumn.empty(size)
+                for start, part in segments:
+                    end = start + part.order.size
+                    column.value[start:end], column.present[start:end] = part.value, part.present
+                    column.order[start:end] = part.order
+            seen = column.order[column.order >= 0]
+            if seen.size:
+                firsts.append((int(seen.min()), metric_names[metric], column))
+        for _, name, column in sorted(firsts, key=lambda found: found[0]):
+            values[name] = column
+        return ObservationColumns(
+            crs_names=list(self.names["crs"]),
+            simulator_names=list(self.names["simulator"]),
+            persons=persons,
+            crs=crs,
+            simulator=simulator,
+            key=key.reshape(-1).astype(np.int64),
+            person=of_user[user],  # -1 (the last entry) for dialogues without a user
+            trial=trial,
+            evaluable=evaluable,
+            values=values,
+        )
+
+
+def _numbers(values: array[Any], dtype: type[np.generic]) -> np.ndarray:
+    """A typed array as a numpy array (a view, no copy)."""
+    return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
+
+
+def _occurrences(crs: np.ndarray, simulator: np.ndarray, user: np.ndarray, trial: np.ndarray) -> np.ndarray:
+    """Per dialogue, how many dialogues before it in reading order share its CRS, simulator, user and
+    trial (what pairs the n-th meeting of a user with one CRS with the n-th with another)."""
+    order = np.lexsort((np.arange(crs.size), trial, user, simulator, crs))
+    same = np.ones(max(crs.size - 1, 0), dtype=bool)
+    for field_ in (crs, simulator, user, trial):
+        ordered = field_[order]
+        same &= ordered[1:] == ordered[:-1]
+    new = np.r_[True, ~same] if crs.size else np.zeros(0, dtype=bool)
+    starts = np.flatnonzero(new)
+    sizes = np.diff(np.append(starts, crs.size))
+    ranks = np.arange(crs.size) - np.repeat(starts, sizes)
+    occurrence = np.empty(crs.size, dtype=np.int64)
+    occurrence[order] = ranks
+    return occurrence
+
+
+class _ScoreBatch:
+    """Score records awaiting their dialogues: an id hash (or position), metric code, value and flags."""
+
+    def __init__(self) -> None:
+        self.ident, self.metric, self.value, self.flags = array("q"), array("i"), array("d"), array("b")
+
+    def __len__(self) -> int:
+        return len(self.ident)
+
+    def add(self, ident: int, metric: int, value: float | None, turn: bool) -> None:
+        self.ident.append(ident)
+        self.metric.append(metric)
+        self.value.append(math.nan if value is None else value)
+        self.flags.append((value is not None) | (turn << 1))
+
+    def flush(
+        self,
+        ids: _HashedIds | None,
+        users: np.ndarray,
+        columns: dict[int, MetricColumn],
+        turns: _TurnValues,
+        first: int,
+        size: int,
+    ) -> int:
+        """Put the batch's values into `columns` (the turn-level ones into `turns`), the batch's
+        first record at reading position `first`; returns the records flushed."""
+        count = len(self.ident)
+        if not count:
+            return 0
+        ident = np.frombuffer(self.ident, dtype=np.int64)
+        code = ident if ids is None else ids.resolve(ident)
+        metric = np.frombuffer(self.metric, dtype=np.int32)
+        value = np.frombuffer(self.value, dtype=np.float64)
+        flags = np.frombuffer(self.flags, dtype=np.int8)
+        known = code >= 0
+        known[known] = users[code[known]] >= 0  # a dialogue without a user cannot be paired
+        turn = (flags & 2) != 0
+        present = (flags & 1) != 0
+        whole = known & ~turn
+        for m in np.unique(metric[whole]):
+            at = np.flatnonzero(whole & (metric == m))
+            column = columns.setdefault(int(m), MetricColumn.empty(size))
+            codes = code[at]
+            dialogues, firsts = np.unique(codes, return_index=True)
+            last = codes.size - 1 - np.unique(codes[::-1], return_index=True)[1]  # the last value wins
+            column.value[dialogues] = value[at[last]]
+            column.present[dialogues] = present[at[last]]
+            fresh = column.order[dialogues] < 0  # the place is where the value was first read
+            column.order[dialogues[fresh]] = first + at[firsts[fresh]]
+        at = np.flatnonzero(known & turn)
+        turns.add(code[at], metric[at], value[at], present[at])
+        return count
+
+
+class _TurnValues:
+    """Turn-level values, in reading order, until each dialogue's mean can be taken."""
+
+    def __init__(self) -> None:
+        self.code, self.metric, self.value, self.present = array("q"), array("i"), array("d"), array("b")
+
+    def add(self, code: np.ndarray, metric: np.ndarray, value: np.ndarray, present: np.ndarray) -> None:
+        self.code.frombytes(code.astype(np.int64).tobytes())
+        self.metric.frombytes(metric.astype(np.int32).tobytes())
+        self.value.frombytes(value.astype(np.float64).tobytes())
+        self.present.frombytes(present.astype(np.int8).tobytes())
+
+    def finish(self, columns: dict[int, MetricColumn], first: int, size: int) -> None:
+        """Each dialogue's mean of its turn values of a metric (None without one) replaces its
+        dialogue-level value; a dialogue without one takes its place from its first turn record."""
+        if not len(self.code):
+            return
+        group = np.frombuffer(self.metric, dtype=np.int32).astype(np.int64) * max(size, 1) + np.frombuffer(
+            self.code, dtype=np.int64
+        )
+        order = np.argsort(group, kind="stable")  # groups, each in reading order
+        grouped = group[order]
+        starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+        ids = np.repeat(np.arange(starts.size), np.diff(np.append(starts, grouped.size)))
+        present = np.frombuffer(self.present, dtype=np.int8)[order].astype(bool)
+        values = np.frombuffer(self.value, dtype=np.float64)[order][present]
+        counts = np.bincount(ids[present], minlength=starts.size)
+        means = np.full(starts.size, math.nan)
+        has = counts > 0
+        offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        means[has] = _group_means(values, offsets[has], counts[has])
+        metric, dialogue = np.divmod(grouped[starts], max(size, 1))
+        for m in np.unique(metric):
+            at = np.flatnonzero(metric == m)
+            column = columns.setdefault(int(m), MetricColumn.empty(size))
+            rows = dialogue[at]
+            column.value[rows], column.present[rows] = means[at], has[at]
+            fresh = column.order[rows] < 0
+            column.order[rows[fresh]] = first + order[starts[at[fresh]]]
+
+
+def _group_means(values: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The mean of each group `values[start : start + count]`, bit for bit what `np.mean` gives for
+    the group alone (its pairwise summation): groups of one size are taken as the rows of a matrix."""
+    means = np.empty(counts.size)
+    for size in np.unique(counts):
+        rows = np.flatnonzero(counts == size)
+        if size > 1024:  # long groups one at a time, as np.mean sums them
+            for row in rows:
+                means[row] = np.mean(values[starts[row] : starts[row] + size])
+        else:
+            means[rows] = np.mean(values[starts[rows, None] + np.arange(size)], axis=1)
+    return means
+
+
+def _pair_means(values: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Per group of rows of the (n, 2) `values`, the column means bit for bit as `np.mean(rows,
+    axis=0)` gives them: the rows summed one after the other, then divided by their count."""
+    means = np.empty((counts.size, 2))
+    for size in np.unique(counts):
+        rows = np.flatnonzero(counts == size)
+        first = starts[rows]
+        total = values[first].copy()
+        for offset in range(1, int(size)):
+            total += values[first + offset]
+        means[rows] = total / size
+    return means
+
+
+def read_columns(runs: Iterable[tuple[Path, Path, str]]) -> ObservationColumns:
+    """The observations of runs, each given as (`dialogues.jsonl`, `scores.jsonl`, CRS suffix),
+    column-wise: what `read_observations` gives, in a few bytes per dialogue and metric. Bad lines
+    are DataErrors naming the file, the record and the field."""
+    reader = _ColumnReader()
+    for dialogues_path, scores_path, crs_suffix in runs:
+        reader.add(dialogues_path, scores_path, crs_suffix)
+    return reader.finish()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,35 +636,55 @@ class PairedSample:
         return difference
 
 
-def pair(a: Sequence[Observation], b: Sequence[Observation]) -> PairedSample:
+def _as_columns(
+    a: Column | Sequence[Observation], b: Column | Sequence[Observation]
+) -> tuple[Column, Column]:
+    if isinstance(a, Column) and isinstance(b, Column):
+        return a, b
+    if isinstance(a, Column) or isinstance(b, Column):
+        raise TypeError("pair columns with columns and observations with observations")
+    left, right = columns_of(a, b)
+    return left, right
+
+
+def _distinct_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys in the order first seen, and the index of each one's last observation: a key
+    seen twice pairs in its first place with its last value."""
+    distinct, first = np.unique(key, return_index=True)
+    last = key.size - 1 - np.unique(key[::-1], return_index=True)[1]
+    order = np.argsort(first)
+    return distinct[order], last[order]
+
+
+def pair(a: Column | Sequence[Observation], b: Column | Sequence[Observation]) -> PairedSample:
     """Pair two CRSs' observations by (user, trial, occurrence); drop pairs with a non-evaluable
-    dialogue or a missing value on either side; average each person's kept pairs."""
-    left = {(o.user, o.unit): o for o in a}
-    right = {(o.user, o.unit): o for o in b}
-    common = [key for key in left if key in right]
-    per_user: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    not_evaluable = missing = 0
-    for key in common:
-        x, y = left[key], right[key]
-        if not (x.evaluable and y.evaluable):
-            not_evaluable += 1
-        elif x.value is None or y.value is None:
-            missing += 1
-        else:
-            per_user[x.who].append((x.value, y.value))
-    users = sorted(per_user)
-    values = [np.mean(per_user[u], axis=0) for u in users]
-    kept = [v for u in users for pair_ in per_user[u] for v in pair_]
+    dialogue or a missing value on either side; average each person's kept pairs (persons in id
+    order, a person's pairs in A's reading order)."""
+    left, right = _as_columns(a, b)
+    keys_a, last_a = _distinct_keys(left.key)
+    keys_b, last_b = _distinct_keys(right.key)
+    sorter = np.argsort(keys_b)
+    at = np.minimum(np.searchsorted(keys_b, keys_a, sorter=sorter), max(keys_b.size - 1, 0))
+    common = keys_b[sorter[at]] == keys_a if keys_b.size else np.zeros(keys_a.size, dtype=bool)
+    x, y = last_a[common], last_b[sorter[at[common]]]
+    both = left.evaluable[x] & right.evaluable[y]
+    kept = both & left.present[x] & right.present[y]
+    x, y = x[kept], y[kept]
+    who = left.person[x]
+    order = np.argsort(who, kind="stable")
+    persons, starts, counts = np.unique(who[order], return_index=True, return_counts=True)
+    values = np.stack([left.value[x][order], right.value[y][order]], axis=1)
+    means = _pair_means(values, starts, counts)
     return PairedSample(
-        a=np.array([v[0] for v in values], dtype=float),
-        b=np.array([v[1] for v in values], dtype=float),
-        users=users,
-        pairs=sum(len(per_user[u]) for u in users),
-        not_evaluable=not_evaluable,
-        missing=missing,
-        unmatched=len(left) + len(right) - 2 * len(common),
-        one_per_user=all(len(per_user[u]) == 1 for u in users),
-        binary=bool(kept) and all(v in (0.0, 1.0) for v in kept),
+        a=np.ascontiguousarray(means[:, 0]),
+        b=np.ascontiguousarray(means[:, 1]),
+        users=[left.persons[p] for p in persons],
+        pairs=int(counts.sum()),
+        not_evaluable=int(common.sum() - both.sum()),
+        missing=int(both.sum() - kept.sum()),
+        unmatched=int(keys_a.size + keys_b.size - 2 * common.sum()),
+        one_per_user=bool(np.all(counts == 1)),
+        binary=bool(values.size) and bool(np.all((values == 0.0) | (values == 1.0))),
     )
 
 
@@ -472,8 +935,8 @@ class Comparison(BaseModel):
 
 def compare_pair(
     key: tuple[str, str, str, str],
-    a: Sequence[Observation],
-    b: Sequence[Observation],
+    a: Column | Sequence[Observation],
+    b: Column | Sequence[Observation],
     options: ComparisonOptions,
 ) -> tuple[PairResult, PairedSample]:
     """The statistics of one pair, `key` = (simulator, metric, CRS A, CRS B), before correction
@@ -531,30 +994,44 @@ def holm(p_values: Sequence[float], alpha: float = ALPHA) -> list[float]:
     return [float(p) for p in multipletests(list(p_values), alpha=alpha, method="holm")[1]]
 
 
-def _user_means(observations: Sequence[Observation]) -> tuple[float | None, int]:
-    by_user: dict[str, list[float]] = defaultdict(list)
-    for o in observations:
-        if o.evaluable and o.value is not None:
-            by_user[o.who].append(o.value)
-    if not by_user:
+def _in_first_seen_order(codes: np.ndarray) -> np.ndarray:
+    """Per entry, the rank of its code among the distinct codes in the order first seen."""
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(first.size)
+    found: np.ndarray = rank[inverse.reshape(-1)]
+    return found
+
+
+def _user_means(column: Column) -> tuple[float | None, int]:
+    """The mean over persons (in the order first seen) of each one's mean evaluable value, and
+    the number of persons."""
+    kept = column.evaluable & column.present
+    if not kept.any():
         return None, 0
-    return float(np.mean([np.mean(v) for v in by_user.values()])), len(by_user)
+    group = _in_first_seen_order(column.person[kept])
+    order = np.argsort(group, kind="stable")
+    counts = np.bincount(group)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    means = _group_means(column.value[kept][order], starts, counts)
+    return float(np.mean(means)), int(means.size)
 
 
-def trial_spread(observations: Sequence[Observation]) -> tuple[int, float | None]:
+def trial_spread(observations: Column | Sequence[Observation]) -> tuple[int, float | None]:
     """The trials of a CRS's observations and the SD over trials of its mean (each trial's mean taken
     as the CRS's mean is, over its users); None below two trials."""
-    by_trial: dict[int, list[Observation]] = defaultdict(list)
-    for o in observations:
-        by_trial[o.unit[0]].append(o)
-    means = [m for m in (_user_means(found)[0] for found in by_trial.values()) if m is not None]
-    return len(by_trial), (float(np.std(means, ddof=1)) if len(means) >= 2 else None)
+    column = observations if isinstance(observations, Column) else columns_of(observations)[0]
+    trial = _in_first_seen_order(column.trial) if column.trial.size else column.trial
+    trials = int(trial.max()) + 1 if trial.size else 0
+    found = (_user_means(column.take(np.flatnonzero(trial == t)))[0] for t in range(trials))
+    means = [m for m in found if m is not None]
+    return trials, (float(np.std(means, ddof=1)) if len(means) >= 2 else None)
 
 
 def compare_metric(
     simulator: str,
     metric: str,
-    by_crs: dict[str, list[Observation]],
+    by_crs: Mapping[str, Column],
     options: ComparisonOptions,
     direction: Direction | None = None,
 ) -> MetricComparison | None:
@@ -658,37 +1135,33 @@ def verdicts(results: Sequence[MetricComparison]) -> list[Verdict]:
 
 
 def compare(
-    observations: Iterable[Observation],
+    observations: Iterable[Observation] | Cells,
     options: ComparisonOptions | None = None,
     directions: Mapping[str, Direction] | None = None,
 ) -> Comparison:
     """Paired comparisons per simulator and metric (in the order first seen) between the CRSs, and
-    the verdicts across metrics. `directions`: metric label -> which way is better (a label not in
-    it is read as higher better, and said so).
+    the verdicts across metrics; `observations` are objects or columns (`read_columns`).
+    `directions`: metric label -> which way is better (a label not in it is read as higher better,
+    and said so).
 
     An unknown `options.metrics` label or baseline is a ConfigError naming what there is."""
     options = options or ComparisonOptions()
-    cells: dict[tuple[str, str], dict[str, list[Observation]]] = defaultdict(dict)
-    crss: set[str] = set()
-    metrics: dict[str, None] = {}
-    for o in observations:
-        cells[(o.simulator, o.metric)].setdefault(o.crs, []).append(o)
-        crss.add(o.crs)
-        metrics.setdefault(o.metric)
+    cells = cells_of(observations)
+    metrics = cells.metrics
     wanted = options.metrics if options.metrics is not None else list(metrics)
     unknown = [m for m in wanted if m not in metrics]
     if unknown:
         raise ConfigError(
             f"--metrics: no scores for {', '.join(unknown)}; the runs have {', '.join(metrics) or 'none'}"
         )
+    crss = cells.crss
     if options.baseline is not None and options.baseline not in crss:
         raise ConfigError(f"--baseline: no CRS {options.baseline!r}; the runs have {', '.join(sorted(crss))}")
-    simulators = sorted({sim for sim, _ in cells})
     results = []
-    for simulator in simulators:
+    for simulator in cells.simulators:
         for metric in wanted:
             direction = (directions or {}).get(metric)
-            found = compare_metric(simulator, metric, cells.get((simulator, metric), {}), options, direction)
+            found = compare_metric(simulator, metric, cells.cell(simulator, metric), options, direction)
             if found is not None:
                 results.append(found)
     return Comparison(options=options, results=results, verdicts=verdicts(results))
