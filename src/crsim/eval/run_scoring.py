@@ -30,7 +30,7 @@ from crsim.core.plugins import ComponentSpec
 from crsim.core.progress import Progress
 from crsim.core.yaml_files import read_yaml_mapping, validate_located
 from crsim.eval.metrics.base import Metric, metric_info
-from crsim.eval.metrics.structure import readings_shared
+from crsim.eval.metrics.structure import first_without_acts, readings_shared
 from crsim.eval.scores import (
     CurveBuilder,
     GroupKey,
@@ -49,7 +49,7 @@ from crsim.eval.scores import (
     trusted_record,
     write_summary,
 )
-from crsim.eval.scoring import AnnotationCounts, DialogueAnnotator, needs_acts, score_all
+from crsim.eval.scoring import AnnotationCounts, DialogueAnnotator, score_all
 from crsim.llm.client import LLMHub
 from crsim.llm.config import LLMSettings
 from crsim.model.dialogue import Dialogue
@@ -263,7 +263,9 @@ def _evaluate_path(
                 rescored: set[str] = set()
                 scored_ids: set[str] = set()
                 dialogues = iter_dialogues(dialogues_path)
-                stream = None if sync is None else _Stream(sync, options, builder, curves, progress, on_batch)
+                stream = None
+                if sync is not None:
+                    stream = _Stream(sync, options, annotator is not None, builder, curves, progress, on_batch)
                 if stream is not None and annotator is not None:
                     counts.annotator = annotator.name  # as `score_all` sets it
                 while True:
@@ -271,10 +273,8 @@ def _evaluate_path(
                     read = 0
                     for dialogue in islice(dialogues, BATCH):
                         read += 1
-                        if stream is None or batch or (annotator is not None and needs_acts(dialogue)):
+                        if stream is None or batch or not stream.score(dialogue):
                             batch.append(dialogue)
-                        else:
-                            stream.score(dialogue)
                         if merging:
                             scored_ids.add(dialogue.id)
                     if not read:
@@ -358,6 +358,7 @@ class _Stream:
         self,
         metrics: list[Metric],
         options: EvaluateOptions,
+        annotating: bool,
         builder: SummaryBuilder,
         curves: CurveBuilder,
         progress: Progress | None,
@@ -367,6 +368,7 @@ class _Stream:
         self.labels = [m.label for m in metrics]
         self._parts = [metric_part(label) for label in self.labels]
         self._unevaluable = options.score_unevaluable
+        self._annotating = annotating
         self._builder, self._curves = builder, curves
         self._progress, self._on_batch = progress, on_batch
         self._lines: list[str] = []
@@ -374,8 +376,12 @@ class _Stream:
         self._ended: list[str | None] = []
         self.scored = 0
 
-    def score(self, dialogue: Dialogue) -> None:
+    def score(self, dialogue: Dialogue) -> bool:
+        """Score a dialogue, unless an annotator is to fill in acts it lacks (then False: it goes
+        through `score_all` with the rest of its batch)."""
         with readings_shared():
+            if self._annotating and first_without_acts(dialogue) is not None:  # `needs_acts`
+                return False
             scored = dialogue_outcomes(
                 dialogue, self.metrics, self.labels, score_unevaluable=self._unevaluable
             )
@@ -401,6 +407,7 @@ class _Stream:
         if self._on_batch is not None:
             self._on_batch([dialogue])
         self.scored += 1
+        return True
 
     def text(self) -> str:
         """The score lines of the dialogues scored since the last call."""

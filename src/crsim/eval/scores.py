@@ -17,7 +17,6 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import add, mul
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -636,6 +635,10 @@ def write_summary(
     write_summary_file(summaries, Path(path), built_from, metrics=metrics, curves=curves)
 
 
+#: Rows of per-turn values a `CurveBuilder` keeps per curve before adding them to its sums.
+_CURVE_BLOCK = 500
+
+
 class CurveBuilder:
     """Per-turn curves (turns 1..horizon) of the per-turn metrics per CRS × simulator, built batch by
     batch over the evaluable dialogues: running sums and counts, never the dialogues themselves."""
@@ -643,7 +646,8 @@ class CurveBuilder:
     def __init__(self, metrics: Sequence[Metric | Evaluator], horizon: int) -> None:
         self.metrics = [m for m in metrics if isinstance(m, PerTurnMetric)]
         self.horizon = horizon
-        self._ones = [1] * horizon
+        #: (group, label) -> per-turn rows without a None, not yet added to the sums (`_flush`).
+        self._rows: dict[tuple[GroupKey, str], list[list[float | None]]] = {}
         #: (group, label) -> per turn: sum of the values, sum of their squares, how many there are.
         self._sums: dict[tuple[GroupKey, str], list[float]] = {}
         self._counts: dict[tuple[GroupKey, str], list[int]] = {}
@@ -660,25 +664,41 @@ class CurveBuilder:
         horizon = self.horizon
         for metric in self.metrics:
             key = (group, metric.label)
-            sums = self._sums.get(key)
-            if sums is None:
-                sums = self._sums[key] = [0.0] * horizon
+            if key not in self._sums:
+                self._sums[key] = [0.0] * horizon
                 self._counts[key] = [0] * horizon
                 self._squares[key] = [0.0] * horizon
-            squares, counts = self._squares[key], self._counts[key]
+                self._rows[key] = []
             row = metric.per_turn(dialogue, horizon)
-            if None not in row and len(row) == horizon:  # the common case, the same sums made in C
-                sums[:] = map(add, sums, row)
-                squares[:] = map(add, squares, map(mul, row, row))
-                counts[:] = map(add, counts, self._ones)
+            if len(row) == horizon and None not in row:  # the common case: summed a block at a time
+                rows = self._rows[key]
+                rows.append(row)
+                if len(rows) >= _CURVE_BLOCK:
+                    self._flush(key)
                 continue
+            self._flush(key)  # the values before this row are summed first, in order
+            sums, squares, counts = self._sums[key], self._squares[key], self._counts[key]
             for index, value in enumerate(row):
                 if value is not None:
                     sums[index] += value
                     squares[index] += value * value
                     counts[index] += 1
 
+    def _flush(self, key: tuple[GroupKey, str]) -> None:
+        """Add the rows kept for `key` to its sums: running sums down each turn's column
+        (`numpy.cumsum`), the same additions in the same order as one row at a time."""
+        rows = self._rows[key]
+        if not rows:
+            return
+        block = np.array(rows, dtype=float)
+        for totals, values in ((self._sums[key], block), (self._squares[key], block * block)):
+            totals[:] = np.cumsum(np.vstack([np.array(totals, dtype=float), values]), axis=0)[-1].tolist()
+        self._counts[key] = [count + len(rows) for count in self._counts[key]]
+        rows.clear()
+
     def curves(self) -> list[GroupCurve]:
+        for key in self._rows:
+            self._flush(key)
         found = []
         for (group, label), sums in self._sums.items():
             counts = self._counts[(group, label)]

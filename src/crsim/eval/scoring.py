@@ -50,7 +50,10 @@ class AnnotationCounts:
 
 def needs_acts(dialogue: Dialogue) -> bool:
     """Whether some user utterance has no acts (the intent-based metrics cannot read it)."""
-    return any(u.role is Role.USER and not u.acts for u in dialogue.utterances)
+    for utterance in dialogue.utterances:
+        if not utterance.acts and utterance.role is Role.USER:
+            return True
+    return False
 
 
 async def score_all(

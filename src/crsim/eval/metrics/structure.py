@@ -80,9 +80,15 @@ def recommends(utterance: Utterance) -> bool:
     )
 
 
+def first_without_acts(dialogue: Dialogue) -> int | None:
+    """The index of the first user utterance without dialogue acts (None when every one has acts),
+    read once per dialogue inside `readings_shared`."""
+    return shared_reading("without acts", dialogue, None, lambda: _first_without_acts(dialogue))
+
+
 def require_user_acts(dialogue: Dialogue) -> None:
     """Raise `NotApplicable` naming the first user utterance that has no dialogue acts."""
-    index = shared_reading("without acts", dialogue, None, lambda: _first_without_acts(dialogue))
+    index = first_without_acts(dialogue)
     if index is not None:
         raise NotApplicable(NO_ACTS, f"dialogue {dialogue.id!r}, utterance {index}")
 
