@@ -395,15 +395,16 @@ class _Stream:
                 ended, outcomes = scored
             self._curves.add_one(dialogue)
         head = line_head(dialogue.id, dialogue.crs_id, dialogue.simulator_id, ended)
-        self._lines.extend(
-            score_line(head, part, value, reason, error)
-            for part, (value, reason, error) in zip(self._parts, outcomes, strict=True)
-        )
+        failed, lines = False, self._lines
+        for part, (value, reason, error) in zip(self._parts, outcomes, strict=True):
+            lines.append(score_line(head, part, value, reason, error))
+            if error is not None:
+                failed = True
         self._rows.append(((dialogue.crs_id, dialogue.simulator_id), dialogue.id, outcomes))
         self._ended.append(ended)
         self._builder.add_dialogue(dialogue)
         if self._progress is not None:
-            self._progress.advance(error=any(error is not None for _, _, error in outcomes))
+            self._progress.advance(error=failed)
         if self._on_batch is not None:
             self._on_batch([dialogue])
         self.scored += 1

@@ -189,8 +189,10 @@ def dialogue_outcomes(
         return ended, [(None, skip, None)] * len(metrics)
     outcomes: list[Outcome] = []
     for metric, label in zip(metrics, labels, strict=True):
-        value, reason, error = metric_value(metric, dialogue)
-        outcomes.append((value, reason, None if error is None else error_message(dialogue.id, label, error)))
+        outcome = metric_value(metric, dialogue)
+        if outcome[2] is not None:
+            outcome = (None, outcome[1], error_message(dialogue.id, label, outcome[2]))
+        outcomes.append(outcome)
     return ended, outcomes
 
 
