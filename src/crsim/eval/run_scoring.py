@@ -265,7 +265,9 @@ def _evaluate_path(
                 dialogues = iter_dialogues(dialogues_path)
                 stream = None
                 if sync is not None:
-                    stream = _Stream(sync, options, annotator is not None, builder, curves, progress, on_batch)
+                    stream = _Stream(
+                        sync, options, annotator is not None, builder, curves, progress, on_batch
+                    )
                 if stream is not None and annotator is not None:
                     counts.annotator = annotator.name  # as `score_all` sets it
                 while True:

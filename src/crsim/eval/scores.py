@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from pydantic import BaseModel
@@ -501,7 +501,7 @@ class SummaryBuilder:
                     self._fold(state, [(label, [(d, *o[index][:2]) for d, o in group])])
                     continue
                 values, clusters = state.metric(label)
-                values.extend(column)  # finite floats (`metric_value`), no NaN to flag
+                values.extend(cast("list[float]", column))  # finite (`metric_value`): no NaN to flag
                 clusters.extend(codes)
 
     @staticmethod

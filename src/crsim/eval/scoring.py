@@ -50,10 +50,7 @@ class AnnotationCounts:
 
 def needs_acts(dialogue: Dialogue) -> bool:
     """Whether some user utterance has no acts (the intent-based metrics cannot read it)."""
-    for utterance in dialogue.utterances:
-        if not utterance.acts and utterance.role is Role.USER:
-            return True
-    return False
+    return any(u.role is Role.USER and not u.acts for u in dialogue.utterances)
 
 
 async def score_all(
