@@ -212,6 +212,9 @@ _LINE_TAIL = (
 )
 
 
+_PRESENT_TAIL = ',"missing_reason":null,"error":null' + _LINE_TAIL
+
+
 def line_head(dialogue_id: str, crs_id: str | None, simulator_id: str | None, termination: str | None) -> str:
     """The start of every `score_line` of one dialogue, up to the metric's label."""
     return (
@@ -232,6 +235,8 @@ def score_line(
     of these fields and defaults elsewhere, without building the record; `head` is `line_head` of the
     dialogue and `metric` the `metric_part` of the metric's label. An evaluation writes one per
     dialogue and metric."""
+    if missing_reason is None and error is None:
+        return f"{head}{metric}{json_float(value)}{_PRESENT_TAIL}"
     return (
         f'{head}{metric}{json_float(value)},"missing_reason":{json_string(missing_reason)},'
         f'"error":{json_string(error)}{_LINE_TAIL}'
