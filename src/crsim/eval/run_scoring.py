@@ -29,19 +29,24 @@ from crsim.core.interrupt import run_interruptibly
 from crsim.core.plugins import ComponentSpec
 from crsim.core.progress import Progress
 from crsim.core.yaml_files import read_yaml_mapping, validate_located
-from crsim.eval.metrics.base import metric_info
-from crsim.eval.metrics.structure import readings_shared
+from crsim.eval.metrics.base import Metric, metric_info
+from crsim.eval.metrics.structure import first_without_acts, readings_shared
 from crsim.eval.scores import (
     CurveBuilder,
+    GroupKey,
     GroupSummary,
+    Outcome,
     ScoreRecord,
     SummaryBuilder,
     build_metrics,
     default_metrics,
+    dialogue_outcomes,
     kept_scores,
     order_metrics,
     read_scores,
+    score_dialogue,
     scores_writer,
+    trusted_record,
     write_summary,
 )
 from crsim.eval.scoring import AnnotationCounts, DialogueAnnotator, score_all
@@ -54,6 +59,7 @@ from crsim.model.run_folder.files import SCORES, SUMMARY, RunPaths
 from crsim.model.run_folder.folder import Completeness, completeness, count_lines
 from crsim.model.run_folder.lock import HeldLock, run_folder_lock
 from crsim.model.run_folder.manifest import Manifest, load_manifest
+from crsim.model.run_folder.scores import line_head, metric_part, score_line
 from crsim.model.run_folder.summary import (
     GroupCurve,
     MetricInfo,
@@ -244,33 +250,65 @@ def _evaluate_path(
     kept_labels: dict[str, None] = {}
     earlier_labels: dict[str, None] = {}
 
+    scores_path = RunPaths(out_dir).scores
+    merging = not options.replace and scores_path.is_file()
+    # With no evaluator to await, dialogues are scored one at a time as they are read (`_Stream`);
+    # a batch goes through `score_all` from a dialogue that needs acts (the annotator's concurrency).
+    awaits = any(not isinstance(m, Metric) for m in metrics)
+    sync = None if awaits else [m for m in metrics if isinstance(m, Metric)]
+
     async def go() -> None:
         try:
-            with scores_writer(RunPaths(out_dir).scores) as write, young_collections_only() as tick:
+            with scores_writer(scores_path) as write, young_collections_only() as tick:
                 rescored: set[str] = set()
                 scored_ids: set[str] = set()
-                for batch in _batches(iter_dialogues(dialogues_path), BATCH):
-                    with readings_shared():  # the metrics and curves read each dialogue once
-                        records = await score_all(
-                            batch,
-                            metrics,
-                            annotator=annotator,
-                            concurrency=options.concurrency,
-                            counts=counts,
-                            score_unevaluable=options.score_unevaluable,
-                            progress=progress,
-                        )
-                        curves.add(batch)
-                    write(records)
-                    builder.add(records, batch)
-                    if on_batch is not None:
-                        on_batch(batch)
+                dialogues = iter_dialogues(dialogues_path)
+                stream = None
+                if sync is not None:
+                    stream = _Stream(
+                        sync, options, annotator is not None, builder, curves, progress, on_batch
+                    )
+                if stream is not None and annotator is not None:
+                    counts.annotator = annotator.name  # as `score_all` sets it
+                while True:
+                    batch: list[Dialogue] = []
+                    read = 0
+                    for dialogue in islice(dialogues, BATCH):
+                        read += 1
+                        if stream is None or batch or not stream.score(dialogue):
+                            batch.append(dialogue)
+                        if merging:
+                            scored_ids.add(dialogue.id)
+                    if not read:
+                        break
+                    if stream is not None:
+                        write.lines(stream.text())
+                    if batch:
+                        with readings_shared():  # the metrics and curves read each dialogue once
+                            records = await score_all(
+                                batch,
+                                metrics,
+                                annotator=annotator,
+                                concurrency=options.concurrency,
+                                counts=counts,
+                                score_unevaluable=options.score_unevaluable,
+                                progress=progress,
+                            )
+                            curves.add(batch)
+                        write(records)
+                        builder.add([*(stream.records() if stream else ()), *records], batch)
+                        if on_batch is not None:
+                            on_batch(batch)
+                        rescored.update(r.metric for r in records)
+                    elif stream is not None:
+                        stream.fold()
+                    if stream is not None and stream.scored:
+                        rescored.update(stream.labels)
+                    batch.clear()
                     tick()
-                    rescored.update(r.metric for r in records)
-                    scored_ids.update(d.id for d in batch)
-                if not options.replace:  # merge: earlier scores of other metrics stay
+                if merging:  # earlier scores of other metrics stay
                     earlier = kept_scores(
-                        RunPaths(out_dir).scores,
+                        scores_path,
                         rescored=rescored,
                         dialogue_ids=scored_ids,
                         labels=earlier_labels,
@@ -309,6 +347,94 @@ def _evaluate_path(
     return EvaluationResult(
         summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels), completeness(path)
     )
+
+
+class _Stream:
+    """Scores dialogues one at a time as they are read, when no evaluator awaits: each dialogue's
+    outcomes, curves and counts are taken and the dialogue let go before the next is read (a batch
+    held whole costs more to read and score), keeping for a batch only the score lines and the
+    outcomes the summary folds at the batch's end. The same lines and summaries as `score_all` over
+    the batch and `SummaryBuilder.add` of its records."""
+
+    def __init__(
+        self,
+        metrics: list[Metric],
+        options: EvaluateOptions,
+        annotating: bool,
+        builder: SummaryBuilder,
+        curves: CurveBuilder,
+        progress: Progress | None,
+        on_batch: Callable[[Sequence[Dialogue]], None] | None,
+    ) -> None:
+        self.metrics = metrics
+        self.labels = [m.label for m in metrics]
+        self._parts = [metric_part(label) for label in self.labels]
+        self._unevaluable = options.score_unevaluable
+        self._annotating = annotating
+        self._builder, self._curves = builder, curves
+        self._progress, self._on_batch = progress, on_batch
+        self._lines: list[str] = []
+        self._rows: list[tuple[GroupKey, str, list[Outcome]]] = []
+        self._ended: list[str | None] = []
+        self.scored = 0
+
+    def score(self, dialogue: Dialogue) -> bool:
+        """Score a dialogue, unless an annotator is to fill in acts it lacks (then False: it goes
+        through `score_all` with the rest of its batch)."""
+        with readings_shared():
+            if self._annotating and first_without_acts(dialogue) is not None:  # `needs_acts`
+                return False
+            scored = dialogue_outcomes(
+                dialogue, self.metrics, self.labels, score_unevaluable=self._unevaluable
+            )
+            if scored is None:  # its termination cannot be read: each metric records why
+                records = [
+                    score_dialogue(dialogue, m, score_unevaluable=self._unevaluable) for m in self.metrics
+                ]
+                ended = records[0].termination if records else None
+                outcomes = [(r.value, r.missing_reason, r.error) for r in records]
+            else:
+                ended, outcomes = scored
+            self._curves.add_one(dialogue)
+        head = line_head(dialogue.id, dialogue.crs_id, dialogue.simulator_id, ended)
+        failed, lines = False, self._lines
+        for part, (value, reason, error) in zip(self._parts, outcomes, strict=True):
+            lines.append(score_line(head, part, value, reason, error))
+            if error is not None:
+                failed = True
+        self._rows.append(((dialogue.crs_id, dialogue.simulator_id), dialogue.id, outcomes))
+        self._ended.append(ended)
+        self._builder.add_dialogue(dialogue)
+        if self._progress is not None:
+            self._progress.advance(error=failed)
+        if self._on_batch is not None:
+            self._on_batch([dialogue])
+        self.scored += 1
+        return True
+
+    def text(self) -> str:
+        """The score lines of the dialogues scored since the last call."""
+        text = "".join(self._lines)
+        self._lines.clear()
+        return text
+
+    def fold(self) -> None:
+        """Fold the outcomes kept since the last fold into the summaries."""
+        self._builder.add_outcomes(self.labels, self._rows)
+        self._rows.clear()
+        self._ended.clear()
+
+    def records(self) -> list[ScoreRecord]:
+        """The outcomes kept since the last fold as score records (for `SummaryBuilder.add` of a batch
+        that also holds records of `score_all`), forgetting them."""
+        records = [
+            trusted_record(dialogue_id, key[0], key[1], ended, label, value, reason, error)
+            for (key, dialogue_id, outcomes), ended in zip(self._rows, self._ended, strict=True)
+            for label, (value, reason, error) in zip(self.labels, outcomes, strict=True)
+        ]
+        self._rows.clear()
+        self._ended.clear()
+        return records
 
 
 def _earlier_summary(path: Path) -> SummaryFile | None:

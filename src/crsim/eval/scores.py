@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from pydantic import BaseModel
@@ -127,6 +127,26 @@ def not_evaluable_reason(dialogue: Dialogue) -> str | None:
     return f"{NOT_EVALUABLE}: {termination.reason.value} ({fault})"
 
 
+def metric_value(metric: Metric, dialogue: Dialogue) -> tuple[float | None, str | None, str | None]:
+    """(value, missing reason, error) of one metric on one dialogue that counts: `NotApplicable` gives
+    its reason, a non-finite value or any other exception an error (one failing dialogue never stops
+    an evaluation). The error does not yet name the dialogue and the metric (`error_message`)."""
+    try:
+        value = metric.compute(dialogue)
+        if not math.isfinite(value):  # a TypeError for a non-number
+            return None, "error: non-finite value", f"returned {value!r}"
+        return float(value), None, None
+    except NotApplicable as exc:
+        return None, exc.reason, None
+    except Exception as exc:  # noqa: BLE001 - one failing dialogue must not stop the evaluation
+        return None, f"error: {type(exc).__name__}", f"{type(exc).__name__}: {exc}"
+
+
+def error_message(dialogue_id: str, label: str, error: str | None) -> str | None:
+    """An error of `metric_value` as a score record states it: naming the dialogue and the metric."""
+    return None if error is None else f"dialogue {dialogue_id!r}, metric {label!r}: {error}"
+
+
 def score_dialogue(dialogue: Dialogue, metric: Metric, *, score_unevaluable: bool = False) -> ScoreRecord:
     """One record; exceptions other than `NotApplicable` become an error record. A dialogue that is
     not evaluable gets value None with the reason, unless `score_unevaluable`."""
@@ -134,15 +154,8 @@ def score_dialogue(dialogue: Dialogue, metric: Metric, *, score_unevaluable: boo
     reason = error = None
     try:
         reason = None if score_unevaluable else not_evaluable_reason(dialogue)
-        if reason is not None:
-            raise NotApplicable(reason)
-        value = metric.compute(dialogue)
-        if not math.isfinite(value):  # a TypeError for a non-number
-            value, reason, error = None, "error: non-finite value", f"returned {value!r}"
-        else:
-            value = float(value)
-    except NotApplicable as exc:
-        reason = exc.reason
+        if reason is None:
+            value, reason, error = metric_value(metric, dialogue)
     except Exception as exc:  # noqa: BLE001 - one failing dialogue must not stop the evaluation
         value, reason, error = None, f"error: {type(exc).__name__}", f"{type(exc).__name__}: {exc}"
     return trusted_record(
@@ -153,50 +166,53 @@ def score_dialogue(dialogue: Dialogue, metric: Metric, *, score_unevaluable: boo
         metric.label,
         value,
         reason,
-        None if error is None else f"dialogue {dialogue.id!r}, metric {metric.label!r}: {error}",
+        error_message(dialogue.id, metric.label, error),
     )
+
+
+#: One metric's outcome on one dialogue: (value, missing reason, error naming dialogue and metric).
+Outcome = tuple[float | None, str | None, str | None]
+
+
+def dialogue_outcomes(
+    dialogue: Dialogue, metrics: Sequence[Metric], labels: Sequence[str], *, score_unevaluable: bool = False
+) -> tuple[str | None, list[Outcome]] | None:
+    """How the dialogue ended and every metric's outcome on it, in metric order: what `score_dialogue`
+    of each metric records, reading once what every record repeats (whether the dialogue counts, its
+    termination). None when those cannot be read (`score_dialogue` then records the failure)."""
+    try:
+        skip = None if score_unevaluable else not_evaluable_reason(dialogue)
+        ended = dialogue.termination.reason.value if dialogue.termination else None
+    except Exception:  # noqa: BLE001 - `score_dialogue` turns it into error records
+        return None
+    if skip is not None:
+        return ended, [(None, skip, None)] * len(metrics)
+    outcomes: list[Outcome] = []
+    for metric, label in zip(metrics, labels, strict=True):
+        outcome = metric_value(metric, dialogue)
+        if outcome[2] is not None:
+            outcome = (None, outcome[1], error_message(dialogue.id, label, outcome[2]))
+        outcomes.append(outcome)
+    return ended, outcomes
 
 
 def score_metrics(
     dialogues: Iterable[Dialogue], metrics: Sequence[Metric], *, score_unevaluable: bool = False
 ) -> list[ScoreRecord]:
     """`score_dialogue` of every metric on every dialogue, in dialogue order then metric order (the
-    same records), reading once per dialogue what every metric's record repeats (whether the dialogue
-    counts, its termination) and once per call each metric's label."""
+    same records), through `dialogue_outcomes`."""
     labels = [metric.label for metric in metrics]
     records: list[ScoreRecord] = []
     for dialogue in dialogues:
-        try:
-            skip = None if score_unevaluable else not_evaluable_reason(dialogue)
-            ended = dialogue.termination.reason.value if dialogue.termination else None
-        except Exception:  # noqa: BLE001 - `score_dialogue` turns it into error records
+        scored = dialogue_outcomes(dialogue, metrics, labels, score_unevaluable=score_unevaluable)
+        if scored is None:
             records.extend(score_dialogue(dialogue, m, score_unevaluable=score_unevaluable) for m in metrics)
             continue
-        for metric, label in zip(metrics, labels, strict=True):
-            value: float | None = None
-            reason, error = skip, None
-            if skip is None:
-                try:
-                    value = metric.compute(dialogue)
-                    if not math.isfinite(value):  # a TypeError for a non-number
-                        value, reason, error = None, "error: non-finite value", f"returned {value!r}"
-                    else:
-                        value = float(value)
-                except NotApplicable as exc:
-                    reason = exc.reason
-                except Exception as exc:  # noqa: BLE001 - one failing dialogue must not stop the evaluation
-                    value, reason = None, f"error: {type(exc).__name__}"
-                    error = f"{type(exc).__name__}: {exc}"
+        ended, outcomes = scored
+        for label, (value, reason, error) in zip(labels, outcomes, strict=True):
             records.append(
                 trusted_record(
-                    dialogue.id,
-                    dialogue.crs_id,
-                    dialogue.simulator_id,
-                    ended,
-                    label,
-                    value,
-                    reason,
-                    None if error is None else f"dialogue {dialogue.id!r}, metric {label!r}: {error}",
+                    dialogue.id, dialogue.crs_id, dialogue.simulator_id, ended, label, value, reason, error
                 )
             )
     return records
@@ -368,7 +384,7 @@ def _ambiguous_links(dialogue: Dialogue) -> int:
     """Titles in the CRS's utterances linked ambiguously (`ambiguous_links` annotation)."""
     count = 0
     for index, utterance in enumerate(dialogue.utterances):
-        if utterance.role is Role.CRS:
+        if utterance.role is Role.CRS and AMBIGUOUS_LINKS.name in utterance.annotations:
             links: dict[str, list[str]] | None = annotation(AMBIGUOUS_LINKS, dialogue, index)
             count += len(links or {})
     return count
@@ -397,6 +413,17 @@ def _fault_from_record(record: ScoreRecord) -> tuple[bool, str | None]:
     if termination is not None and termination.reason in (TerminationReason.ERROR, TerminationReason.TIMEOUT):
         return True, "crs"
     return _fault_of(termination)
+
+
+def _records_of(
+    key: GroupKey, labels: Sequence[str], group: list[tuple[str, Sequence[Outcome]]]
+) -> list[ScoreRecord]:
+    """The records of dialogue outcomes (only what the summary reads of them is filled in)."""
+    return [
+        trusted_record(dialogue_id, key[0], key[1], None, label, value, reason, error)
+        for dialogue_id, outcomes in group
+        for label, (value, reason, error) in zip(labels, outcomes, strict=True)
+    ]
 
 
 class SummaryBuilder:
@@ -429,37 +456,76 @@ class SummaryBuilder:
         if dialogues is None:
             self._users_known = False
         for dialogue in dialogues or ():
-            state = self._state((dialogue.crs_id, dialogue.simulator_id))
-            reason = dialogue.termination.reason.value if dialogue.termination else "unknown"
-            if dialogue.id not in state.ids and dialogue.termination and dialogue.termination.error:
-                error = dialogue.termination.error
-                kind = f"{error.source}: {error.type}"
-                state.errors[kind] += 1
-                state.examples.setdefault(kind, error.message)
-            if state.end(dialogue.id, reason, *_fault_of(dialogue.termination)):
-                state.ambiguous += _ambiguous_links(dialogue)
-                state.user(dialogue.id, source_user_id(dialogue.user_id) if dialogue.user_id else None)
-        nan = math.nan
+            self.add_dialogue(dialogue)
         for key, group in batch.items():
             state = self._state(key)
-            ids = state.ids
-            for label, dialogue_values in _per_dialogue(group).items():
-                values, clusters = state.metric(label)
-                for dialogue_id, value, why in dialogue_values:
-                    if value is None:
-                        if why is not None and why.startswith(NOT_EVALUABLE):
-                            state.left_out[label] += 1  # counted beside the metric, not in n
-                            continue
-                        state.missing[label][why or "unknown"] += 1
-                        values.append(nan)
-                    else:
-                        if value != value:
-                            state.not_a_number.add(label)
-                        values.append(value)
-                    clusters.append(ids.get(dialogue_id, -1))
+            self._fold(state, _per_dialogue(group).items())
             for record in group:
                 if record.annotator:
                     state.annotated[record.annotator].add(record.dialogue_id)
+
+    def add_dialogue(self, dialogue: Dialogue) -> None:
+        """Count a dialogue (how it ended, its error, its user), the first time it is seen; `add` with
+        dialogues does this for each of them."""
+        state = self._state((dialogue.crs_id, dialogue.simulator_id))
+        termination = dialogue.termination
+        reason = termination.reason.value if termination else "unknown"
+        if termination and termination.error and dialogue.id not in state.ids:
+            error = termination.error
+            kind = f"{error.source}: {error.type}"
+            state.errors[kind] += 1
+            state.examples.setdefault(kind, error.message)
+        if state.end(dialogue.id, reason, *_fault_of(termination)):
+            state.ambiguous += _ambiguous_links(dialogue)
+            state.user(dialogue.id, source_user_id(dialogue.user_id) if dialogue.user_id else None)
+
+    def add_outcomes(
+        self, labels: Sequence[str], rows: Iterable[tuple[GroupKey, str, Sequence[Outcome]]]
+    ) -> None:
+        """What `add` folds from the records of some dialogues (all of each dialogue's, none made by an
+        annotator), given as (group, dialogue id, outcome of each metric of `labels`, as
+        `dialogue_outcomes` gives them: values finite) without building the records; the dialogues
+        were counted before (`add_dialogue`)."""
+        groups: dict[GroupKey, list[tuple[str, Sequence[Outcome]]]] = {}
+        for key, dialogue_id, outcomes in rows:
+            groups.setdefault(key, []).append((dialogue_id, outcomes))
+        for key, group in groups.items():
+            state = self._state(key)
+            if len({dialogue_id for dialogue_id, _ in group}) < len(group):  # an id twice: `add` merges
+                self._fold(state, _per_dialogue(_records_of(key, labels, group)).items())
+                continue
+            codes = [state.ids.get(dialogue_id, -1) for dialogue_id, _ in group]
+            for index, label in enumerate(labels):
+                column = [outcomes[index][0] for _, outcomes in group]
+                if None in column:  # some value missing or left out: as `add` folds them
+                    self._fold(state, [(label, [(d, *o[index][:2]) for d, o in group])])
+                    continue
+                values, clusters = state.metric(label)
+                values.extend(cast("list[float]", column))  # finite (`metric_value`): no NaN to flag
+                clusters.extend(codes)
+
+    @staticmethod
+    def _fold(
+        state: _GroupState, by_label: Iterable[tuple[str, list[tuple[str, float | None, str | None]]]]
+    ) -> None:
+        """Append each label's values of some dialogues (dialogue id, value, missing reason) to the
+        group's compact state."""
+        nan = math.nan
+        ids = state.ids
+        for label, dialogue_values in by_label:
+            values, clusters = state.metric(label)
+            for dialogue_id, value, why in dialogue_values:
+                if value is None:
+                    if why is not None and why.startswith(NOT_EVALUABLE):
+                        state.left_out[label] += 1  # counted beside the metric, not in n
+                        continue
+                    state.missing[label][why or "unknown"] += 1
+                    values.append(nan)
+                else:
+                    if value != value:
+                        state.not_a_number.add(label)
+                    values.append(value)
+                clusters.append(ids.get(dialogue_id, -1))
 
     def summaries(self) -> list[GroupSummary]:
         ordered = sorted(self._groups, key=lambda k: (k[0] or "", k[1] or ""))
@@ -571,6 +637,10 @@ def write_summary(
     write_summary_file(summaries, Path(path), built_from, metrics=metrics, curves=curves)
 
 
+#: Rows of per-turn values a `CurveBuilder` keeps per curve before adding them to its sums.
+_CURVE_BLOCK = 500
+
+
 class CurveBuilder:
     """Per-turn curves (turns 1..horizon) of the per-turn metrics per CRS × simulator, built batch by
     batch over the evaluable dialogues: running sums and counts, never the dialogues themselves."""
@@ -578,6 +648,8 @@ class CurveBuilder:
     def __init__(self, metrics: Sequence[Metric | Evaluator], horizon: int) -> None:
         self.metrics = [m for m in metrics if isinstance(m, PerTurnMetric)]
         self.horizon = horizon
+        #: (group, label) -> per-turn rows without a None, not yet added to the sums (`_flush`).
+        self._rows: dict[tuple[GroupKey, str], list[list[float | None]]] = {}
         #: (group, label) -> per turn: sum of the values, sum of their squares, how many there are.
         self._sums: dict[tuple[GroupKey, str], list[float]] = {}
         self._counts: dict[tuple[GroupKey, str], list[int]] = {}
@@ -585,23 +657,50 @@ class CurveBuilder:
 
     def add(self, dialogues: Iterable[Dialogue]) -> None:
         for dialogue in dialogues:
-            if not dialogue.evaluable:  # broken by the simulator or the infrastructure
+            self.add_one(dialogue)
+
+    def add_one(self, dialogue: Dialogue) -> None:
+        if not dialogue.evaluable:  # broken by the simulator or the infrastructure
+            return
+        group = (dialogue.crs_id, dialogue.simulator_id)
+        horizon = self.horizon
+        for metric in self.metrics:
+            key = (group, metric.label)
+            if key not in self._sums:
+                self._sums[key] = [0.0] * horizon
+                self._counts[key] = [0] * horizon
+                self._squares[key] = [0.0] * horizon
+                self._rows[key] = []
+            row = metric.per_turn(dialogue, horizon)
+            if len(row) == horizon and None not in row:  # the common case: summed a block at a time
+                rows = self._rows[key]
+                rows.append(row)
+                if len(rows) >= _CURVE_BLOCK:
+                    self._flush(key)
                 continue
-            group = (dialogue.crs_id, dialogue.simulator_id)
-            for metric in self.metrics:
-                key = (group, metric.label)
-                if key not in self._sums:
-                    self._sums[key] = [0.0] * self.horizon
-                    self._counts[key] = [0] * self.horizon
-                    self._squares[key] = [0.0] * self.horizon
-                sums, squares, counts = self._sums[key], self._squares[key], self._counts[key]
-                for index, value in enumerate(metric.per_turn(dialogue, self.horizon)):
-                    if value is not None:
-                        sums[index] += value
-                        squares[index] += value * value
-                        counts[index] += 1
+            self._flush(key)  # the values before this row are summed first, in order
+            sums, squares, counts = self._sums[key], self._squares[key], self._counts[key]
+            for index, value in enumerate(row):
+                if value is not None:
+                    sums[index] += value
+                    squares[index] += value * value
+                    counts[index] += 1
+
+    def _flush(self, key: tuple[GroupKey, str]) -> None:
+        """Add the rows kept for `key` to its sums: running sums down each turn's column
+        (`numpy.cumsum`), the same additions in the same order as one row at a time."""
+        rows = self._rows[key]
+        if not rows:
+            return
+        block = np.array(rows, dtype=float)
+        for totals, values in ((self._sums[key], block), (self._squares[key], block * block)):
+            totals[:] = np.cumsum(np.vstack([np.array(totals, dtype=float), values]), axis=0)[-1].tolist()
+        self._counts[key] = [count + len(rows) for count in self._counts[key]]
+        rows.clear()
 
     def curves(self) -> list[GroupCurve]:
+        for key in self._rows:
+            self._flush(key)
         found = []
         for (group, label), sums in self._sums.items():
             counts = self._counts[(group, label)]

@@ -138,18 +138,23 @@ def requests(dialogue: Dialogue, domain: Domain) -> Iterator[Request]:
     A request about a slot for which none of the recommended items has a catalogue value is left out:
     there is no true value to check an answer against.
     """
-    items: list[str] = []
+    latest: Utterance | None = None  # the latest recommending CRS utterance
+    items: list[str] | None = None  # its items, read when the user first asks about them
     start = -1
     for index, utterance in enumerate(dialogue.utterances):
         if utterance.role is Role.CRS:
             if recommends(utterance):
-                items, start = _recommended(utterance, domain), index
+                latest, items, start = utterance, None, index
             continue
-        if not items:
+        if latest is None:
             continue
         for act in utterance.acts:
             if act.intent != Intent.INQUIRE:
                 continue
+            if items is None:
+                items = _recommended(latest, domain)
+            if not items:
+                break
             for slot in dict.fromkeys(name for name, _ in act.slots):
                 truths = _true_values(domain, items, slot)
                 if not truths:

@@ -80,9 +80,15 @@ def recommends(utterance: Utterance) -> bool:
     )
 
 
+def first_without_acts(dialogue: Dialogue) -> int | None:
+    """The index of the first user utterance without dialogue acts (None when every one has acts),
+    read once per dialogue inside `readings_shared`."""
+    return shared_reading("without acts", dialogue, None, lambda: _first_without_acts(dialogue))
+
+
 def require_user_acts(dialogue: Dialogue) -> None:
     """Raise `NotApplicable` naming the first user utterance that has no dialogue acts."""
-    index = shared_reading("without acts", dialogue, None, lambda: _first_without_acts(dialogue))
+    index = first_without_acts(dialogue)
     if index is not None:
         raise NotApplicable(NO_ACTS, f"dialogue {dialogue.id!r}, utterance {index}")
 
@@ -172,6 +178,8 @@ def _label_key(labels: LabelSets | None) -> Hashable:
 
 
 def _recommendation_rounds(dialogue: Dialogue, mode: RoundsMode, labels: LabelSets | None) -> list[Round]:
+    if labels is None:
+        return _rounds_by_acts(dialogue, mode == "usersimcrs")
     rounds: list[Round] = []
     start: int | None = None
     opened = mode == "usersimcrs" and bool(dialogue.utterances)
@@ -194,6 +202,47 @@ def _recommendation_rounds(dialogue: Dialogue, mode: RoundsMode, labels: LabelSe
     return rounds
 
 
+def _rounds_by_acts(dialogue: Dialogue, usersimcrs: bool) -> list[Round]:
+    """`_recommendation_rounds` reading crsim's acts (no dataset labels): the same rounds, with each
+    utterance's acts read once."""
+    crs, user = Role.CRS, Role.USER
+    rounds: list[Round] = []
+    start: int | None = None
+    opened = usersimcrs and bool(dialogue.utterances)
+    accepts, accepted = 0, False
+    for index, utterance in enumerate(dialogue.utterances):
+        role = utterance.role
+        if role is crs and utterance.recommended_items:
+            opens = True
+        elif role is crs or usersimcrs:
+            opens = False
+            for act in utterance.acts:
+                if act.intent == _RECOMMEND:
+                    opens = True
+                    break
+        else:
+            opens = False
+        if opens:
+            if opened and (index > 0 or start is not None):
+                rounds.append(Round(start, accepts, accepted))
+            start, opened, accepts, accepted = index, True, 0, False
+        elif opened and role is user:
+            accept = reject = False
+            for act in utterance.acts:
+                if act.intent == _ACCEPT:
+                    accept = True
+                elif act.intent == _REJECT:
+                    reject = True
+            accepts += accept
+            if accept:
+                accepted = True
+            elif reject:
+                accepted = False
+    if opened:
+        rounds.append(Round(start, accepts, accepted))
+    return rounds
+
+
 def top_k(items: list[str], k: int) -> tuple[str, ...]:
     """The first k distinct items of a list, in order."""
     return tuple(dict.fromkeys(items))[:k]
@@ -203,15 +252,19 @@ class RecommendationTrace:
     """The recommendation lists of a dialogue by turn, cut at k, with carry-forward lookups."""
 
     def __init__(self, dialogue: Dialogue, k: int) -> None:
-        self.num_turns = max(dialogue.num_turns, 1)
-        #: lists[t - 1]: the non-empty top-k lists the CRS gave during turn t, in order.
-        self.lists: list[list[tuple[str, ...]]] = [[] for _ in range(self.num_turns)]
+        given: list[tuple[int, tuple[str, ...]]] = []  # (turn index, list), in order
         users_seen = 0
+        user = Role.USER
         for utterance in dialogue.utterances:
-            if utterance.role is Role.USER:
+            if utterance.role is user:
                 users_seen += 1
             elif utterance.recommended_items:
-                self.lists[max(users_seen, 1) - 1].append(top_k(utterance.recommended_items, k))
+                given.append((max(users_seen, 1) - 1, top_k(utterance.recommended_items, k)))
+        self.num_turns = max(users_seen, 1)  # `Dialogue.num_turns`, at least 1
+        #: lists[t - 1]: the non-empty top-k lists the CRS gave during turn t, in order.
+        self.lists: list[list[tuple[str, ...]]] = [[] for _ in range(self.num_turns)]
+        for turn, items in given:
+            self.lists[turn].append(items)
 
     def standing(self) -> list[tuple[str, ...]]:
         """P_t for t = 1..num_turns: the most recent non-empty list at the end of turn t."""

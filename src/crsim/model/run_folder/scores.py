@@ -8,11 +8,13 @@ in the model layer so that readers need not import the evaluation code. `crsim.e
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TextIO
 
 from pydantic import BaseModel, Field
+from pydantic_core import to_json
 
 from crsim.core.errors import DataError
 from crsim.core.jsonl import Unreadable, jsonl_records
@@ -129,15 +131,32 @@ def write_scores(records: Iterable[ScoreRecord], path: str | Path) -> None:
     _write_atomic(Path(path), _redacted_lines(records))
 
 
+class ScoresAppender:
+    """Appends to an open scores file: `append(records)` for score records, `append.lines(text)` for
+    lines made by `score_line`; both redacted as `write_scores` redacts."""
+
+    def __init__(self, handle: TextIO) -> None:
+        self._handle = handle
+
+    def __call__(self, records: Iterable[ScoreRecord]) -> None:
+        self._handle.writelines(_redacted_lines(records))
+
+    def lines(self, text: str) -> None:
+        """Lines (each ending in a newline) that `score_line` made."""
+        if text:
+            self._handle.write(redact_json_lines(text))
+
+
 @contextmanager
-def scores_writer(path: str | Path) -> Iterator[Callable[[Iterable[ScoreRecord]], None]]:
-    """`write(records)` appends records as JSON Lines to a temporary file that replaces `path` only when
-    the block completes, so scores can be written batch by batch and a failure keeps the old file."""
+def scores_writer(path: str | Path) -> Iterator[ScoresAppender]:
+    """`write(records)` (and `write.lines(text)`) appends JSON Lines to a temporary file that replaces
+    `path` only when the block completes, so scores can be written batch by batch and a failure keeps
+    the old file."""
     path = Path(path)
     temp = part_path(path)
     try:
         with temp.open("w", encoding="utf-8", newline="\n") as handle:
-            yield lambda records: handle.writelines(_redacted_lines(records))
+            yield ScoresAppender(handle)
         os.replace(temp, path)
     except BaseException:
         temp.unlink(missing_ok=True)
@@ -155,6 +174,73 @@ def _redacted_lines(records: Iterable[ScoreRecord], batch: int = 1000) -> Iterat
             lines.clear()
     if lines:
         yield redact_json_lines("".join(lines))
+
+
+def json_string(text: str | None) -> str:
+    """`text` as pydantic writes it in JSON (`null` for None): quoted as it is when it is printable
+    ASCII without quotes or backslashes, else through pydantic's own serializer."""
+    if text is None:
+        return "null"
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return to_json(text).decode()
+
+
+def json_float(value: float | None) -> str:
+    """`value` as pydantic writes it in JSON: Python's `repr` where the two agree (0 and magnitudes
+    from 1e-4 to below 1e16; pydantic writes 1e-5 as 0.00001), else pydantic's own serializer."""
+    if value is None:
+        return "null"
+    if value == 0.0 or 1e-4 <= abs(value) < 1e16:
+        return repr(value)
+    return to_json(value).decode()
+
+
+#: The fields `score_line` is given, in `ScoreRecord`'s order; the others are written at their defaults.
+LINE_FIELDS = (
+    "dialogue_id", "crs_id", "simulator_id", "termination", "metric", "value", "missing_reason", "error",
+)  # fmt: skip
+if tuple(ScoreRecord.model_fields)[: len(LINE_FIELDS)] != LINE_FIELDS:  # the lines follow the model
+    raise RuntimeError("ScoreRecord's fields changed: update `score_line`")
+_LINE_TAIL = (
+    "".join(
+        f',"{name}":{to_json(info.default).decode()}'
+        for name, info in ScoreRecord.model_fields.items()
+        if name not in LINE_FIELDS
+    )
+    + "}\n"
+)
+
+
+_PRESENT_TAIL = ',"missing_reason":null,"error":null' + _LINE_TAIL
+
+
+def line_head(dialogue_id: str, crs_id: str | None, simulator_id: str | None, termination: str | None) -> str:
+    """The start of every `score_line` of one dialogue, up to the metric's label."""
+    return (
+        f'{{"dialogue_id":{json_string(dialogue_id)},"crs_id":{json_string(crs_id)},'
+        f'"simulator_id":{json_string(simulator_id)},"termination":{json_string(termination)},"metric":'
+    )
+
+
+def metric_part(metric: str) -> str:
+    """What follows `line_head` in every `score_line` of one metric, up to its value."""
+    return f'{json_string(metric)},"value":'
+
+
+def score_line(
+    head: str, metric: str, value: float | None, missing_reason: str | None, error: str | None
+) -> str:
+    """The line `ScoreRecord(...).model_dump_json()` writes (with a newline) for a dialogue-level record
+    of these fields and defaults elsewhere, without building the record; `head` is `line_head` of the
+    dialogue and `metric` the `metric_part` of the metric's label. An evaluation writes one per
+    dialogue and metric."""
+    if missing_reason is None and error is None:
+        return f"{head}{metric}{json_float(value)}{_PRESENT_TAIL}"
+    return (
+        f'{head}{metric}{json_float(value)},"missing_reason":{json_string(missing_reason)},'
+        f'"error":{json_string(error)}{_LINE_TAIL}'
+    )
 
 
 def _write_atomic(path: Path, chunks: Iterable[str]) -> None:
