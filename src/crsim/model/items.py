@@ -13,7 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -347,9 +347,28 @@ class ItemCollection:
         return self._index(attribute).get(value.lower(), _NO_POSITIONS)
 
     def with_value(self, attribute: str, value: str) -> frozenset[str]:
-        """Ids of items whose `attribute` has `value` (case-insensitive)."""
-        ids = self._ids
-        return frozenset([ids[p] for p in self.positions(attribute, value).tolist()])
+        """Ids of items whose `attribute` has `value` (case-insensitive); made once per value asked
+        for (`among` finds the few of a small set without making it)."""
+        sets = self.__dict__.setdefault("_sets", {})
+        key = (attribute, value.lower())
+        found: frozenset[str] | None = sets.get(key)
+        if found is None:
+            ids = self._ids
+            found = sets[key] = frozenset([ids[p] for p in self.positions(attribute, value).tolist()])
+        return found
+
+    def among(self, attribute: str, value: str, ids: Collection[str]) -> frozenset[str]:
+        """The ids in `ids` whose `attribute` has `value`: `with_value(attribute, value) & ids`, in time
+        that grows with `ids` (a user's few rated items against a value a million items hold)."""
+        positions = self.positions(attribute, value)
+        if len(ids) * 16 >= len(positions):
+            return self.with_value(attribute, value) & frozenset(ids)
+        at = self._position
+        wanted = [i for i in ids if i in at]
+        mine = np.fromiter((at[i] for i in wanted), dtype=np.intp, count=len(wanted))
+        slot = np.minimum(np.searchsorted(positions, mine), len(positions) - 1)
+        hit = positions[slot] == mine if len(positions) else np.zeros(len(mine), dtype=bool)
+        return frozenset(i for i, yes in zip(wanted, hit.tolist(), strict=True) if yes)
 
     def vocabulary(self, attribute: str) -> list[str]:
         """All distinct (lower-cased) values of an attribute."""
@@ -372,7 +391,8 @@ class ItemCollection:
     # --- pickling: packed columns, no per-item objects --------------------------------------------
 
     def __getstate__(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("_first", "_extra", "_layouts", "_made")}
+        left = ("_first", "_extra", "_layouts", "_made", "_sets")
+        state = {k: v for k, v in self.__dict__.items() if k not in left}
         state["_first"] = {k: PackedColumn.pack(v) for k, v in self._first.items()}
         state["_extra"] = {k: PackedColumn.pack(v) for k, v in self._extra.items()}
         state["_layouts"] = PackedColumn.pack(self._layouts)
