@@ -153,3 +153,10 @@ def test_among_is_with_value_and_the_given_ids() -> None:
     for ids in (frozenset({"i2", "i3", "i4", "nope"}), frozenset(f"i{n}" for n in range(0, 200, 3))):
         for value in ("even", "ODD", "none"):
             assert items.among("genres", value, ids) == items.with_value("genres", value) & ids
+
+
+def test_a_pickled_position_map_shares_the_id_column() -> None:
+    items = ItemCollection(_items(), name="test")
+    again = pickle.loads(pickle.dumps((items, items.positions_by_id), protocol=pickle.HIGHEST_PROTOCOL))
+    assert again[1] is again[0].positions_by_id
+    assert next(iter(again[1])) is again[0].ids[0]  # one string per id, not one for each structure

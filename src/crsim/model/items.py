@@ -13,7 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,7 +39,7 @@ FIRST_FIELDS = ("year", "genres", "directors", "actors", "plot", "keywords")
 
 Positions = npt.NDArray[np.intp]
 #: Items an `ItemCollection` keeps once made (see `ItemCollection._item`).
-MADE_ITEMS = 4096
+MADE_ITEMS = 16_384
 _NO_POSITIONS: Positions = np.zeros(0, dtype=np.intp)
 
 
@@ -102,6 +102,7 @@ class ItemColumns:
         self.ids = StringColumn()
         self.titles = StringColumn()
         self.position = PositionMap()
+        self.position.ids = self.ids
         self.first: dict[str, list[Any]] = {}
         self.extra: dict[str, list[Any]] = {}
         self.layouts: list[tuple[str, ...]] = []
@@ -508,14 +509,20 @@ def _strings(packed: PackedColumn) -> StringColumn:
 
 
 class PositionMap(dict[str, int]):
-    """Item id -> position; pickled as the ids alone (the map is rebuilt on loading)."""
+    """Item id -> position; pickled as the ids alone (the map is rebuilt on loading), by reference to
+    the collection's id column when it has one (one copy of the ids in a pickle and after it)."""
+
+    ids: StringColumn | None = None
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
-        return (_position_map, (StringColumn(self),))
+        ids = self.ids if self.ids is not None and len(self.ids) == len(self) else StringColumn(self)
+        return (_position_map, (ids,))
 
 
-def _position_map(ids: Sequence[str]) -> PositionMap:
-    return PositionMap(zip(ids, range(len(ids)), strict=True))
+def _position_map(ids: StringColumn) -> PositionMap:
+    positions = PositionMap(zip(ids, range(len(ids)), strict=True))
+    positions.ids = ids
+    return positions
 
 
 #: Separates joined strings; a column holding it is pickled as a list.
