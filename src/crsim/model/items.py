@@ -115,13 +115,15 @@ class ItemColumns:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def add(self, item_id: str, title: str, extra: Mapping[str, Any], first: Mapping[str, Any] = {}) -> None:
+    def add(
+        self, item_id: str, title: str, extra: Mapping[str, Any], first: Mapping[str, Any] | None = None
+    ) -> None:
         """One item: its id (not yet added), title, `extra` fields and non-default first-class fields."""
         n = len(self.ids)
         self.position[item_id] = n
         self.ids.append(item_id)
         self.titles.append(title)
-        for name, value in first.items():
+        for name, value in (first or {}).items():
             _put(self.first, name, n, self._shared(value))
         keys = tuple(extra)
         self.layouts.append(self._layouts.setdefault(keys, keys))
