@@ -29,7 +29,7 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from importlib.util import find_spec
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -131,6 +131,27 @@ def popularity_prior(items: Sequence[Item]) -> Scores:
     return np.log1p(counts) / top if top > 0 else np.zeros(len(items))
 
 
+class _ItemsByPosition(Sequence[Item]):
+    """A collection's items by catalogue position, each made when it is read (`ItemCollection.at`)."""
+
+    def __init__(self, items: ItemCollection) -> None:
+        self._items = items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> Item: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Item]: ...
+    def __getitem__(self, index: int | slice) -> Item | Sequence[Item]:
+        if isinstance(index, slice):
+            return [self._items.at(p) for p in range(len(self._items))[index]]
+        if not -len(self._items) <= index < len(self._items):
+            raise IndexError(index)
+        return self._items.at(index % len(self._items))
+
+
 class CandidateRetriever(ABC):
     """Ranks the items of one collection against text; subclasses provide `similarities`."""
 
@@ -138,8 +159,8 @@ class CandidateRetriever(ABC):
 
     def __init__(self, items: ItemCollection, view: TextView | None = None) -> None:
         self.view = view or TextView()
-        self.items: list[Item] = list(items)
-        self.position = {item.id: k for k, item in enumerate(self.items)}
+        self.items: Sequence[Item] = _ItemsByPosition(items)  # made when read: no copy of the catalogue
+        self.position = items.positions_by_id
         self.prior = POPULARITY_WEIGHT * popularity_prior(self.items)
 
     @abstractmethod

@@ -34,15 +34,17 @@ class ItemIndex:
     """Read-only arrays over a collection: positions per slot value, years and popularity."""
 
     def __init__(self, domain: Domain) -> None:
-        items = list(domain.items)
-        self.ids = [item.id for item in items]
-        self.position = {item_id: k for k, item_id in enumerate(self.ids)}
+        items = domain.items  # read by columns: no item objects are made
+        self.ids = items.ids
+        self.position = items.positions_by_id
         #: The field items are ranked by (domain `popularity`, else rating counts); None: catalogue order.
         self.ranked_by = domain.popularity or (
-            "num_ratings" if any(item.extra.get("num_ratings") for item in items) else None
+            "num_ratings" if any(items.extra_column("num_ratings") or ()) else None
         )
         raw = np.array(
-            [_first_number(item.values(self.ranked_by)) if self.ranked_by else 0.0 for item in items]
+            [_first_number(v) for v in items.values_of(self.ranked_by)]
+            if self.ranked_by
+            else np.zeros(len(items))
         )
         raw = np.nan_to_num(raw, nan=0.0)
         if self.ranked_by == "num_ratings":
@@ -50,23 +52,18 @@ class ItemIndex:
         else:  # any other number, scaled into [0, 1] keeping its order
             low, high = float(raw.min(initial=0.0)), float(raw.max(initial=0.0))
             self.popularity = (raw - low) / (high - low) if high > low else np.zeros(len(raw))
-        self.years = np.array([item.year or 0 for item in items], dtype=np.float64)
+        self.years = np.array([year or 0 for year in items.years], dtype=np.float64)
         self.values: dict[str, dict[str, npt.NDArray[np.intp]]] = {}
         period = lexicon_for(domain).period_slot
         #: Numeric slots: each item's first value as a number (NaN without one).
         self.numbers: dict[str, npt.NDArray[np.float64]] = {
-            slot.name: np.array([_first_number(item.values(slot.attribute)) for item in items])
+            slot.name: np.array([_first_number(v) for v in items.values_of(slot.attribute)], dtype=np.float64)
             for slot in domain.informable
             if slot.kind is SlotKind.NUMERIC
         }
         for slot, attribute in domain.informable_slots.items():
-            if slot == period:
-                continue
-            found: dict[str, list[int]] = {}
-            for k, item in enumerate(items):
-                for value in item.values(attribute):
-                    found.setdefault(value.lower(), []).append(k)
-            self.values[slot] = {v: np.array(ks, dtype=np.intp) for v, ks in found.items()}
+            if slot != period:  # the collection's own value index (positions, shared)
+                self.values[slot] = dict(items.value_index(attribute))
 
     def positions(self, slot: str, value: str) -> npt.NDArray[np.intp]:
         """The items holding `value`; for a numeric slot the items whose number equals it or lies

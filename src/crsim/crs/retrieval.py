@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
+from collections.abc import Iterable, Iterator
+from itertools import repeat
 
 import numpy as np
 from pydantic import Field
@@ -21,6 +23,7 @@ from crsim.core.errors import ConfigError
 from crsim.core.plugins import Params as RegistryParams
 from crsim.crs.base import crs
 from crsim.crs.popular import DialogueState, PopularCRS, Scores, _act
+from crsim.crs.tfidf import fit_tfidf
 from crsim.language.lexicon import lexicon_for
 from crsim.language.phrasings import phrasing
 from crsim.model.acts import DialogueAct, Intent
@@ -39,15 +42,14 @@ class TextIndex:
     ITEM_TERMS = 25
 
     def __init__(self, domain: Domain) -> None:
-        docs = [" ".join(_item_words(domain, item)) for item in domain.items]
         vectorizer = _vectorizer()
-        matrix = vectorizer.fit_transform(docs)
-        del docs
+        fitted = fit_tfidf(_item_texts(domain), vectorizer)  # = vectorizer.fit_transform, with numpy
+        matrix = fitted.matrix
         self.size = matrix.shape[0]
         self.rows, columns = matrix.tocsr(), matrix.tocsc()
         self.indptr, self.indices, self.data = columns.indptr, columns.indices, columns.data
-        self.vocabulary: dict[str, int] = vectorizer.vocabulary_  # no copy: the vectorizer is dropped
-        self.idf = np.asarray(vectorizer.idf_, dtype=np.float64)
+        self.vocabulary: dict[str, int] = fitted.vocabulary
+        self.idf = fitted.idf
         self.analyzer = vectorizer.build_analyzer()
 
     def __getstate__(self) -> dict[str, object]:
@@ -101,6 +103,19 @@ def _item_words(domain: Domain, item: Item) -> list[str]:
     parts = [item.title, item.plot or ""]
     parts += [" ".join(item.values(a)) for a in dict.fromkeys([*topics, *values, *texts])]
     return parts
+
+
+def _item_texts(domain: Domain) -> Iterator[str]:
+    """`_item_words` of every item joined by spaces, read from the collection's columns."""
+    lex = lexicon_for(domain)
+    topics = [domain.informable_slots[lex.topic_slot]] if lex.topic_slot else []
+    values = [domain.informable_slots[s] for s in lex.value_slots]
+    texts = [s.attribute for s in domain.slots.values() if s.kind == "text" and s.attribute not in _OWN]
+    items = domain.items
+    plots: Iterable[str | None] = items.field_column("plot") or repeat(None)
+    columns = [items.values_of(a) for a in dict.fromkeys([*topics, *values, *texts])]
+    for title, plot, *found in zip(items.titles, plots, *columns, strict=False):  # plots may repeat None
+        yield " ".join([title, plot or "", *(" ".join(v) for v in found)])
 
 
 #: Item fields `_item_words` reads itself.

@@ -59,6 +59,7 @@ MODULES = (
     "crsim.language.lexicon",
     "crsim.crs.popular",
     "crsim.crs.retrieval",
+    "crsim.crs.tfidf",
 )
 #: Libraries whose objects (arrays, sparse matrices, models) an entry pickles.
 LIBRARIES = ("numpy", "scipy", "scikit-learn", "pydantic", "pydantic-core", "rapidfuzz")

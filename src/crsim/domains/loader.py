@@ -25,7 +25,7 @@ from crsim.core.errors import ConfigError, CrsimError, DataError
 from crsim.core.yaml_files import describe_yaml_error, key_lines, load_yaml
 from crsim.domains.schema import DomainFile, ItemsSpec, SlotSpec
 from crsim.model.domain import Domain, RatingsSource, Slot, SlotKind
-from crsim.model.items import Item, ItemCollection, writable_item
+from crsim.model.items import Item, ItemCollection, ItemColumns, writable_item
 from crsim.model.text import may_hold_surrogates
 
 #: Item fields that are first-class (`Item`); any other field of an item record goes to `Item.extra`.
@@ -154,36 +154,39 @@ def _read_items(path: Path, spec: DomainFile, check: DomainCheck) -> ItemCollect
         except DataError:
             pass  # other fields or a bad record: the general reader below says where, for every record
     problems = _ItemProblems(check, path)
-    items: dict[str, Item] = {}
-    first_seen: dict[str, str] = {}
+    columns = ItemColumns()
+    first_seen: list[str | int] = []  # per item: its record number, or its label when a CSV line
     shared = _Shared()
     replaced = 0
     try:
         for record in _records(path, spec.items, problems):
             try:
-                item = _item(record.fields, spec.items, multi, shared)
+                found = _item(record, spec.items, multi, shared)
             except _RecordProblem as exc:
                 problems.add(f"{record.where(path, spec.items)}, {exc}")
                 continue
-            if record.surrogates:  # only a JSON escape can give a lone surrogate (CSV is UTF-8 text)
-                item, count = writable_item(item)
-                replaced += count
-            if item.id in items:
+            item_id = found.id if isinstance(found, Item) else found[0]
+            if item_id in columns:
+                first = first_seen[columns.position[item_id]]
                 problems.add(
                     f"{record.where(path, spec.items)}: duplicate item id; expected each id once "
-                    f"(first at {first_seen[item.id]})"
+                    f"(first at {first if isinstance(first, str) else f'record {first}'})"
                 )
                 continue
-            items[item.id] = item
-            first_seen[item.id] = record.label
+            if isinstance(found, Item):
+                if record.surrogates:  # only a JSON escape can give a lone surrogate (CSV is UTF-8 text)
+                    found, count = writable_item(found)
+                    replaced += count
+                columns.add_item(found)
+            else:
+                columns.add(*found)
+            first_seen.append(record.label if record.csv else record.number)
     except CrsimError as exc:
         problems.add(str(exc))
-    if not items and not problems.count:
+    if not len(columns) and not problems.count:
         problems.add(f"{path}: no items; expected one item per record")
     problems.close()
-    collection = (
-        ItemCollection(items.values(), name=spec.name, clean=False, replaced=replaced) if items else None
-    )
+    collection = columns.build(spec.name, replaced) if len(columns) else None
     if problems.count:
         check.partial_items = collection
         return None
@@ -440,29 +443,38 @@ class _Shared:
         return value
 
 
-def _item(record: dict[str, Any], spec: ItemsSpec, multi: set[str], shared: _Shared) -> Item:
-    """One `Item` from one record: id and title from the named fields, movie fields first-class, the
+def _item(
+    record: _Record, spec: ItemsSpec, multi: set[str], shared: _Shared
+) -> Item | tuple[str, str, dict[str, Any]]:
+    """One item from one record: id and title from the named fields, movie fields first-class, the
     rest in `extra` (names and short values shared, `_Shared`); a multi-valued slot's CSV cell split
-    on the separator. `_RecordProblem` naming the field otherwise (the caller says where: file, record,
-    id; only for a record with a problem)."""
+    on the separator. A record of id, title and other fields only needs no validation beyond its
+    title and is returned as (id, title, extra); one with movie fields (or lone surrogates to clean)
+    as a validated `Item`. `_RecordProblem` naming the field otherwise (the caller says where: file,
+    record, id; only for a record with a problem)."""
+    fields = record.fields
     for name in (spec.id, spec.title):
-        if record.get(name) in (None, ""):
+        if fields.get(name) in (None, ""):
             what = "id" if name == spec.id else "title"
             raise _RecordProblem(f"field '{name}': missing; expected the item's {what}")
-    fields: dict[str, Any] = {"id": str(record[spec.id]), "title": str(record[spec.title]), "extra": {}}
-    for key, value in record.items():
-        if key in (spec.id, spec.title):
+    item_id, title = str(fields[spec.id]), str(fields[spec.title])
+    extra: dict[str, Any] = {}
+    first: dict[str, Any] = {}
+    for key, value in fields.items():
+        if key == spec.id or key == spec.title:
             continue
         if key in multi and isinstance(value, str):
             value = [v.strip() for v in value.split(spec.separator) if v.strip()]
         if key == "extra" and isinstance(value, dict):
-            fields["extra"].update(value)
+            extra.update(value)
         elif key in _ITEM_FIELDS:
-            fields[key] = value
+            first[key] = value
         else:
-            fields["extra"][shared.key(key)] = shared.value(value)
+            extra[shared.key(key)] = shared.value(value)
+    if not first and not record.surrogates and title.strip():
+        return item_id, title, extra
     try:
-        return Item.model_validate(fields)
+        return Item.model_validate({"id": item_id, "title": title, **first, "extra": extra})
     except ValidationError as exc:
         found = []
         for err in exc.errors():
@@ -522,7 +534,7 @@ def _check_slot(slot: Slot, items: ItemCollection, check: DomainCheck) -> None:
     """The slot's attribute exists, numeric values are numbers, ordinal values are in `order`."""
     where = f"{check.path}: field 'slots.{slot.name}'"
     if slot.kind is SlotKind.TEXT:  # free text is never looked up by value: no index of it is built
-        if not any(item.values(slot.attribute) for item in items):
+        if not any(items.values_of(slot.attribute)):
             check.problems.append(
                 f"{where}: no item has attribute {slot.attribute!r}; expected it in the item file"
             )

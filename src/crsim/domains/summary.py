@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from crsim.model.domain import Domain, SlotKind
 
 
@@ -43,14 +45,16 @@ def summarize(domain: Domain, examples: int = 4) -> DomainSummary:
     rows = []
     for slot in domain.slots.values():
         if slot.kind is SlotKind.TEXT:  # distinct texts counted without indexing them (never looked up)
-            distinct = {v.lower() for item in domain.items for v in item.values(slot.attribute)}
+            distinct = {v.lower() for values in domain.items.values_of(slot.attribute) for v in values}
             counts, top = dict.fromkeys(distinct, 0), []
-            covered = sum(1 for item in domain.items if item.values(slot.attribute))
+            covered = sum(1 for values in domain.items.values_of(slot.attribute) if values)
         else:
             counts = domain.items.value_counts(slot.attribute)
             top = sorted(counts, key=lambda v: (-counts[v], v))[:examples]
-            holders = [domain.items.with_value(slot.attribute, v) for v in counts]
-            covered = len(frozenset().union(*holders))
+            holding = np.zeros(total, dtype=bool)
+            for positions in domain.items.value_index(slot.attribute).values():
+                holding[positions] = True
+            covered = int(holding.sum())
         rows.append(
             SlotSummary(
                 name=slot.name,

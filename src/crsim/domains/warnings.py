@@ -13,6 +13,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
+
 from crsim.core.yaml_files import load_yaml
 from crsim.domains.schema import DomainFile
 from crsim.model.domain import Domain, SlotKind, per_domain
@@ -84,11 +86,13 @@ def placeholder_warnings(domain: Domain, items_file: str) -> list[str]:
     read them back as if they were values."""
     found: dict[tuple[str, str], list[str]] = defaultdict(list)
     attributes = [a for a in _fields(domain) if _may_hold_placeholders(domain, a)]
-    for item in domain.items if attributes else ():
-        for attribute in attributes:
-            for value in item.values(attribute):
+    ids = domain.items.ids
+    columns = [domain.items.values_of(attribute) for attribute in attributes]
+    for p, row in enumerate(zip(*columns, strict=True)) if attributes else ():
+        for attribute, values in zip(attributes, row, strict=True):
+            for value in values:
                 if value.strip().lower() in PLACEHOLDERS:
-                    found[(attribute, value)].append(item.id)
+                    found[(attribute, value)].append(ids[p])
     return [
         f"{items_file}: {_records(domain, ids)}, field {attribute!r}: placeholder value {value!r}; "
         "expected a value: leave the field out (empty CSV cell) to declare it missing, or replace it"
@@ -138,10 +142,10 @@ def title_warnings(domain: Domain, items_file: str) -> list[str]:
     """Items whose titles are the same once normalised (case, accents, punctuation, a year told apart):
     a user or the linking of titles in text cannot tell which one is meant."""
     by_title: dict[str, list[str]] = defaultdict(list)
-    for item in domain.items:
-        key = normalize(item.display_title)
+    for item_id, title in zip(domain.items.ids, domain.items.display_titles(), strict=True):
+        key = normalize(title)
         if key:
-            by_title[key].append(item.id)
+            by_title[key].append(item_id)
     return [
         f"{items_file}: {_records(domain, ids)}, field 'title': {len(ids)} items share the title "
         f"{domain.items[ids[0]].display_title!r} once case, accents and punctuation are ignored; "
@@ -160,15 +164,16 @@ def requestable_warnings(domain: Domain, domain_file: str) -> list[str]:
         if slot.attribute in text:
             lacking = sum(
                 1
-                for item in domain.items
-                if not [v for v in item.values(slot.attribute) if v.strip().lower() not in PLACEHOLDERS]
+                for values in domain.items.values_of(slot.attribute)
+                if not [v for v in values if v.strip().lower() not in PLACEHOLDERS]
             )
         else:  # from the value index: the items holding a value that is not a placeholder
-            index = domain.items.vocabulary(slot.attribute)
-            real = [
-                domain.items.with_value(slot.attribute, v) for v in index if v.strip() not in PLACEHOLDERS
-            ]
-            lacking = total - len(frozenset().union(*real))
+            index = domain.items.value_index(slot.attribute)
+            holding = np.zeros(total, dtype=bool)
+            for value, positions in index.items():
+                if value.strip() not in PLACEHOLDERS:
+                    holding[positions] = True
+            lacking = total - int(holding.sum())
         if not lacking:
             continue
         if lacking == total:

@@ -96,7 +96,7 @@ class Lexicon:
         self.surnames = _surnames(people)
         topic_attribute = domain.informable_slots[self.topic_slot] if self.topic_slot else None
         self.keywords = NGrams(_keywords(items, topic_attribute, set(people) | set(values)))
-        years = [i.year for i in items if i.year]
+        years = [year for year in items.years if year]
         self.min_year, self.max_year = (min(years), max(years)) if years else (1900, 2030)
 
 
@@ -207,8 +207,8 @@ def _numeric_words(slot: Slot, cue_words: frozenset[str]) -> frozenset[str]:
 def _lowercase_words(items: ItemCollection) -> frozenset[str]:
     """Words that occur in lower case in plots: a name made of them needs capitals to be matched."""
     words: set[str] = set()
-    for item in items:
-        words.update(re.findall(r"\b[a-z]+\b", item.plot or ""))
+    for plot in items.field_column("plot") or ():
+        words.update(re.findall(r"\b[a-z]+\b", plot or ""))
     return frozenset(words)
 
 

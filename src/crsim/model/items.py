@@ -1,16 +1,25 @@
-"""Items, item collections and their attribute index."""
+"""Items, item collections and their attribute index.
+
+An `ItemCollection` keeps its items as columns (ids, titles, one list per field, shared strings and
+value lists), not as one `Item` object per item: a million items as pydantic objects took about two
+kilobytes each and a pickled object graph the domain cache had to memoise. An `Item` is made when one
+is asked for (`collection[id]`, iteration); code that reads every item reads the columns instead
+(`values_of`, `extra_column`, `titles`, `years`). Pickled, the columns are packed (strings joined,
+repeated values coded), so a cache entry holds no per-item objects.
+"""
 
 from __future__ import annotations
 
 import gzip
 import json
 import logging
-from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from crsim.core.collector import collector_paused
@@ -25,6 +34,13 @@ logger = logging.getLogger(__name__)
 
 #: Attributes whose values are lists of names, indexed for lookup.
 LIST_ATTRIBUTES = ("genres", "directors", "actors", "keywords")
+#: The optional first-class fields of an item (beside id, title and extra), in declaration order.
+FIRST_FIELDS = ("year", "genres", "directors", "actors", "plot", "keywords")
+
+Positions = npt.NDArray[np.intp]
+#: Items an `ItemCollection` keeps once made (see `ItemCollection._item`).
+MADE_ITEMS = 16_384
+_NO_POSITIONS: Positions = np.zeros(0, dtype=np.intp)
 
 
 class Item(BaseModel):
@@ -65,10 +81,84 @@ class Item(BaseModel):
         if attribute in ("title", "plot"):
             value = getattr(self, attribute)
             return [value] if value else []
-        raw = self.extra.get(attribute)
-        if raw is None:
-            return []
-        return [str(v) for v in raw] if isinstance(raw, list) else [str(raw)]
+        return _extra_values(self.extra.get(attribute))
+
+
+def _extra_values(raw: Any) -> list[str]:
+    """`Item.values` of an `extra` field's raw value."""
+    if raw is None:
+        return []
+    return [str(v) for v in raw] if isinstance(raw, list) else [str(raw)]
+
+
+class ItemColumns:
+    """Items added one by one into columns; `build` makes the `ItemCollection`.
+
+    Values are kept as given (shared: equal lists of strings are stored once); the caller validates
+    (an `Item`, or a record read by `crsim.domains.loader` that needs no validation beyond its id and
+    title)."""
+
+    def __init__(self) -> None:
+        self.ids = StringColumn()
+        self.titles = StringColumn()
+        self.position = PositionMap()
+        self.position.ids = self.ids
+        self.first: dict[str, list[Any]] = {}
+        self.extra: dict[str, list[Any]] = {}
+        self.layouts: list[tuple[str, ...]] = []
+        self._layouts: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._lists: dict[tuple[Any, ...], list[Any]] = {}
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self.position
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def add(
+        self, item_id: str, title: str, extra: Mapping[str, Any], first: Mapping[str, Any] | None = None
+    ) -> None:
+        """One item: its id (not yet added), title, `extra` fields and non-default first-class fields."""
+        n = len(self.ids)
+        self.position[item_id] = n
+        self.ids.append(item_id)
+        self.titles.append(title)
+        for name, value in (first or {}).items():
+            _put(self.first, name, n, self._shared(value))
+        keys = tuple(extra)
+        self.layouts.append(self._layouts.setdefault(keys, keys))
+        for key, value in extra.items():
+            _put(self.extra, key, n, self._shared(value))
+
+    def add_item(self, item: Item) -> None:
+        first = {}
+        for name in FIRST_FIELDS:
+            value = getattr(item, name)
+            if value is not None and value != []:  # not the default
+                first[name] = value
+        self.add(item.id, item.title, item.extra, first)
+
+    def _shared(self, value: Any) -> Any:
+        """Equal lists of strings stored once (a multi-valued slot has few distinct combinations)."""
+        if type(value) is list and len(value) <= 8 and all(type(v) is str for v in value):
+            return self._lists.setdefault(tuple(value), value)
+        return value
+
+    def build(self, name: str, replaced: int = 0) -> ItemCollection:
+        n = len(self.ids)
+        for columns in (self.first, self.extra):
+            for column in columns.values():
+                column.extend([None] * (n - len(column)))
+        return ItemCollection._from_columns(self, name, replaced)
+
+
+def _put(columns: dict[str, list[Any]], key: str, n: int, value: Any) -> None:
+    column = columns.get(key)
+    if column is None:
+        column = columns[key] = []
+    if len(column) < n:
+        column.extend([None] * (n - len(column)))
+    column.append(value)
 
 
 class ItemCollection:
@@ -79,22 +169,45 @@ class ItemCollection:
     surrogates) is replaced with U+FFFD here, counted in `replaced_code_points` and logged.
     """
 
+    name: str
+    replaced_code_points: int
+    _ids: StringColumn
+    _titles: StringColumn
+    _position: PositionMap
+    _first: dict[str, list[Any]]
+    _extra: dict[str, list[Any]]
+    _layouts: list[tuple[str, ...]]
+    _indexes: dict[str, dict[str, Positions]]
+
     def __init__(
         self, items: Iterable[Item], name: str = "items", *, clean: bool = True, replaced: int = 0
     ) -> None:
         """`clean=False` skips the check for readers that cleaned the items themselves and counted
         `replaced` code points."""
-        self.name = name
-        self._items: dict[str, Item] = {}
-        self._indexes: dict[str, dict[str, frozenset[str]]] = {}
-        self.replaced_code_points = replaced
+        columns = ItemColumns()
         for item in items:
-            if item.id in self._items:
+            if item.id in columns:
                 raise DataError(f"duplicate item id {item.id!r}", path=name)
             if clean:
                 item, count = writable_item(item)
-                self.replaced_code_points += count
-            self._items[item.id] = item
+                replaced += count
+            columns.add_item(item)
+        for column in (*columns.first.values(), *columns.extra.values()):
+            column.extend([None] * (len(columns) - len(column)))
+        self._adopt(columns, name, replaced)
+
+    @classmethod
+    def _from_columns(cls, columns: ItemColumns, name: str, replaced: int) -> ItemCollection:
+        collection = cls.__new__(cls)
+        collection._adopt(columns, name, replaced)
+        return collection
+
+    def _adopt(self, columns: ItemColumns, name: str, replaced: int) -> None:
+        self.name = name
+        self.replaced_code_points = replaced
+        self._ids, self._titles, self._position = columns.ids, columns.titles, columns.position
+        self._first, self._extra, self._layouts = columns.first, columns.extra, columns.layouts
+        self._indexes = {}
         self._report_replaced()
 
     def _report_replaced(self) -> None:
@@ -106,47 +219,170 @@ class ItemCollection:
             )
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._ids)
 
     def __iter__(self) -> Iterator[Item]:
-        return iter(self._items.values())
+        return (self._make(p) for p in range(len(self._ids)))
 
     def __contains__(self, item_id: object) -> bool:
-        return item_id in self._items
+        return item_id in self._position
 
     def __getitem__(self, item_id: str) -> Item:
-        return self._items[item_id]
+        return self._item(self._position[item_id])
 
     def get(self, item_id: str) -> Item | None:
-        return self._items.get(item_id)
+        position = self._position.get(item_id)
+        return None if position is None else self._item(position)
+
+    def at(self, position: int) -> Item:
+        """The item at a catalogue position (0 for the first)."""
+        return self._item(position)
+
+    def _item(self, p: int) -> Item:
+        """The item at position `p`, made from the columns (the last `MADE_ITEMS` made are kept: a
+        dialogue reads the same few items again and again)."""
+        made = self.__dict__.get("_made")
+        if made is None:
+            made = self.__dict__["_made"] = {}
+        item = made.get(p)
+        if item is None:
+            if len(made) >= MADE_ITEMS:
+                made.clear()
+            item = made[p] = self._make(p)
+        return item
+
+    def _make(self, p: int) -> Item:
+        fields: dict[str, Any] = {"id": self._ids[p], "title": self._titles[p]}
+        given = {"id", "title", "extra"}
+        for name in FIRST_FIELDS:
+            column = self._first.get(name)
+            value = None if column is None else column[p]
+            if value is None:
+                fields[name] = [] if name in LIST_ATTRIBUTES else None
+            else:
+                fields[name] = list(value) if type(value) is list else value
+                given.add(name)
+        extra = self._extra
+        fields["extra"] = {
+            key: (list(value) if type(value) is list else value)
+            for key in self._layouts[p]
+            for value in (extra[key][p],)
+        }
+        # every field given: pydantic's construct calls no default factory (slow: it inspects them)
+        return Item.model_construct(_fields_set=given, **fields)
+
+    # --- columns: every item at once, in catalogue order -----------------------------------------
 
     @property
     def ids(self) -> list[str]:
-        return list(self._items)
+        """The ids in catalogue order (shared: do not modify)."""
+        return self._ids
 
-    def _index(self, attribute: str) -> dict[str, frozenset[str]]:
-        """Lower-cased value -> ids of the items holding it, for one attribute; built on first use.
+    @property
+    def titles(self) -> list[str]:
+        """The titles in catalogue order (shared: do not modify)."""
+        return self._titles
+
+    @property
+    def positions_by_id(self) -> Mapping[str, int]:
+        """Item id -> catalogue position (shared: do not modify)."""
+        return self._position
+
+    @property
+    def years(self) -> list[int | None]:
+        return self._first.get("year") or [None] * len(self._ids)
+
+    def field_column(self, name: str) -> list[Any] | None:
+        """A first-class field's values (None where an item has the default), or None if no item has it."""
+        return self._first.get(name)
+
+    def extra_column(self, key: str) -> list[Any] | None:
+        """`extra[key]` of every item (None where absent), or None when no item has the key."""
+        return self._extra.get(key)
+
+    @property
+    def extra_keys(self) -> list[str]:
+        return list(self._extra)
+
+    def has_extra(self, position: int, key: str) -> bool:
+        """Whether the item at `position` has `key` in `extra` (its value may be None)."""
+        return key in self._layouts[position]
+
+    def display_titles(self) -> Iterator[str]:
+        """`Item.display_title` of every item."""
+        for title, year in zip(self._titles, self.years, strict=True):
+            yield f"{title} ({year})" if year else title
+
+    def values_of(self, attribute: str) -> Iterator[list[str]]:
+        """`Item.values(attribute)` of every item, in catalogue order, without making the items."""
+        n = len(self._ids)
+        if attribute in LIST_ATTRIBUTES:
+            column = self._first.get(attribute)
+            return (list(v) if v else [] for v in column) if column else ([] for _ in range(n))
+        if attribute in ("year", "decade"):
+            years = self.years
+            if attribute == "year":
+                return ([str(y)] if y else [] for y in years)
+            return ([f"{y // 10 * 10}s"] if y else [] for y in years)
+        if attribute == "title":
+            return ([t] if t else [] for t in self._titles)
+        if attribute == "plot":
+            column = self._first.get("plot")
+            return ([v] if v else [] for v in column) if column else ([] for _ in range(n))
+        column = self._extra.get(attribute)
+        return (_extra_values(v) for v in column) if column else ([] for _ in range(n))
+
+    # --- the attribute index ---------------------------------------------------------------------
+
+    def _index(self, attribute: str) -> dict[str, Positions]:
+        """Lower-cased value -> positions of the items holding it (ascending), for one attribute, in
+        the order values first occur; built on first use.
 
         Any attribute can be looked up (a domain's slots name movie fields or `extra` keys alike)."""
         cached = self._indexes.get(attribute)
         if cached is None:
-            index: dict[str, set[str]] = defaultdict(set)
-            for item in self._items.values():
-                for value in item.values(attribute):
-                    index[value.lower()].add(item.id)
-            cached = self._indexes[attribute] = {v: frozenset(ids) for v, ids in index.items()}
+            with collector_paused():
+                cached = self._indexes[attribute] = _value_index(self, attribute)
         return cached
 
+    def positions(self, attribute: str, value: str) -> Positions:
+        """Catalogue positions (ascending) of the items whose `attribute` has `value` (case-insensitive)."""
+        return self._index(attribute).get(value.lower(), _NO_POSITIONS)
+
     def with_value(self, attribute: str, value: str) -> frozenset[str]:
-        """Ids of items whose `attribute` has `value` (case-insensitive)."""
-        return self._index(attribute).get(value.lower(), frozenset())
+        """Ids of items whose `attribute` has `value` (case-insensitive); made once per value asked
+        for (`among` finds the few of a small set without making it)."""
+        sets = self.__dict__.setdefault("_sets", {})
+        key = (attribute, value.lower())
+        found: frozenset[str] | None = sets.get(key)
+        if found is None:
+            ids = self._ids
+            found = sets[key] = frozenset([ids[p] for p in self.positions(attribute, value).tolist()])
+        return found
+
+    def among(self, attribute: str, value: str, ids: Collection[str]) -> frozenset[str]:
+        """The ids in `ids` whose `attribute` has `value`: `with_value(attribute, value) & ids`, in time
+        that grows with `ids` (a user's few rated items against a value a million items hold)."""
+        positions = self.positions(attribute, value)
+        if len(ids) * 16 >= len(positions):
+            return self.with_value(attribute, value) & frozenset(ids)
+        at = self._position
+        wanted = [i for i in ids if i in at]
+        mine = np.fromiter((at[i] for i in wanted), dtype=np.intp, count=len(wanted))
+        slot = np.minimum(np.searchsorted(positions, mine), len(positions) - 1)
+        hit = positions[slot] == mine if len(positions) else np.zeros(len(mine), dtype=bool)
+        return frozenset(i for i, yes in zip(wanted, hit.tolist(), strict=True) if yes)
 
     def vocabulary(self, attribute: str) -> list[str]:
         """All distinct (lower-cased) values of an attribute."""
         return sorted(self._index(attribute))
 
     def value_counts(self, attribute: str) -> dict[str, int]:
-        return {v: len(ids) for v, ids in self._index(attribute).items()}
+        return {v: len(positions) for v, positions in self._index(attribute).items()}
+
+    def value_index(self, attribute: str) -> Mapping[str, Positions]:
+        """Lower-cased value -> positions (ascending) of the items holding it (shared: do not modify)."""
+        return self._index(attribute)
 
     @cached_property
     def linker(self) -> ItemLinker:
@@ -154,6 +390,22 @@ class ItemCollection:
 
         with collector_paused():
             return ItemLinker(self)
+
+    # --- pickling: packed columns, no per-item objects --------------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        left = ("_first", "_extra", "_layouts", "_made", "_sets")
+        state = {k: v for k, v in self.__dict__.items() if k not in left}
+        state["_first"] = {k: PackedColumn.pack(v) for k, v in self._first.items()}
+        state["_extra"] = {k: PackedColumn.pack(v) for k, v in self._extra.items()}
+        state["_layouts"] = PackedColumn.pack(self._layouts)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state["_first"] = {k: v.unpack() for k, v in state["_first"].items()}
+        state["_extra"] = {k: v.unpack() for k, v in state["_extra"].items()}
+        state["_layouts"] = state["_layouts"].unpack()
+        self.__dict__.update(state)
 
     # --- persistence -------------------------------------------------------------------------
 
@@ -165,7 +417,7 @@ class ItemCollection:
             raise DataError(
                 "file not found; expected an item collection (.jsonl or .jsonl.gz)", path=str(path)
             )
-        items, replaced, first = [], 0, dict[str, int]()
+        columns, replaced, first = ItemColumns(), 0, dict[str, int]()
         try:
             for number, raw in jsonl_lines(path):
                 item, in_line = _item_from_line(raw, str(path), number)
@@ -178,21 +430,162 @@ class ItemCollection:
                         field="id",
                     )
                 first[item.id] = number
-                items.append(item)
+                columns.add_item(item)
                 replaced += in_line
         except (OSError, EOFError) as exc:  # a truncated or non-gzip .gz file
             raise DataError(f"cannot read the file ({exc})", path=str(path)) from None
-        collection = cls(items, name=name or path.name, clean=False)
-        collection.replaced_code_points = replaced
-        collection._report_replaced()
-        return collection
+        return columns.build(name or path.name, replaced)
 
     def to_jsonl(self, path: str | Path) -> None:
         path = Path(path)
         opener = gzip.open if path.suffix == ".gz" else open
         with opener(path, "wt", encoding="utf-8") as handle:
-            for item in self._items.values():
+            for item in self:
                 handle.write(json.dumps(item.model_dump(exclude_defaults=True), ensure_ascii=False) + "\n")
+
+
+def _value_index(items: ItemCollection, attribute: str) -> dict[str, Positions]:
+    """The index of one attribute (see `ItemCollection._index`): each item's values lower-cased,
+    through one lookup per distinct raw value, then grouped with a stable sort."""
+    codes: list[int] = []
+    holders: list[int] = []
+    keys: dict[str, int] = {}
+    lowered: dict[Any, int] = {}
+    column = items.extra_column(attribute)
+    single = column is not None and attribute not in (*LIST_ATTRIBUTES, "year", "decade", "title", "plot")
+    for p, values in enumerate(_raw_values(items, attribute) if single else items.values_of(attribute)):
+        if single:
+            if values is None:
+                continue
+            if type(values) is list:
+                texts: Iterable[Any] = [str(v) for v in values]
+            else:
+                key: Any = values if type(values) is str else (type(values), values)
+                try:
+                    code = lowered.get(key)
+                except TypeError:  # an unhashable value (a mapping): as Item.values reads it
+                    code, key = None, None
+                if code is None:
+                    code = keys.setdefault(str(values).lower(), len(keys))
+                    if key is not None:
+                        lowered[key] = code
+                codes.append(code)
+                holders.append(p)
+                continue
+        else:
+            texts = values
+        for text in texts:
+            codes.append(keys.setdefault(text.lower(), len(keys)))
+            holders.append(p)
+    if not codes:
+        return {}
+    code_array = np.asarray(codes, dtype=np.intp)
+    order = np.argsort(code_array, kind="stable")
+    grouped = np.asarray(holders, dtype=np.intp)[order]
+    bounds = np.searchsorted(code_array[order], np.arange(len(keys) + 1))
+    found: dict[str, Positions] = {}
+    for value, code in keys.items():
+        positions = grouped[bounds[code] : bounds[code + 1]]
+        if len(positions) > 1 and (np.diff(positions) == 0).any():  # a value listed twice in one item
+            positions = np.unique(positions)
+        found[value] = positions
+    return found
+
+
+def _raw_values(items: ItemCollection, key: str) -> list[Any]:
+    return items.extra_column(key) or []
+
+
+# --- packed columns (pickling) ------------------------------------------------------------------------
+
+
+class StringColumn(list[str]):
+    """A list of strings pickled as one joined string (no per-string objects in a pickle's memo)."""
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        return (_strings, (PackedColumn.pack(list(self)),))
+
+
+def _strings(packed: PackedColumn) -> StringColumn:
+    return StringColumn(packed.unpack())
+
+
+class PositionMap(dict[str, int]):
+    """Item id -> position; pickled as the ids alone (the map is rebuilt on loading), by reference to
+    the collection's id column when it has one (one copy of the ids in a pickle and after it)."""
+
+    ids: StringColumn | None = None
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        ids = self.ids if self.ids is not None and len(self.ids) == len(self) else StringColumn(self)
+        return (_position_map, (ids,))
+
+
+def _position_map(ids: StringColumn) -> PositionMap:
+    positions = PositionMap(zip(ids, range(len(ids)), strict=True))
+    positions.ids = ids
+    return positions
+
+
+#: Separates joined strings; a column holding it is pickled as a list.
+_SEPARATOR = "\x00"
+
+
+class PackedColumn:
+    """A column of values packed for pickling: strings joined into one, repeated values as codes
+    into their distinct values, numbers as an array; anything else as a plain list."""
+
+    __slots__ = ("data", "form", "size")
+
+    def __init__(self, form: str, data: Any, size: int) -> None:
+        self.form, self.data, self.size = form, data, size
+
+    def __getstate__(self) -> tuple[str, Any, int]:
+        return self.form, self.data, self.size
+
+    def __setstate__(self, state: tuple[str, Any, int]) -> None:
+        self.form, self.data, self.size = state
+
+    @classmethod
+    def pack(cls, column: list[Any]) -> PackedColumn:
+        n = len(column)
+        kinds = set(map(type, column))
+        if kinds <= {str, type(None)} or kinds <= {int, type(None)} or kinds <= {tuple, type(None)}:
+            distinct = dict.fromkeys(column)
+            if len(distinct) * 4 <= n:
+                index = {v: k for k, v in enumerate(distinct)}
+                codes = np.fromiter(map(index.__getitem__, column), dtype=np.int32, count=n)
+                return cls("codes", (list(distinct), codes), n)
+        if kinds == {str}:
+            joined = _SEPARATOR.join(column)
+            if joined.count(_SEPARATOR) == n - 1 and n:
+                return cls("joined", joined, n)
+        if kinds == {int}:
+            try:
+                return cls("ints", np.array(column, dtype=np.int64), n)
+            except OverflowError:
+                pass
+        if kinds == {list}:
+            try:
+                shared: dict[tuple[Any, ...], int] = {}
+                codes = np.fromiter(
+                    (shared.setdefault(tuple(v), len(shared)) for v in column), dtype=np.int32, count=n
+                )
+            except TypeError:  # lists of unhashable values
+                return cls("list", column, n)
+            if len(shared) * 4 <= n:
+                return cls("lists", ([list(v) for v in shared], codes), n)
+        return cls("list", column, n)
+
+    def unpack(self) -> list[Any]:
+        if self.form == "codes" or self.form == "lists":
+            distinct, codes = self.data
+            return list(map(distinct.__getitem__, codes.tolist()))
+        if self.form == "joined":
+            return self.data.split(_SEPARATOR)  # type: ignore[no-any-return]
+        if self.form == "ints":
+            return self.data.tolist()  # type: ignore[no-any-return]
+        return list(self.data)
 
 
 def writable_item(item: Item) -> tuple[Item, int]:

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Protocol
 
+import numpy as np
 from rapidfuzz import fuzz, process
 
 from crsim.model.chat_words import CHAT_WORDS
@@ -126,25 +127,55 @@ class _Entry:
         return best
 
 
+#: Entries made from item rows that a linker keeps (the titles met in text most recently).
+MADE_ENTRIES = 100_000
+#: What a pickled linker leaves out (rebuilt on loading, or made again when needed).
+_NOT_PICKLED = frozenset({"_by_key", "_lengths", "_choices", "_choice_keys", "_made"})
+
+
 class ItemLinker:
-    """Finds item mentions in text. Build once per collection (it is cached on the collection)."""
+    """Finds item mentions in text. Build once per collection (it is cached on the collection).
+
+    A title key that names one item holds that item's catalogue position, and its entry (`_Entry`)
+    is made from the item's row when the key is met in text; only keys several items share keep
+    their entries. A million titles so take a few hundred bytes each, and a pickle of the linker
+    (the domain cache) holds its keys as one text and its positions as one array."""
 
     def __init__(self, items: Collection[Linkable], fuzzy_cutoff: float = 88.0) -> None:
         self.fuzzy_cutoff = fuzzy_cutoff
-        self._by_key: dict[tuple[str, ...], list[_Entry]] = defaultdict(list)
+        self._rows = _RowTable.of(items)
+        self._by_key: dict[tuple[str, ...], int | list[_Entry]] = {}
+        self._made: dict[tuple[str, ...], list[_Entry]] = {}
         words: dict[str, str] = {}  # one string per distinct word of the keys (a million titles)
-        for item in items:
-            for variant, origin in _title_variants(item.title, item.extra.get("aliases", ())).items():
+        rows = self._rows
+        for p, title in enumerate(rows.titles):
+            for variant, origin in _title_variants(title, rows.aliases_at(p)).items():
                 key = tuple(words.setdefault(w, w) for w in normalize(variant).split())
                 if key:
-                    self._add(
-                        key, _Entry(item.id, item.year, _popularity(item), ((surface(variant), origin),))
-                    )
+                    self._add(key, p, variant, origin)
         self._weak = _weak_keys([key for key in self._by_key if _is_weak(key)], items)
-        lengths: dict[str, set[int]] = defaultdict(set)
-        for key in self._by_key:
-            lengths[key[0]].add(len(key))
-        self._lengths = {first: sorted(ls, reverse=True) for first, ls in lengths.items()}
+        self._lengths = _first_word_lengths(self._by_key)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The keys as one text (a line each), the positions as one array, shared entries as they are."""
+        state = {k: v for k, v in self.__dict__.items() if k not in _NOT_PICKLED}
+        held = list(self._by_key.values())
+        state["_keys"] = "\n".join(" ".join(key) for key in self._by_key)
+        state["_positions"] = np.array([v if isinstance(v, int) else -1 for v in held], dtype=np.int64)
+        state["_shared"] = [v for v in held if not isinstance(v, int)]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        keys, positions, shared = state.pop("_keys"), state.pop("_positions"), iter(state.pop("_shared"))
+        self.__dict__.update(state)
+        words: dict[str, str] = {}
+        by_key: dict[tuple[str, ...], int | list[_Entry]] = {}
+        for line, position in zip(keys.split("\n") if keys else [], positions.tolist(), strict=True):
+            key = tuple([words.setdefault(w, w) for w in line.split(" ")])
+            by_key[key] = position if position >= 0 else next(shared)
+        self._by_key = by_key
+        self._made = {}
+        self._lengths = _first_word_lengths(by_key)
 
     @cached_property
     def _choices(self) -> list[str]:
@@ -155,8 +186,19 @@ class ItemLinker:
     def _choice_keys(self) -> list[tuple[str, ...]]:
         return list(self._by_key)
 
-    def _add(self, key: tuple[str, ...], entry: _Entry) -> None:
-        entries = self._by_key[key]
+    def _add(self, key: tuple[str, ...], p: int, variant: str, origin: int) -> None:
+        """Item `p` under `key` by one of its title variants."""
+        held = self._by_key.get(key)
+        if held is None:
+            self._by_key[key] = p
+            return
+        if held == p:  # the item's own entry, made from its row when needed, holds this variant
+            return
+        entries = held if isinstance(held, list) else [self._rows.entry(held, key)]
+        self._by_key[key] = entries
+        entry = _Entry(
+            self._rows.ids[p], self._rows.years[p], self._rows.popularity[p], ((surface(variant), origin),)
+        )
         for n, existing in enumerate(entries):
             if existing.item_id == entry.item_id:
                 forms = dict(existing.forms)
@@ -167,6 +209,26 @@ class ItemLinker:
                 )
                 return
         entries.append(entry)
+
+    def _entries(self, key: tuple[str, ...]) -> list[_Entry]:
+        """The entries under a key that is in the linker."""
+        found = self._get(key)
+        assert found is not None
+        return found
+
+    def _get(self, key: tuple[str, ...]) -> list[_Entry] | None:
+        """The entries under a key, None when no title has it. One made from its item's row is kept
+        for the next time (up to `MADE_ENTRIES` of them)."""
+        held = self._by_key.get(key)
+        if held is None or isinstance(held, list):
+            return held
+        made = self._made
+        found = made.get(key)
+        if found is None:
+            if len(made) >= MADE_ENTRIES:
+                made.clear()
+            found = made[key] = [self._rows.entry(held, key)]
+        return found
 
     # --- public API ----------------------------------------------------------------------------
 
@@ -199,7 +261,7 @@ class ItemLinker:
         key = tuple(normalize(unarticle(name)).split())
         if not key:
             return None
-        entries = self._by_key.get(key)
+        entries = self._get(key)
         if entries:
             written = surface(unarticle(name))
             entry, candidates = _choose(entries, year, (written, written))
@@ -210,7 +272,7 @@ class ItemLinker:
         if best is None:
             return None
         _, score, index = best
-        entry, candidates = _choose(self._by_key[self._choice_keys[index]], year)
+        entry, candidates = _choose(self._entries(self._choice_keys[index]), year)
         return Mention(entry.item_id, 0, len(title), title, float(score), candidates)
 
     # --- internals -----------------------------------------------------------------------------
@@ -259,7 +321,7 @@ class ItemLinker:
             if end > len(tokens):
                 continue
             key = tuple(t.text for t in tokens[i:end])
-            entries = self._by_key.get(key)
+            entries = self._get(key)
             if not entries:
                 continue
             year = _year_after(text, tokens, end)
@@ -309,7 +371,7 @@ class ItemLinker:
             if best is None:
                 continue
             score, index, s = best
-            entry, candidates = _choose(self._by_key[self._choice_keys[index]], int(token.text))
+            entry, candidates = _choose(self._entries(self._choice_keys[index]), int(token.text))
             end = _include_closing_paren(text, token.end)
             surface_text = text[tokens[s].start : end]
             found.append(Mention(entry.item_id, tokens[s].start, end, surface_text, score, candidates))
@@ -408,8 +470,89 @@ def _choose_by_cues(
 
 def _popularity(item: Linkable) -> float:
     """`extra.popularity` if given, else `extra.num_ratings` (MovieLens), else 0."""
-    raw = item.extra.get("popularity", item.extra.get("num_ratings", 0))
+    return _number(item.extra.get("popularity", item.extra.get("num_ratings", 0)))
+
+
+def _number(raw: Any) -> float:
     return float(raw) if isinstance(raw, int | float) else 0.0
+
+
+class _Columns(Protocol):
+    """The columns of a catalogue the linker reads (`crsim.model.items.ItemCollection` has them)."""
+
+    @property
+    def ids(self) -> list[str]: ...
+    @property
+    def titles(self) -> list[str]: ...
+    @property
+    def years(self) -> list[int | None]: ...
+    def extra_column(self, key: str) -> list[Any] | None: ...
+    def field_column(self, name: str) -> list[Any] | None: ...
+    @property
+    def extra_keys(self) -> list[str]: ...
+    def has_extra(self, position: int, key: str) -> bool: ...
+
+
+@dataclass
+class _RowTable:
+    """What the linker reads of each item, by catalogue position: id, title, year, aliases (None for
+    none) and popularity. Read from an item collection's columns (shared, no item objects made), else
+    from the items."""
+
+    ids: list[str]
+    titles: list[str]
+    years: list[int | None]
+    aliases: list[Any] | None
+    popularity: list[float]
+
+    @classmethod
+    def of(cls, items: Collection[Linkable]) -> _RowTable:
+        if not hasattr(items, "extra_column"):
+            listed = list(items)
+            return cls(
+                [i.id for i in listed],
+                [i.title for i in listed],
+                [i.year for i in listed],
+                [i.extra.get("aliases") for i in listed],
+                [_popularity(i) for i in listed],
+            )
+        columns: _Columns = items  # type: ignore[assignment]
+        aliases = columns.extra_column("aliases")
+        popular, rated = columns.extra_column("popularity"), columns.extra_column("num_ratings")
+        popularity = []
+        for p in range(len(columns.ids)):
+            if popular is not None and (popular[p] is not None or columns.has_extra(p, "popularity")):
+                popularity.append(_number(popular[p]))
+            else:
+                popularity.append(_number(rated[p]) if rated is not None else 0.0)
+        return cls(columns.ids, columns.titles, columns.years, aliases, popularity)
+
+    def aliases_at(self, p: int) -> Iterable[str]:
+        named = self.aliases[p] if self.aliases is not None else None
+        return () if named is None else named
+
+    def entry(self, p: int, key: tuple[str, ...]) -> _Entry:
+        """Item `p`'s entry under `key`: its forms are the surfaces of its title variants with that key."""
+        forms: dict[str, int] = {}
+        for variant, origin in _title_variants(self.titles[p], self.aliases_at(p)).items():
+            if tuple(normalize(variant).split()) == key:
+                form = surface(variant)
+                forms[form] = min(origin, forms.get(form, origin))
+        return _Entry(self.ids[p], self.years[p], self.popularity[p], tuple(forms.items()))
+
+
+def _first_word_lengths(keys: Iterable[tuple[str, ...]]) -> dict[str, tuple[int, ...]]:
+    """First word of a key -> the lengths of the keys starting with it, longest first (the tuples
+    shared: few distinct ones)."""
+    lengths: dict[str, set[int]] = defaultdict(set)
+    for key in keys:
+        lengths[key[0]].add(len(key))
+    shared: dict[tuple[int, ...], tuple[int, ...]] = {}
+    out = {}
+    for first, found in lengths.items():
+        ordered = tuple(sorted(found, reverse=True))
+        out[first] = shared.setdefault(ordered, ordered)
+    return out
 
 
 def _title_variants(title: str, aliases: Iterable[str] = ()) -> dict[str, int]:
@@ -482,15 +625,39 @@ def _ordinary_alone(word: str, length: int) -> bool:
 
 def _used_outside_titles(words: set[str], items: Collection[Linkable]) -> set[str]:
     """The `words` found in the non-title text of an item whose own title lacks them."""
-    seen: dict[str, int] = defaultdict(int)
-    for item in items:
-        title = set(normalize(item.title).split())
-        found: set[str] = set()
-        for value in _text_values(item):
-            found.update(w for w in _WORD.findall(fold(value)) if w in words)
-        for word in found - title:
-            seen[word] += 1
-    return set(seen)
+    found: dict[int, set[str]] = defaultdict(set)
+    titles: list[str] = []
+    for p, value in _text_values_by_position(items, titles):
+        hit = [w for w in _WORD.findall(fold(value)) if w in words]
+        if hit:
+            found[p].update(hit)
+    used: set[str] = set()
+    for p, hits in found.items():
+        used |= hits - set(normalize(titles[p]).split())
+    return used
+
+
+def _text_values_by_position(items: Collection[Linkable], titles: list[str]) -> Iterable[tuple[int, str]]:
+    """(position, value) for every string value of every item other than its title, id and aliases
+    (`_text_values`); `titles` is filled with the titles by position."""
+    if not hasattr(items, "extra_column"):
+        for p, item in enumerate(items):
+            titles.append(item.title)
+            yield from ((p, value) for value in _text_values(item))
+        return
+    columns: _Columns = items  # type: ignore[assignment]
+    titles.extend(columns.titles)
+    for name in ("genres", "directors", "actors", "keywords", "plot"):
+        for p, raw in enumerate(columns.field_column(name) or ()):
+            for value in raw if isinstance(raw, list) else [raw] if raw else []:
+                yield p, value
+    for key in columns.extra_keys:
+        if key == "aliases":
+            continue
+        for p, raw in enumerate(columns.extra_column(key) or ()):
+            for value in raw if isinstance(raw, list) else [raw]:
+                if isinstance(value, str):
+                    yield p, value
 
 
 def _text_values(item: Linkable) -> Iterable[str]:

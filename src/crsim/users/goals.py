@@ -22,11 +22,16 @@ never constraints.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
+from functools import reduce
+
+import numpy as np
 
 from crsim.core.errors import ConfigError
 from crsim.core.seeding import derive_seed
 from crsim.model.annotations import GOAL_MATCHES
 from crsim.model.domain import Domain, Slot, SlotKind
+from crsim.model.items import Positions
 from crsim.model.user import InformationNeed, SimulatedUser, UserProfile
 from crsim.users.population import PopulationConfig
 
@@ -40,8 +45,9 @@ def build_goal_population(config: PopulationConfig, domain: Domain, seed: int) -
     slots = goal_slots(config, domain)
     effective_seed = config.seed if config.seed is not None else seed
     catalogue = domain.items.ids
-    order = {item_id: n for n, item_id in enumerate(catalogue)}
-    ids = sorted(catalogue, key=lambda i: (len(i), i))
+    order = domain.items.positions_by_id
+    ids = sorted(catalogue)
+    ids.sort(key=len)  # by (length, id): stable, and quicker than a tuple key for a million ids
     users = []
     for number in range(1, config.size + 1):
         label = f"goal-{number}"
@@ -81,7 +87,7 @@ def _goal_user(
     slots: list[Slot],
     config: PopulationConfig,
     domain: Domain,
-    catalogue: tuple[list[str], dict[str, int]],
+    catalogue: tuple[Sequence[str], Mapping[str, int]],
     rng: random.Random,
 ) -> SimulatedUser:
     """One user: constraints from the anchor's values, the matching items as targets (at most
@@ -91,7 +97,9 @@ def _goal_user(
     low, high = config.num_constraints
     chosen = rng.sample(held, min(rng.randint(low, high), len(held)))
     constraints = {s.name: rng.choice(sorted(v.lower() for v in item.values(s.attribute))) for s in chosen}
-    matches = _matching(domain, constraints) if constraints else frozenset((anchor,))
+    matches = (
+        _matching(domain, constraints) if constraints else np.array([catalogue[1][anchor]], dtype=np.intp)
+    )
     constrained = {domain.attribute(slot) for slot in constraints}
     requestable = [s.name for s in domain.requestable if s.attribute not in constrained]
     low, high = config.num_requests
@@ -102,21 +110,22 @@ def _goal_user(
     return SimulatedUser(id=label, profile=UserProfile(persona=persona), need=need)
 
 
-def _matching(domain: Domain, constraints: dict[str, str]) -> frozenset[str]:
-    """Ids of the items whose values satisfy every constraint: the intersection of the attribute
-    index's entries, smallest first (no pass over the catalogue per user; one constraint, no copy)."""
+def _matching(domain: Domain, constraints: dict[str, str]) -> Positions:
+    """Catalogue positions (ascending) of the items whose values satisfy every constraint: the
+    intersection of the attribute index's entries, smallest first (no pass over the catalogue per
+    user)."""
     entries = sorted(
-        (domain.items.with_value(domain.attribute(slot), value) for slot, value in constraints.items()),
+        (domain.items.positions(domain.attribute(slot), value) for slot, value in constraints.items()),
         key=len,
     )
-    return entries[0].intersection(*entries[1:]) if len(entries) > 1 else entries[0]
+    return reduce(lambda a, b: np.intersect1d(a, b, assume_unique=True), entries[1:], entries[0])
 
 
 def _targets(
     anchor: str,
-    matches: frozenset[str],
+    matches: Positions,
     cap: int,
-    catalogue: tuple[list[str], dict[str, int]],
+    catalogue: tuple[Sequence[str], Mapping[str, int]],
     rng: random.Random,
 ) -> list[str]:
     """Every match in catalogue order when there are at most `cap`; else the anchor and `cap - 1`
@@ -127,14 +136,15 @@ def _targets(
     there are matches; otherwise it samples the matches' sorted positions."""
     ids, order = catalogue
     if len(matches) <= cap:
-        return [ids[p] for p in sorted(order[m] for m in matches)]
+        return [ids[p] for p in matches.tolist()]
     anchor_at, wanted = order[anchor], cap - 1
     if wanted * len(ids) <= len(matches) * len(matches):  # expected draws <= matches
         chosen = {anchor_at}
         while len(chosen) <= wanted:
             position = rng.randrange(len(ids))
-            if ids[position] in matches:
+            at = int(np.searchsorted(matches, position))
+            if at < len(matches) and matches[at] == position:
                 chosen.add(position)
         return [ids[p] for p in sorted(chosen)]
-    others = [p for p in sorted(order[m] for m in matches) if p != anchor_at]
+    others = [p for p in matches.tolist() if p != anchor_at]
     return [ids[p] for p in sorted([*rng.sample(others, wanted), anchor_at])]

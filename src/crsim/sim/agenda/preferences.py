@@ -191,7 +191,7 @@ class PreferenceModel:
                 values = [v.lower() for v in self.need.constraint_values(slot)]
                 matching: set[str] = set()
                 for value in values:
-                    matching |= self.domain.items.with_value(attribute, value) & fitting
+                    matching |= self.domain.items.among(attribute, value, fitting)
                 if slot in self.text_match:
                     matching |= {i.id for i in liked if self._text_has(i, slot, values)}
                 fitting &= matching
@@ -207,7 +207,7 @@ class PreferenceModel:
         key = (group, value.lower())
         cached = self._deviation.get(key)
         if cached is None:
-            ids = self.domain.items.with_value(group, value) & self._rated
+            ids = self.domain.items.among(group, value, self._rated)
             ratings = self.profile.item_ratings
             cached = (sum(ratings[i] for i in ids) - self.mean * len(ids), len(ids))
             self._deviation[key] = cached
