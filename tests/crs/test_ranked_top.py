@@ -288,3 +288,10 @@ def test_a_recommendation_scores_a_small_part_of_the_catalogue(
     state.free_words = ["restaurant"]
     assert crs._top(state) == reference_top(crs, state)
     assert 0 < sum(scored) < len(venues.items) // 10
+
+
+@pytest.mark.parametrize("name", ["movies", "restaurants", "venues"])
+def test_the_rank_order_is_popularity_then_catalogue_order(name: str, venues: Domain) -> None:
+    crs = crs_of(PopularCRS, venues if name == "venues" else domain_named(name), 1)
+    assert [crs.index.ids[p] for p in crs.index.order] == by_popularity(crs)
+    assert all(crs.index.order[crs.index.rank[p]] == p for p in range(len(crs.index.ids)))
