@@ -99,7 +99,8 @@ class TextIndex:
             return None
         indptr, indices, data = self.indptr, self.indices, self.data
         postings = [(indices[indptr[c] : indptr[c + 1]], data[indptr[c] : indptr[c + 1]]) for c in positive]
-        positions = np.unique(np.concatenate([p for p, _ in postings])).astype(np.intp)
+        positions = np.sort(np.concatenate([p for p, _ in postings])).astype(np.intp)
+        positions = positions[np.flatnonzero(np.diff(positions, prepend=-1))]
         values = np.zeros(len(positions))
         for (items, weights), value in zip(postings, positive.values(), strict=True):
             values[np.searchsorted(positions, items)] += weights * (value / norm)
