@@ -44,11 +44,11 @@ RESULTS = Path(__file__).resolve().parent / "results" / "catalogue_scale.json"
 CHECK_LIMIT_S = 60.0
 BUILD_LIMIT_S = 120.0
 BUILD_LIMIT_MB = 4096.0
-#: How much slower per dialogue a 1M-item catalogue may be than the 110-item restaurants. A turn of
-#: `popular` and `retrieval` scores every item (numpy over arrays of the catalogue's length: a few
-#: milliseconds per recommendation at 1M items, against microseconds at 110), so a dialogue cannot be
-#: as fast; the agenda user's side does not grow with the catalogue. Factor 3: the per-item scoring
-#: may at most double the time of a dialogue whose language work is the same.
+#: How much slower per dialogue a 1M-item catalogue may be than the 110-item restaurants. The language
+#: work of a turn does not grow with the catalogue, and a recommendation of `popular` and `retrieval`
+#: scores only the most popular items and the most popular holders of each liked value
+#: (`crsim.crs.popular.top_ranked`); but the venues differ from the restaurants (more slots, so goal
+#: users reject more recommendations and dialogues are longer). Factor 3 leaves room for that.
 RATE_FACTOR = 3.0
 
 _SYLLABLES = ("ba", "lo", "ne", "ri", "tu", "ka", "mi", "so", "ve", "da", "zu", "fo", "xe", "qui", "pha")

@@ -100,8 +100,7 @@ class DegradedCRS:
         self.seed_label = params.of.label
         self.say = sentences_for(self.domain)
         index = item_index(self.domain)
-        order = sorted(range(len(index.ids)), key=lambda k: (-float(index.popularity[k]), k))
-        self.popularity_order = [index.ids[k] for k in order]
+        self.popularity_order = [index.ids[k] for k in index.order]  # ties in catalogue order
         self._states: dict[str, _State] = {}
 
     def _state(self, session: CRSSession) -> _State:

@@ -27,11 +27,18 @@ from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain, SlotKind, per_domain
 
 Scores = npt.NDArray[np.float64]
-_EMPTY = np.zeros(0, dtype=np.intp)
+Ranks = npt.NDArray[np.int32]
+Positions = npt.NDArray[np.intp]
+_NO_RANKS = np.zeros(0, dtype=np.int32)
 
 
 class ItemIndex:
-    """Read-only arrays over a collection: positions per slot value, years and popularity."""
+    """Read-only arrays over a collection: items per slot value, years and popularity.
+
+    Items are also numbered by rank: their order by popularity (most popular first, ties in catalogue
+    order). The items holding a slot value are kept as sorted ranks (int32), so they can be walked in
+    popularity order and tested for membership by binary search (`top_ranked`).
+    """
 
     def __init__(self, domain: Domain) -> None:
         items = domain.items  # read by columns: no item objects are made
@@ -53,7 +60,15 @@ class ItemIndex:
             low, high = float(raw.min(initial=0.0)), float(raw.max(initial=0.0))
             self.popularity = (raw - low) / (high - low) if high > low else np.zeros(len(raw))
         self.years = np.array([year or 0 for year in items.years], dtype=np.float64)
-        self.values: dict[str, dict[str, npt.NDArray[np.intp]]] = {}
+        #: Positions by rank (popularity descending, ties in catalogue order), and each position's rank.
+        self.order = np.argsort(-self.popularity, kind="stable").astype(np.int32)
+        self.rank = np.empty(len(items), dtype=np.int32)
+        self.rank[self.order] = np.arange(len(items), dtype=np.int32)
+        #: Per slot and lower-cased value: the ranks of the items holding it, ascending.
+        self.ranked: dict[str, dict[str, Ranks]] = {}
+        #: The same as bits by rank (`np.packbits`) for values at least 1 item in 128 holds (the bits
+        #: take at most 4 times the room of the ranks): membership is then a lookup, not a binary search.
+        self.bits: dict[tuple[str, str], npt.NDArray[np.uint8]] = {}
         period = lexicon_for(domain).period_slot
         #: Numeric slots: each item's first value as a number (NaN without one).
         self.numbers: dict[str, npt.NDArray[np.float64]] = {
@@ -62,26 +77,77 @@ class ItemIndex:
             if slot.kind is SlotKind.NUMERIC
         }
         for slot, attribute in domain.informable_slots.items():
-            if slot != period:  # the collection's own value index (positions, shared)
-                self.values[slot] = dict(items.value_index(attribute))
+            if slot == period:
+                continue
+            # the collection's own value index: positions of the items holding each value, unique
+            self.ranked[slot] = {v: np.sort(self.rank[ks]) for v, ks in items.value_index(attribute).items()}
+            for v, ranks in self.ranked[slot].items():
+                if len(ranks) * 128 >= len(items):
+                    held = np.zeros(len(items), dtype=np.bool_)
+                    held[ranks] = True
+                    self.bits[slot, v] = np.packbits(held)
 
     def positions(self, slot: str, value: str) -> npt.NDArray[np.intp]:
         """The items holding `value`; for a numeric slot the items whose number equals it or lies
         within its bound (">=4", "<20": `crsim.language.cues.BOUND_SIGNS`)."""
-        numbers = self.numbers.get(slot)
-        if numbers is not None:
-            match = _BOUNDED.fullmatch(value.strip())
-            if match is not None:
-                sign, number = match.group(1), float(match.group(2))
-                with np.errstate(invalid="ignore"):
-                    hit = _COMPARE[sign](numbers, number)
-                return np.flatnonzero(hit & ~np.isnan(numbers)).astype(np.intp)
-        return self.values.get(slot, {}).get(value.lower(), _EMPTY)
+        if self._bound(slot, value) is not None:
+            return np.flatnonzero(self.holds(slot, value, np.arange(len(self.ids)))).astype(np.intp)
+        return np.sort(self.order[self.ranks(slot, value)]).astype(np.intp)
+
+    def ranks(self, slot: str, value: str) -> Ranks:
+        """The ranks of the items holding `value` (ascending), none for a numeric bound (">=4")."""
+        return self.ranked.get(slot, {}).get(value.lower(), _NO_RANKS)
+
+    def holds(self, slot: str, value: str, at: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+        """Whether each item at the positions `at` holds `value` (as `positions` says), without
+        looking at the other items."""
+        bound = self._bound(slot, value)
+        if bound is None:
+            ranks = self.rank[at]
+            bits = self.bits.get((slot, value.lower()))
+            if bits is not None:
+                return np.asarray((bits[ranks >> 3] >> (7 - (ranks & 7))) & 1, dtype=np.bool_)
+            listed = self.ranks(slot, value)
+            if len(ranks) > 8 * len(listed):  # many items asked about: one pass beats binary searches
+                held = np.zeros(len(self.ids), dtype=np.bool_)
+                held[listed] = True
+                return held[ranks]
+            return _member(listed, ranks)
+        numbers = self.numbers[slot][at]
+        with np.errstate(invalid="ignore"):
+            return _COMPARE[bound[0]](numbers, bound[1]) & ~np.isnan(numbers)
+
+    def _bound(self, slot: str, value: str) -> tuple[str, float] | None:
+        """(sign, number) of a value of a numeric slot, compared with each item's number; else None."""
+        if slot not in self.numbers:
+            return None
+        match = _BOUNDED.fullmatch(value.strip())
+        return (match.group(1), float(match.group(2))) if match is not None else None
 
     def period_match(self, period: Period) -> Scores:
         """1 inside the period, fading to 0 ten years away; 0 for items without a year."""
-        distance = np.maximum(np.maximum(period.start - self.years, self.years - period.end), 0.0)
-        return np.where(self.years > 0, np.clip(1.0 - distance / 10.0, 0.0, 1.0), 0.0)
+        return period_match(self.years, period)
+
+    def holds_by_bound(self, slot: str, value: str) -> bool:
+        """Whether `value` is a bound on a numeric slot, compared item by item (no list of holders)."""
+        return self._bound(slot, value) is not None
+
+
+def period_match(years: Scores, period: Period) -> Scores:
+    """1 for years inside the period, fading to 0 ten years away; 0 for a missing year (0)."""
+    distance = np.maximum(np.maximum(period.start - years, years - period.end), 0.0)
+    return np.where(years > 0, np.clip(1.0 - distance / 10.0, 0.0, 1.0), 0.0)
+
+
+def _member(
+    ascending: npt.NDArray[np.integer[Any]], numbers: npt.NDArray[np.integer[Any]]
+) -> npt.NDArray[np.bool_]:
+    """Whether each of `numbers` is in `ascending` (binary search: no array of the catalogue's length,
+    as `np.isin` may make)."""
+    if not len(ascending):
+        return np.zeros(len(numbers), dtype=np.bool_)
+    found = np.minimum(np.searchsorted(ascending, numbers), len(ascending) - 1)
+    return np.asarray(ascending[found] == numbers)
 
 
 _BOUNDED = re.compile(r"(>=|<=|>|<|)\s*(-?\d+(?:\.\d+)?)")
@@ -108,6 +174,99 @@ def item_index(domain: Domain) -> ItemIndex:
     """The index of a domain's items, built once per domain (its ranking field is the domain's); a
     domain cache on disk keeps it."""
     return ItemIndex(domain)
+
+
+@dataclass
+class Evidence:
+    """What can lift an item's score above its popularity term, for bounding the items not yet scored.
+
+    `lists`: per liked value, the ranks of the items holding it and the most it adds; `rest`: the most
+    that evidence without such a list adds (a numeric bound, a period); `forced`: positions to score in
+    any case, because evidence the bound leaves out (text similarity) reaches only them.
+    """
+
+    popularity_weight: float
+    lists: list[tuple[Ranks, float]] = field(default_factory=list)
+    rest: float = 0.0
+    forced: Positions = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+
+
+#: Items scored per list in the first round of `top_ranked` (doubling each round).
+FIRST_ROUND = 64
+
+
+def top_ranked(
+    index: ItemIndex,
+    evidence: Evidence,
+    score_at: Callable[[Positions], Scores],
+    k: int,
+    excluded: Positions,
+) -> list[int]:
+    """Positions of the `k` best-scoring items not `excluded`, best first (ties: catalogue order),
+    scoring only as many items as it takes to be sure: the same `k` as scoring every item.
+
+    The items are walked in rank order (popularity descending), together with each list of
+    `evidence` (the items holding a liked value, also in rank order), a chunk per round; the items
+    met are scored exactly (`score_at`). An item not met yet is less popular than every list's
+    cursor it belongs to, so its score is at most its popularity at the tightest such cursor plus
+    the evidence it could hold (`_ceiling`); the walk stops when that is below the k-th best score.
+    """
+    size = len(index.ids)
+    lists = [(ranks, most) for ranks, most in evidence.lists if len(ranks) and most > 0]
+    cursors = [0] * len(lists)
+    walked, step = 0, max(FIRST_ROUND, 4 * k)
+    excluded = np.sort(excluded)
+    seen = np.sort(index.rank[evidence.forced])
+    best = evidence.forced[~_member(excluded, evidence.forced)]
+    best_scores = score_at(best)
+    while True:
+        chunks = [np.arange(walked, min(walked + step, size), dtype=np.int32)]
+        walked = min(walked + step, size)
+        open_lists = [n for n, (ranks, _) in enumerate(lists) if cursors[n] < len(ranks)]
+        shortest = min(open_lists, key=lambda n: len(lists[n][0]) - cursors[n], default=None)
+        for n, (ranks, _) in enumerate(lists):
+            # an item holding every liked value is in the shortest list: when none is, only walking
+            # that list to its end shows it, so it goes faster than the others
+            ahead = step * (len(lists) + 1) if n == shortest else step
+            chunks.append(ranks[cursors[n] : cursors[n] + ahead])
+            cursors[n] = min(cursors[n] + ahead, len(ranks))
+        met = np.sort(np.concatenate(chunks))
+        met = met[np.flatnonzero(np.diff(met, prepend=-1)) if len(met) else met]
+        met = met[~_member(seen, met)]
+        seen = np.sort(np.concatenate([seen, met]))
+        at = index.order[met].astype(np.intp)
+        at = at[~_member(excluded, at)]
+        candidates = np.concatenate([best, at])
+        scores = np.concatenate([best_scores, score_at(at)])
+        keep = np.lexsort((candidates, -scores))[:k]
+        best, best_scores = candidates[keep], scores[keep]
+        if walked >= size:
+            break
+        if len(best) == k and _ceiling(index, evidence, lists, cursors, walked) < best_scores[-1]:
+            break
+        step *= 2
+    return [int(p) for p in best]
+
+
+def _ceiling(
+    index: ItemIndex, evidence: Evidence, lists: list[tuple[Ranks, float]], cursors: list[int], walked: int
+) -> float:
+    """The highest score an item not met yet could have. Its popularity is at most that of the walk's
+    next item and of the next item of every list holding it: for each such cursor's popularity `t`, the
+    best case holds every list whose next item is at least as popular, and all evidence without a list."""
+    popularity = index.popularity
+    ahead = [
+        float(popularity[index.order[ranks[c]]]) if c < len(ranks) else -math.inf
+        for (ranks, _), c in zip(lists, cursors, strict=True)
+    ]
+    top = float(popularity[index.order[walked]])
+    ceiling = -math.inf
+    for t in (top, *(a for a in ahead if a < top)):
+        if t == -math.inf:
+            continue
+        held = sum(most for (_, most), a in zip(lists, ahead, strict=True) if a >= t)
+        ceiling = max(ceiling, evidence.popularity_weight * t + evidence.rest + held)
+    return ceiling + 1e-9 * (1.0 + abs(ceiling))  # above any rounding of the same sum in the scores
 
 
 @dataclass
@@ -314,17 +473,14 @@ class PopularCRS(BaseCRS):
         return CRSReply(text=" ".join(parts), recommended_items=chosen, acts=acts)
 
     def _top(self, state: DialogueState) -> list[str]:
-        """The k best items not shown, seen or mentioned yet (ties: more popular, then catalogue order)."""
-        scores = self._scores(state)
-        excluded = [self.index.position[i] for i in state.excluded if i in self.index.position]
-        scores[excluded] = -np.inf
-        k = min(self.params.k, len(scores))
-        if k == 1:
-            top = np.array([int(np.argmax(scores))])
-        else:
-            top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
-            top = top[np.lexsort((top, -scores[top]))]
-        return [self.index.ids[p] for p in top if np.isfinite(scores[p])]
+        """The k best items not shown, seen or mentioned yet (ties: more popular, then catalogue order),
+        found by scoring the popular items and those holding liked values first (`top_ranked`)."""
+        index = self.index
+        excluded = np.array([index.position[i] for i in state.excluded if i in index.position], dtype=np.intp)
+        chosen = top_ranked(
+            index, self._evidence(state), lambda at: self._scores(state, at), self.params.k, excluded
+        )
+        return [index.ids[p] for p in chosen]
 
     # --- hooks ---------------------------------------------------------------------------------
 
@@ -332,22 +488,37 @@ class PopularCRS(BaseCRS):
         """Slots this CRS asks about, in order: the domain's first informable slot."""
         return tuple(self.domain.informable_slots)[:1]
 
-    def _scores(self, state: DialogueState) -> Scores:
-        """Number of stated preferences an item matches (dislikes count against), then popularity."""
+    def _scores(self, state: DialogueState, at: Positions) -> Scores:
+        """Scores of the items at positions `at`: the number of stated preferences an item matches
+        (dislikes count against), then popularity."""
         index, lex = self.index, self.lexicon
-        scores: Scores = index.popularity * 0.99
+        scores: Scores = index.popularity[at] * 0.99
+        years = index.years[at]
         for slot in (*lex.value_slots, *lex.numeric_slots, *lex.people_slots):
             for value in state.likes.get(slot, []):
-                scores[index.positions(slot, value)] += 1.0
+                scores[index.holds(slot, value, at)] += 1.0
             for value in state.dislikes.get(slot, []):
-                scores[index.positions(slot, value)] -= 2.0
+                scores[index.holds(slot, value, at)] -= 2.0
         if state.periods:
-            scores += np.floor(np.max([index.period_match(p) for p in state.periods], axis=0))
+            scores += np.floor(np.max([period_match(years, p) for p in state.periods], axis=0))
         if state.newer_than:
-            scores += index.years > state.newer_than
+            scores += years > state.newer_than
         if state.older_than:
-            scores += (index.years > 0) & (index.years < state.older_than)
+            scores += (years > 0) & (years < state.older_than)
         return scores
+
+    def _evidence(self, state: DialogueState) -> Evidence:
+        """The most each stated preference adds to a score (`_scores`), for `top_ranked`."""
+        index, lex = self.index, self.lexicon
+        evidence = Evidence(popularity_weight=0.99)
+        for slot in (*lex.value_slots, *lex.numeric_slots, *lex.people_slots):
+            for value in state.likes.get(slot, []):
+                if index.holds_by_bound(slot, value):
+                    evidence.rest += 1.0
+                else:
+                    evidence.lists.append((index.ranks(slot, value), 1.0))
+        evidence.rest += float(bool(state.periods)) + bool(state.newer_than) + bool(state.older_than)
+        return evidence
 
     def _answers(
         self, rng: random.Random, state: DialogueState, slots: list[str]

@@ -12,6 +12,7 @@ import math
 import random
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from itertools import repeat
 
 import numpy as np
@@ -22,7 +23,15 @@ from crsim.core.components import BuildContext
 from crsim.core.errors import ConfigError
 from crsim.core.plugins import Params as RegistryParams
 from crsim.crs.base import crs
-from crsim.crs.popular import DialogueState, PopularCRS, Scores, _act
+from crsim.crs.popular import (
+    DialogueState,
+    Evidence,
+    PopularCRS,
+    Positions,
+    Scores,
+    _act,
+    period_match,
+)
 from crsim.crs.tfidf import fit_tfidf
 from crsim.language.lexicon import lexicon_for
 from crsim.language.phrasings import phrasing
@@ -76,16 +85,43 @@ class TextIndex:
 
     def similarity(self, query: Counter[int]) -> Scores | None:
         """Cosine similarity of every item with the query, or None for an empty query."""
+        found = self.sparse_similarity(query)
+        if found is None:
+            return None
+        scores = np.zeros(self.size)
+        scores[found.positions] = found.values
+        return scores
+
+    def sparse_similarity(self, query: Counter[int]) -> Similar | None:
+        """The items sharing a term with the query and their cosine similarity with it (every other
+        item's is 0), or None for an empty query: work in the length of the query's posting lists."""
         positive = {c: v for c, v in query.items() if v > 0}
         norm = math.sqrt(sum(v * v for v in positive.values()))
         if not norm:
             return None
-        scores = np.zeros(self.size)
         indptr, indices, data = self.indptr, self.indices, self.data
-        for column, value in positive.items():
-            start, end = indptr[column], indptr[column + 1]
-            scores[indices[start:end]] += data[start:end] * (value / norm)
-        return scores
+        postings = [(indices[indptr[c] : indptr[c + 1]], data[indptr[c] : indptr[c + 1]]) for c in positive]
+        positions = np.sort(np.concatenate([p for p, _ in postings])).astype(np.intp)
+        positions = positions[np.flatnonzero(np.diff(positions, prepend=-1))]
+        values = np.zeros(len(positions))
+        for (items, weights), value in zip(postings, positive.values(), strict=True):
+            values[np.searchsorted(positions, items)] += weights * (value / norm)
+        return Similar(positions, values)
+
+
+@dataclass(frozen=True)
+class Similar:
+    """Items with a non-zero similarity to a query: positions (ascending) and similarities."""
+
+    positions: Positions
+    values: Scores
+
+    def at(self, at: Positions) -> Scores:
+        """The similarity of the items at positions `at` (0 for those not listed)."""
+        if not len(self.positions):
+            return np.zeros(len(at))
+        found = np.minimum(np.searchsorted(self.positions, at), len(self.positions) - 1)
+        return np.where(self.positions[found] == at, self.values[found], 0.0)
 
 
 def _vectorizer() -> TfidfVectorizer:
@@ -196,33 +232,67 @@ class RetrievalCRS(PopularCRS):
         w = self.settings.weights
         return float(getattr(w, slot)) if slot in _SLOT_WEIGHTS else w.genre
 
-    def _scores(self, state: DialogueState) -> Scores:
+    def _scores(self, state: DialogueState, at: Positions) -> Scores:
+        """Scores of the items at positions `at`: weighted attribute matches, period, text similarity
+        with the user's words and liked items, popularity."""
         w, index, lex = self.settings.weights, self.index, self.lexicon
-        scores: Scores = index.popularity * w.popularity
+        scores: Scores = index.popularity[at] * w.popularity
+        years = index.years[at]
         topic = (lex.topic_slot,) if lex.topic_slot else ()
         for slot in (*lex.value_slots, *lex.numeric_slots, *lex.people_slots, *topic):
             weight = self._weight(slot)
             for value in state.likes.get(slot, []):
-                scores[index.positions(slot, value)] += weight
+                scores[index.holds(slot, value, at)] += weight
             for value in state.dislikes.get(slot, []):
-                scores[index.positions(slot, value)] -= w.dislike
+                scores[index.holds(slot, value, at)] -= w.dislike
         if state.periods:
-            scores += w.decade * np.max([index.period_match(p) for p in state.periods], axis=0)
+            scores += w.decade * np.max([period_match(years, p) for p in state.periods], axis=0)
         for period in state.disliked_periods:
-            scores -= w.dislike * index.period_match(period)
+            scores -= w.dislike * period_match(years, period)
         if state.newer_than:
-            scores[index.years <= state.newer_than] -= w.dislike
+            scores[years <= state.newer_than] -= w.dislike
         if state.older_than:
-            scores[index.years >= state.older_than] -= w.dislike
-        liked = self._query(state)
+            scores[years >= state.older_than] -= w.dislike
+        liked, disliked = self._similar(state)
         if liked is not None:
-            scores += w.text * liked
-        disliked = self.text.similarity(self.text.terms(" ".join(state.disliked_topic_words)))
+            scores += w.text * liked.at(at)
         if disliked is not None:
-            scores -= w.text * disliked
+            scores -= w.text * disliked.at(at)
         return scores
 
-    def _query(self, state: DialogueState) -> Scores | None:
+    def _evidence(self, state: DialogueState) -> Evidence:
+        """The most each stated preference adds to a score (`_scores`); the items similar to the
+        user's words are scored in any case."""
+        w, index, lex = self.settings.weights, self.index, self.lexicon
+        evidence = Evidence(popularity_weight=w.popularity)
+        topic = (lex.topic_slot,) if lex.topic_slot else ()
+        for slot in (*lex.value_slots, *lex.numeric_slots, *lex.people_slots, *topic):
+            for value in state.likes.get(slot, []):
+                if index.holds_by_bound(slot, value):
+                    evidence.rest += self._weight(slot)
+                else:
+                    evidence.lists.append((index.ranks(slot, value), self._weight(slot)))
+        evidence.rest += w.decade if state.periods else 0.0
+        liked, _ = self._similar(state)
+        if liked is not None and w.text > 0:
+            evidence.forced = liked.positions
+        return evidence
+
+    def _similar(self, state: DialogueState) -> tuple[Similar | None, Similar | None]:
+        """The items similar to what the user likes (`_query`) and to the topics they dislike,
+        remembered for the state they were computed for (one recommendation scores in rounds)."""
+        key = (
+            tuple(state.topic_words), tuple(state.free_words), tuple(state.liked_items[-3:]),
+            tuple(state.disliked_topic_words),
+        )  # fmt: skip
+        remembered = state.memo.get("similar")
+        if remembered is None or remembered[0] != key:
+            disliked = self.text.sparse_similarity(self.text.terms(" ".join(state.disliked_topic_words)))
+            remembered = (key, (self._query(state), disliked))
+            state.memo["similar"] = remembered
+        return remembered[1]
+
+    def _query(self, state: DialogueState) -> Similar | None:
         """Similarity with stated topics, leftover words (half weight) and items the user said they like."""
         query = self.text.terms(" ".join(state.topic_words)) + self.text.terms(
             " ".join(state.free_words), 0.5
@@ -231,7 +301,7 @@ class RetrievalCRS(PopularCRS):
             position = self.index.position.get(item_id)
             if position is not None:
                 query.update(self.text.item_terms(position, 2.0))
-        return self.text.similarity(query)
+        return self.text.sparse_similarity(query)
 
     def _answers(
         self, rng: random.Random, state: DialogueState, slots: list[str]
