@@ -14,12 +14,10 @@ import gzip
 import json
 import logging
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from crsim.core.collector import collector_paused
@@ -28,19 +26,32 @@ from crsim.core.jsonl import jsonl_lines
 from crsim.model.text import JSONTextError, clean_value, loads_clean, may_hold_surrogates
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from crsim.model.linking import ItemLinker
 
+    #: Catalogue positions of items, ascending (numpy is imported where arrays are made, so that
+    #: reading the format does not import it).
+    Positions = npt.NDArray[np.intp]
+
 logger = logging.getLogger(__name__)
+
+
+@cache
+def _no_positions() -> Positions:
+    import numpy as np
+
+    return np.zeros(0, dtype=np.intp)
+
 
 #: Attributes whose values are lists of names, indexed for lookup.
 LIST_ATTRIBUTES = ("genres", "directors", "actors", "keywords")
 #: The optional first-class fields of an item (beside id, title and extra), in declaration order.
 FIRST_FIELDS = ("year", "genres", "directors", "actors", "plot", "keywords")
 
-Positions = npt.NDArray[np.intp]
 #: Items an `ItemCollection` keeps once made (see `ItemCollection._item`).
 MADE_ITEMS = 16_384
-_NO_POSITIONS: Positions = np.zeros(0, dtype=np.intp)
 
 
 class Item(BaseModel):
@@ -347,7 +358,7 @@ class ItemCollection:
 
     def positions(self, attribute: str, value: str) -> Positions:
         """Catalogue positions (ascending) of the items whose `attribute` has `value` (case-insensitive)."""
-        return self._index(attribute).get(value.lower(), _NO_POSITIONS)
+        return self._index(attribute).get(value.lower(), _no_positions())
 
     def with_value(self, attribute: str, value: str) -> frozenset[str]:
         """Ids of items whose `attribute` has `value` (case-insensitive); made once per value asked
@@ -363,6 +374,8 @@ class ItemCollection:
     def among(self, attribute: str, value: str, ids: Collection[str]) -> frozenset[str]:
         """The ids in `ids` whose `attribute` has `value`: `with_value(attribute, value) & ids`, in time
         that grows with `ids` (a user's few rated items against a value a million items hold)."""
+        import numpy as np
+
         positions = self.positions(attribute, value)
         if len(ids) * 16 >= len(positions):
             return self.with_value(attribute, value) & frozenset(ids)
@@ -447,6 +460,8 @@ class ItemCollection:
 def _value_index(items: ItemCollection, attribute: str) -> dict[str, Positions]:
     """The index of one attribute (see `ItemCollection._index`): each item's values lower-cased,
     through one lookup per distinct raw value, then grouped with a stable sort."""
+    import numpy as np
+
     codes: list[int] = []
     holders: list[int] = []
     keys: dict[str, int] = {}
@@ -548,6 +563,8 @@ class PackedColumn:
 
     @classmethod
     def pack(cls, column: list[Any]) -> PackedColumn:
+        import numpy as np
+
         n = len(column)
         kinds = set(map(type, column))
         if kinds <= {str, type(None)} or kinds <= {int, type(None)} or kinds <= {tuple, type(None)}:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from functools import reduce
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,9 +32,11 @@ from crsim.core.errors import ConfigError
 from crsim.core.seeding import derive_seed
 from crsim.model.annotations import GOAL_MATCHES
 from crsim.model.domain import Domain, Slot, SlotKind
-from crsim.model.items import Positions
 from crsim.model.user import InformationNeed, SimulatedUser, UserProfile
 from crsim.users.population import PopulationConfig
+
+if TYPE_CHECKING:
+    from crsim.model.items import Positions
 
 #: A numeric slot with at most this many distinct values is a goal constraint (stars, yes; pages, no).
 FEW_NUMERIC_VALUES = 10
