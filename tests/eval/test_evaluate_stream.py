@@ -135,6 +135,40 @@ def test_streamed_evaluation_writes_what_the_batch_path_writes(
     assert any(json.loads(line)["annotator"] == "rules" for line in lines)
 
 
+def test_streamed_lines_are_redacted_as_the_batch_path_redacts(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stream checks each dialogue's ids and each missing reason for secrets (not the whole text
+    of a batch) and redacts the lines of a dialogue that may hold one: the same bytes as the batch
+    path, which redacts the serialised records."""
+    secret = "s3cr3t-value-2718"
+    monkeypatch.setenv("CRSIM_STREAM_TEST_API_KEY", secret)
+    token = "sk-" + "a1B2" * 6
+    monkeypatch.setattr(run_scoring, "BATCH", 3)  # the dialogues below are streamed: no batch needs acts
+    outputs = {}
+    for way in ("stream", "batch"):
+        run = tmp_path / way
+        bench.write_run(run, 40)
+        records = _records(bench, 40)
+        records[7]["id"] = f"d-{secret}"
+        records[10]["crs_id"] = f"crs {token}"
+        records[11]["simulator_id"] = f'sim "Bearer {token}"'
+        records[6]["id"] = f"no-targets-{secret}"  # a dialogue whose reasons are missing values
+        lines = [json.dumps(record) for record in records]
+        (run / "dialogues.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        with monkeypatch.context() as patch:
+            if way == "batch":
+                patch.setattr(run_scoring._Stream, "score", lambda self, dialogue: False)
+            run_scoring.evaluate_path(run, run_scoring.EvaluateOptions())
+        outputs[way] = (run / "scores.jsonl").read_text(encoding="utf-8")
+    assert outputs["stream"] == outputs["batch"]
+    text = outputs["stream"]
+    assert secret not in text and token not in text
+    parsed = [json.loads(line) for line in text.splitlines()]
+    assert {p["dialogue_id"] for p in parsed} >= {"d-[redacted]", "no-targets-[redacted]"}
+    assert any(p["crs_id"] == "crs [redacted]" for p in parsed)
+
+
 def test_folded_outcomes_are_the_records_folded(bench: ModuleType) -> None:
     dialogues = [Dialogue.model_validate(r) for r in _records(bench, 40)]
     labels = ["A", "B"]

@@ -28,9 +28,10 @@ from crsim.core.errors import ConfigError, DataError
 from crsim.core.interrupt import run_interruptibly
 from crsim.core.plugins import ComponentSpec
 from crsim.core.progress import Progress
+from crsim.core.secrets import redact_json_lines, secret_check
 from crsim.core.yaml_files import read_yaml_mapping, validate_located
 from crsim.eval.metrics.base import Metric, metric_info
-from crsim.eval.metrics.structure import first_without_acts, readings_shared
+from crsim.eval.metrics.structure import first_without_acts, forget_readings, readings_shared
 from crsim.eval.scores import (
     CurveBuilder,
     GroupKey,
@@ -154,6 +155,9 @@ class EvaluationResult:
 #: Dialogues read, scored and written at a time: memory stays flat however large the run.
 BATCH = 500
 
+#: Missing reasons whose `secret_check` a stream remembers.
+_REASONS_KEPT = 1000
+
 
 def _batches(dialogues: Iterator[Dialogue], size: int) -> Iterator[list[Dialogue]]:
     while batch := list(islice(dialogues, size)):
@@ -257,9 +261,13 @@ def _evaluate_path(
     awaits = any(not isinstance(m, Metric) for m in metrics)
     sync = None if awaits else [m for m in metrics if isinstance(m, Metric)]
 
+    held = 0  # records read: the whole file once the scoring is done
+
     async def go() -> None:
         try:
-            with scores_writer(scores_path) as write, young_collections_only() as tick:
+            # one block of shared readings: the stream forgets each dialogue's once it is scored
+            with scores_writer(scores_path) as write, young_collections_only() as tick, readings_shared():
+                nonlocal held
                 rescored: set[str] = set()
                 scored_ids: set[str] = set()
                 dialogues = iter_dialogues(dialogues_path)
@@ -281,20 +289,21 @@ def _evaluate_path(
                             scored_ids.add(dialogue.id)
                     if not read:
                         break
+                    held += read
                     if stream is not None:
-                        write.lines(stream.text())
-                    if batch:
-                        with readings_shared():  # the metrics and curves read each dialogue once
-                            records = await score_all(
-                                batch,
-                                metrics,
-                                annotator=annotator,
-                                concurrency=options.concurrency,
-                                counts=counts,
-                                score_unevaluable=options.score_unevaluable,
-                                progress=progress,
-                            )
-                            curves.add(batch)
+                        write.lines(stream.text(), redacted=True)
+                    if batch:  # the metrics and curves read each dialogue once
+                        records = await score_all(
+                            batch,
+                            metrics,
+                            annotator=annotator,
+                            concurrency=options.concurrency,
+                            counts=counts,
+                            score_unevaluable=options.score_unevaluable,
+                            progress=progress,
+                        )
+                        curves.add(batch)
+                        forget_readings()
                         write(records)
                         builder.add([*(stream.records() if stream else ()), *records], batch)
                         if on_batch is not None:
@@ -345,7 +354,7 @@ def _evaluate_path(
         if name not in calls_before or llm.calls > calls_before[name]
     }
     return EvaluationResult(
-        summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels), completeness(path)
+        summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels), completeness(path, held)
     )
 
 
@@ -373,35 +382,44 @@ class _Stream:
         self._annotating = annotating
         self._builder, self._curves = builder, curves
         self._progress, self._on_batch = progress, on_batch
+        #: Score lines ready to write: redacted where a part may hold a secret (`secret_check` of each
+        #: dialogue's ids, of each missing reason and error; the labels once, here).
         self._lines: list[str] = []
+        self._check = secret_check()
+        self._secret = any(self._check(label) for label in self.labels)
+        self._reasons: dict[str, bool] = {}
         self._rows: list[tuple[GroupKey, str, list[Outcome]]] = []
         self._ended: list[str | None] = []
         self.scored = 0
 
     def score(self, dialogue: Dialogue) -> bool:
         """Score a dialogue, unless an annotator is to fill in acts it lacks (then False: it goes
-        through `score_all` with the rest of its batch)."""
-        with readings_shared():
-            if self._annotating and first_without_acts(dialogue) is not None:  # `needs_acts`
-                return False
-            scored = dialogue_outcomes(
-                dialogue, self.metrics, self.labels, score_unevaluable=self._unevaluable
-            )
-            if scored is None:  # its termination cannot be read: each metric records why
-                records = [
-                    score_dialogue(dialogue, m, score_unevaluable=self._unevaluable) for m in self.metrics
-                ]
-                ended = records[0].termination if records else None
-                outcomes = [(r.value, r.missing_reason, r.error) for r in records]
-            else:
-                ended, outcomes = scored
-            self._curves.add_one(dialogue)
+        through `score_all` with the rest of its batch). Called inside `readings_shared`: the
+        dialogue's readings are forgotten once it is scored."""
+        if self._annotating and first_without_acts(dialogue) is not None:  # `needs_acts`
+            return False
+        scored = dialogue_outcomes(dialogue, self.metrics, self.labels, score_unevaluable=self._unevaluable)
+        if scored is None:  # its termination cannot be read: each metric records why
+            records = [score_dialogue(dialogue, m, score_unevaluable=self._unevaluable) for m in self.metrics]
+            ended = records[0].termination if records else None
+            outcomes = [(r.value, r.missing_reason, r.error) for r in records]
+        else:
+            ended, outcomes = scored
+        self._curves.add_one(dialogue)
+        forget_readings()
         head = line_head(dialogue.id, dialogue.crs_id, dialogue.simulator_id, ended)
-        failed, lines = False, self._lines
-        for part, (value, reason, error) in zip(self._parts, outcomes, strict=True):
-            lines.append(score_line(head, part, value, reason, error))
+        secret, failed = self._secret or self._check(head), False
+        for _, reason, error in outcomes:
             if error is not None:
                 failed = True
+                secret = secret or self._check(error)
+            if reason is not None and not secret:
+                secret = self._may_hold(reason)
+        lines = [] if secret else self._lines
+        for part, (value, reason, error) in zip(self._parts, outcomes, strict=True):
+            lines.append(score_line(head, part, value, reason, error))
+        if secret:
+            self._lines.append(redact_json_lines("".join(lines)))
         self._rows.append(((dialogue.crs_id, dialogue.simulator_id), dialogue.id, outcomes))
         self._ended.append(ended)
         self._builder.add_dialogue(dialogue)
@@ -412,8 +430,18 @@ class _Stream:
         self.scored += 1
         return True
 
+    def _may_hold(self, reason: str) -> bool:
+        """`secret_check` of a missing reason, remembered for the reasons met so far (a metric gives
+        the same few reasons again and again)."""
+        known = self._reasons.get(reason)
+        if known is None:
+            known = self._check(reason)
+            if len(self._reasons) < _REASONS_KEPT:
+                self._reasons[reason] = known
+        return known
+
     def text(self) -> str:
-        """The score lines of the dialogues scored since the last call."""
+        """The score lines of the dialogues scored since the last call, redacted."""
         text = "".join(self._lines)
         self._lines.clear()
         return text

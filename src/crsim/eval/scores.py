@@ -29,7 +29,7 @@ from crsim.core.plugins import ComponentSpec
 from crsim.eval.metrics.base import Evaluator, Metric, NotApplicable, PerTurnMetric, metric_registry
 from crsim.eval.stats import aggregate_coded
 from crsim.model.annotations import AMBIGUOUS_LINKS, annotation
-from crsim.model.dialogue import Dialogue, Role, Termination, TerminationReason
+from crsim.model.dialogue import UNEVALUABLE_FAULTS, Dialogue, Role, Termination, TerminationReason
 from crsim.model.run_folder.scores import (
     GroupSummary,
     ScoreRecord,
@@ -383,8 +383,9 @@ class _GroupState:
 def _ambiguous_links(dialogue: Dialogue) -> int:
     """Titles in the CRS's utterances linked ambiguously (`ambiguous_links` annotation)."""
     count = 0
+    crs, name = Role.CRS, AMBIGUOUS_LINKS.name
     for index, utterance in enumerate(dialogue.utterances):
-        if utterance.role is Role.CRS and AMBIGUOUS_LINKS.name in utterance.annotations:
+        if utterance.role is crs and name in utterance.annotations:
             links: dict[str, list[str]] | None = annotation(AMBIGUOUS_LINKS, dialogue, index)
             count += len(links or {})
     return count
@@ -394,7 +395,8 @@ def _fault_of(termination: Termination | None) -> tuple[bool, str | None]:
     """(evaluable, fault) of a dialogue's termination."""
     if termination is None:
         return True, None
-    return termination.evaluable, termination.fault.value if termination.fault else None
+    fault = termination.fault
+    return fault not in UNEVALUABLE_FAULTS, None if fault is None else fault.value
 
 
 def _fault_from_record(record: ScoreRecord) -> tuple[bool, str | None]:

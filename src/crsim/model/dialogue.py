@@ -79,6 +79,8 @@ _FAULT_OF_REASON = {
     TerminationReason.INFRASTRUCTURE_ERROR: Fault.INFRASTRUCTURE,
 }
 _FAULT_OF_SOURCE = {"crs": Fault.CRS, "user": Fault.USER}
+#: Faults after which a dialogue says nothing about the CRS (`Termination.evaluable`).
+UNEVALUABLE_FAULTS = frozenset({Fault.USER, Fault.INFRASTRUCTURE})
 
 
 class Termination(BaseModel):
@@ -105,12 +107,14 @@ class Termination(BaseModel):
         when the record does not say; a format-1.1 `error` to its `error.source` (anything else
         than 'user' or 'crs' is infrastructure).
         """
-        if self.reason in _FAULT_OF_REASON:
-            return _FAULT_OF_REASON[self.reason]
-        if self.reason is TerminationReason.TIMEOUT:
+        reason = self.reason
+        fault = _FAULT_OF_REASON.get(reason)
+        if fault is not None:
+            return fault
+        if reason is TerminationReason.TIMEOUT:
             source = self.error.source if self.error else "crs"
             return _FAULT_OF_SOURCE.get(source, Fault.INFRASTRUCTURE)
-        if self.reason is TerminationReason.ERROR:
+        if reason is TerminationReason.ERROR:
             source = self.error.source if self.error else "loop"
             return _FAULT_OF_SOURCE.get(source, Fault.INFRASTRUCTURE)
         return None
@@ -119,7 +123,7 @@ class Termination(BaseModel):
     def evaluable(self) -> bool:
         """Whether the dialogue says something about the CRS: not when the simulator or the
         infrastructure broke it. CRS errors and CRS timeouts count against the CRS."""
-        return self.fault not in (Fault.USER, Fault.INFRASTRUCTURE)
+        return self.fault not in UNEVALUABLE_FAULTS
 
 
 class LLMCall(BaseModel):
@@ -282,7 +286,8 @@ class Dialogue(BaseModel):
     @property
     def num_turns(self) -> int:
         """Turns are user utterances: one user message and the CRS reply that follows it."""
-        return sum(1 for u in self.utterances if u.role == Role.USER)
+        user = Role.USER
+        return sum(u.role is user for u in self.utterances)
 
     def crs_turn_numbers(self) -> dict[int, int]:
         """Position of every CRS utterance -> its turn t: the user utterances before it, at least 1

@@ -69,4 +69,4 @@ _REUSE_SUFFIX = re.compile(r"#[2-9]\d*$|#1\d+$")
 def source_user_id(user_id: str) -> str:
     """The person behind a simulated user's id: the id without the `#<round>` suffix a population adds
     when it simulates one user again (`users.allow_reuse`), so 'ml-7' and 'ml-7#2' are one user."""
-    return _REUSE_SUFFIX.sub("", user_id)
+    return _REUSE_SUFFIX.sub("", user_id) if "#" in user_id else user_id

@@ -55,6 +55,14 @@ def readings_shared() -> Iterator[None]:
         _SHARED.reset(token)
 
 
+def forget_readings() -> None:
+    """Inside `readings_shared`, drop the readings kept so far: a stream that scores one dialogue at a
+    time keeps one block open and forgets each dialogue's readings once it is scored."""
+    memo = _SHARED.get()
+    if memo is not None:
+        memo.clear()
+
+
 def shared_reading(kind: Hashable, dialogue: Dialogue, args: Hashable, compute: Callable[[], _T]) -> _T:
     """`compute()`, or inside `readings_shared` the value computed before for this dialogue, kind and
     arguments. Callers must not change the value they get (it may be handed to another metric)."""

@@ -148,16 +148,22 @@ class Completeness:
         )
 
 
-def completeness(path: str | Path) -> Completeness:
+def completeness(path: str | Path, held: int | None = None) -> Completeness:
     """Planned (the manifest's `planned_dialogues`) and held (complete lines of the dialogue file)
-    dialogues of a run folder; for anything else, held dialogues and planned unknown."""
+    dialogues of a run folder; for anything else, held dialogues and planned unknown. `held`: the
+    records a caller has just read from the whole dialogue file (its lines are then not counted again)."""
     path = Path(path)
     if not is_run_folder(path):
         source = path if path.is_file() else RunPaths(path).dialogues
-        return Completeness(path, None, count_lines(source) if source.is_file() else 0)
+        return Completeness(path, None, _held(source, held))
     planned = manifest_from(read_manifest(path), RunPaths(path).manifest).planned_dialogues
-    dialogues = RunPaths(path).dialogues
-    return Completeness(path, planned, count_lines(dialogues) if dialogues.is_file() else 0)
+    return Completeness(path, planned, _held(RunPaths(path).dialogues, held))
+
+
+def _held(dialogues: Path, held: int | None) -> int:
+    if held is not None:
+        return held
+    return count_lines(dialogues) if dialogues.is_file() else 0
 
 
 def open_run(path: str | Path) -> RunFolder:

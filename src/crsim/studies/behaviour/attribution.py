@@ -85,7 +85,9 @@ class IssueSample:
     while the stream passes (`add` each batch in file order), then counted by `simulator_issues`.
 
     Reservoir sampling (Algorithm R) with `random.Random(seed)`: the same file and seed give the same
-    sample; a stream of at most `size` dialogues is kept whole, in order.
+    sample; a stream of at most `size` dialogues is kept whole, in order. A kept dialogue is held as
+    its JSON text until it is counted: a string is one object the garbage collector never scans,
+    where a parsed dialogue is hundreds that every collection during the stream would walk.
     """
 
     def __init__(self, size: int | None = None, seed: int = 0) -> None:
@@ -95,16 +97,16 @@ class IssueSample:
         self.size, self.seed = size, seed
         self.seen = 0
         self._rng = random.Random(seed)
-        self._kept: list[tuple[int, Dialogue]] = []
+        self._kept: list[tuple[int, str]] = []
 
     def add(self, dialogues: Sequence[Dialogue]) -> None:
         for dialogue in dialogues:
             if self.seen < self.size:
-                self._kept.append((self.seen, dialogue))
+                self._kept.append((self.seen, dialogue.model_dump_json()))
             else:
                 slot = self._rng.randrange(self.seen + 1)
                 if slot < self.size:
-                    self._kept[slot] = (self.seen, dialogue)
+                    self._kept[slot] = (self.seen, dialogue.model_dump_json())
             self.seen += 1
 
     @property
@@ -115,7 +117,8 @@ class IssueSample:
     @property
     def dialogues(self) -> list[Dialogue]:
         """The kept dialogues, in file order."""
-        return [dialogue for _, dialogue in sorted(self._kept, key=lambda kept: kept[0])]
+        kept = sorted(self._kept, key=lambda entry: entry[0])
+        return [Dialogue.model_validate_json(text) for _, text in kept]
 
     def issues(self, path: str | Path, domain: Domain | None = None) -> list[PairingIssues]:
         """`simulator_issues` of the kept dialogues, over the domain of the run at `path` (its
