@@ -30,6 +30,7 @@ from crsim.eval.metrics.structure import (
     recommends,
     require_user_acts,
     shared_reading,
+    user_facts,
 )
 from crsim.model.acts import Intent
 from crsim.model.dialogue import Dialogue, Fault, Role, Utterance
@@ -167,6 +168,8 @@ def requests(dialogue: Dialogue, domain: Domain) -> Iterator[Request]:
 def asked(dialogue: Dialogue, domain: Domain) -> tuple[Request, ...]:
     """`requests` as a tuple, computed once per dialogue inside `readings_shared` (both metrics below
     read them)."""
+    if not user_facts(dialogue).inquires:  # no request at all: nothing to walk
+        return ()
     return shared_reading("requests", dialogue, id(domain), lambda: tuple(requests(dialogue, domain)))
 
 

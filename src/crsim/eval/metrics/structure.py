@@ -21,6 +21,7 @@ from crsim.model.acts import Intent
 from crsim.model.dialogue import Dialogue, Role, Utterance
 
 _RECOMMEND, _ACCEPT, _REJECT = Intent.RECOMMEND.value, Intent.ACCEPT.value, Intent.REJECT.value
+_INQUIRE = Intent.INQUIRE.value
 
 #: How a dialogue is cut into rounds: crsim's (rounds start at the first recommendation) or
 #: UserSimCRS's (the stretch before the first recommendation is a round of its own).
@@ -88,24 +89,49 @@ def recommends(utterance: Utterance) -> bool:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class UserFacts:
+    """What several metrics read off the user's utterances, in one walk over them."""
+
+    turns: int  #: user utterances (`Dialogue.num_turns`)
+    without_acts: int | None  #: index of the first user utterance without acts (None: every one has acts)
+    inquires: bool  #: some user act is an `inquire` (a request about an item)
+
+
+def user_facts(dialogue: Dialogue) -> UserFacts:
+    """`UserFacts` of a dialogue, read once per dialogue inside `readings_shared`."""
+    return shared_reading(UserFacts, dialogue, None, lambda: _user_facts(dialogue))
+
+
+def _user_facts(dialogue: Dialogue) -> UserFacts:
+    user, inquire = Role.USER, _INQUIRE
+    turns, without, inquires = 0, None, False
+    for index, utterance in enumerate(dialogue.utterances):
+        if utterance.role is not user:
+            continue
+        turns += 1
+        acts = utterance.acts
+        if not acts:
+            if without is None:
+                without = index
+        elif not inquires:
+            for act in acts:
+                if act.intent == inquire:
+                    inquires = True
+                    break
+    return UserFacts(turns, without, inquires)
+
+
 def first_without_acts(dialogue: Dialogue) -> int | None:
-    """The index of the first user utterance without dialogue acts (None when every one has acts),
-    read once per dialogue inside `readings_shared`."""
-    return shared_reading("without acts", dialogue, None, lambda: _first_without_acts(dialogue))
+    """The index of the first user utterance without dialogue acts (None when every one has acts)."""
+    return user_facts(dialogue).without_acts
 
 
 def require_user_acts(dialogue: Dialogue) -> None:
     """Raise `NotApplicable` naming the first user utterance that has no dialogue acts."""
-    index = first_without_acts(dialogue)
+    index = user_facts(dialogue).without_acts
     if index is not None:
         raise NotApplicable(NO_ACTS, f"dialogue {dialogue.id!r}, utterance {index}")
-
-
-def _first_without_acts(dialogue: Dialogue) -> int | None:
-    for index, utterance in enumerate(dialogue.utterances):
-        if not utterance.acts and utterance.role is Role.USER:
-            return index
-    return None
 
 
 def targets(dialogue: Dialogue) -> frozenset[str]:

@@ -19,6 +19,7 @@ from crsim.eval.metrics.structure import (
     RoundsMode,
     recommendation_rounds,
     require_user_acts,
+    user_facts,
 )
 from crsim.model.dialogue import Dialogue, Fault
 
@@ -151,7 +152,7 @@ class RDL(Metric):
 
     def compute(self, dialogue: Dialogue) -> float:
         require_user_acts(dialogue)
-        length = dialogue.num_turns if self.params.length == "turns" else len(dialogue.utterances)
+        length = user_facts(dialogue).turns if self.params.length == "turns" else len(dialogue.utterances)
         if length == 0:
             return 0.0
         return sum(r.accepts for r in _rounds(dialogue, self.params)) / length
@@ -172,4 +173,4 @@ class Turns(Metric):
         return "Turns"
 
     def compute(self, dialogue: Dialogue) -> float:
-        return float(dialogue.num_turns)
+        return float(user_facts(dialogue).turns)
