@@ -106,7 +106,7 @@ class ItemColumns:
     """Items added one by one into columns; `build` makes the `ItemCollection`.
 
     Values are kept as given (shared: equal lists of strings are stored once); the caller validates
-    (an `Item`, or a record read by `crsim.domains.loader` that needs no validation beyond its id and
+    (an `Item`, or a record read by `crsim.domains.item_reader` that needs no validation beyond its id and
     title)."""
 
     def __init__(self) -> None:
