@@ -61,6 +61,9 @@ MODULES = (
     "crsim.language.cues",
     "crsim.language.lexicon",
     "crsim.crs.popular",
+    "crsim.crs.item_index",
+    "crsim.crs.ranked_top",
+    "crsim.crs.dialogue_state",
     "crsim.crs.retrieval",
     "crsim.crs.tfidf",
 )
