@@ -248,7 +248,7 @@ REPLACED_CODE_POINTS: Key[int] = _declare(
     A,
     PositiveInt,
     "int > 0",
-    writers=("crs/http/base.py",),
+    writers=("crs/http/client.py",),
     readers=("record readers (docs/data-format.md)",),
     description="Characters of a CRS server's reply that could not be written (lone surrogates), replaced "
     "with U+FFFD; absent when 0.",
@@ -258,7 +258,7 @@ HTTP: Key[HTTPExchange] = _declare(
     A,
     HTTPExchange,
     "{retries: [ {...} ], message_possibly_resent: bool}",
-    writers=("crs/http/base.py",),
+    writers=("crs/http/client.py",),
     readers=("record readers (docs/crs.md)",),
     description="Retried requests behind one CRS reply; absent when there were none.",
 )
