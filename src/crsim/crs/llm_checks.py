@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from crsim.language.message_rules import sentence_ends
 from crsim.model.items import Item
-from crsim.model.linking import Mention, year_cues
+from crsim.model.linking import Mention
+from crsim.model.title_cues import year_cues
 
 _ELLIPSIS = "…"
 
