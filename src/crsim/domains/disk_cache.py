@@ -50,6 +50,8 @@ MAGIC = b"crsim-domain-cache 1\n"
 #: Modules whose objects an entry pickles: a change to any of them changes every key.
 MODULES = (
     "crsim.model.items",
+    "crsim.model.packed_columns",
+    "crsim.model.value_index",
     "crsim.model.domain",
     "crsim.model.linking",
     "crsim.model.title_table",
