@@ -333,7 +333,7 @@ DESCRIPTION: Key[str] = declare(
     str,
     "str",
     writers=("user files", "other tools"),
-    readers=("sim/prompt/common.py",),
+    readers=("sim/prompt/prompt_parts.py",),
     description="A free-text persona the LLM user plays instead of the configured one.",
 )
 SOURCE_USER_ID: Key[str] = declare(
