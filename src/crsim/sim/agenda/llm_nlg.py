@@ -21,7 +21,8 @@ from crsim.llm.structured import generate_structured
 from crsim.llm.types import GenerationConfig, Message, user
 from crsim.model.acts import DialogueAct, Intent, format_acts
 from crsim.model.text import fold
-from crsim.sim.agenda.llm_nlu import EXAMPLE_FILES, load_examples, prompt_template
+from crsim.sim.agenda.iard_examples import EXAMPLE_FILES, load_examples
+from crsim.sim.agenda.llm_nlu import prompt_template
 from crsim.sim.shared.nlg import NLGContext, NLGResult
 from crsim.sim.shared.utterance import clean_utterance
 
