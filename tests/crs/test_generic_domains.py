@@ -208,6 +208,7 @@ GENERIC_MODULES = [
     "crs/dialogue_state.py",
     "crs/candidates.py",
     "language/crs_text.py",
+    "language/nlu_vocabulary.py",
     "sim/shared/nlg.py",
     "sim/agenda/policy.py",
     "sim/agenda/preferences.py",

@@ -21,8 +21,9 @@ from typing import Any
 import jinja2
 
 from crsim.core.seeding import derive_seed
-from crsim.language.crs_text import MAX_VALUE_CHARS, NLUResult, RuleNLU, vocabulary_for
+from crsim.language.crs_text import MAX_VALUE_CHARS, NLUResult, RuleNLU
 from crsim.language.cues import prompt_words
+from crsim.language.nlu_vocabulary import vocabulary_for
 from crsim.llm.client import LLM
 from crsim.llm.grammar import acts_grammar
 from crsim.llm.prompts import load_template, render
