@@ -18,7 +18,7 @@ from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply, CRSSession
 from crsim.crs.popular import PopularCRS
 from crsim.domains.movielens import movie_domain
-from crsim.language.cues import prompt_words
+from crsim.language.domain_cues import prompt_words
 from crsim.llm import LLM, LLMHub, LLMOutputError, LLMSettings, ModelConfig
 from crsim.llm.config import CacheConfig
 from crsim.llm.grammar import acts_grammar

@@ -76,7 +76,7 @@ from crsim.crs.llm_checks import ends_unfinished, year_conflicts
 from crsim.crs.llm_prompt import describe
 from crsim.crs.llm_reply import ReplyMaker, Settled
 from crsim.language.claims import claim_phrases, contradicting_claims
-from crsim.language.cues import prompt_nouns
+from crsim.language.domain_cues import prompt_nouns
 from crsim.language.message_rules import crs_role_flip
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render

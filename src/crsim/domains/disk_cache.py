@@ -64,6 +64,7 @@ MODULES = (
     "crsim.domains.slot_checks",
     "crsim.domains.disk_cache",
     "crsim.language.cues",
+    "crsim.language.domain_cues",
     "crsim.language.lexicon",
     "crsim.crs.popular",
     "crsim.crs.item_index",

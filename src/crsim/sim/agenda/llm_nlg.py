@@ -51,7 +51,7 @@ class LLMNLG:
         words: Mapping[str, str] | None = None,
     ) -> None:
         self.llm, self.seed, self.style = llm, seed, style
-        #: The domain's words the prompt names items with (`crsim.language.cues.prompt_words`).
+        #: The domain's words the prompt names items with (`crsim.language.domain_cues.prompt_words`).
         self.words = dict(words or {"item": "item", "items": "items", "consume": "try", "seen": "tried"})
         self.template = prompt_template(prompt)
         self.examples = load_examples(example_file).examples[:examples]

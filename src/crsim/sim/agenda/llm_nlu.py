@@ -22,7 +22,7 @@ import jinja2
 
 from crsim.core.seeding import derive_seed
 from crsim.language.crs_text import MAX_VALUE_CHARS, NLUResult, RuleNLU
-from crsim.language.cues import prompt_words
+from crsim.language.domain_cues import prompt_words
 from crsim.language.nlu_vocabulary import vocabulary_for
 from crsim.llm.client import LLM
 from crsim.llm.grammar import acts_grammar

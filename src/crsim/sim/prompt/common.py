@@ -45,7 +45,8 @@ from crsim.core.components import BuildContext
 from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply
 from crsim.crs.llm_checks import complete_sentences
-from crsim.language.cues import REJECT, prompt_words
+from crsim.language.cues import REJECT
+from crsim.language.domain_cues import prompt_words
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
 from crsim.llm.types import GenerationConfig, Message

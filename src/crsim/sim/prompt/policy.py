@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, field
 
 from crsim.crs.base import CRSReply
-from crsim.language.cues import REJECT, bare_question, domain_cues
+from crsim.language.cues import REJECT, bare_question
+from crsim.language.domain_cues import domain_cues
 from crsim.language.message_rules import sentences
 from crsim.model.domain import Domain
 from crsim.model.linking import heard_titles

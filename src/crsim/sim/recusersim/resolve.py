@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from crsim.core.seeding import derive_seed
-from crsim.language.cues import prompt_nouns
+from crsim.language.domain_cues import prompt_nouns
 from crsim.llm.client import LLM
 from crsim.llm.prompts import load_template, render
 from crsim.llm.structured import Structured, generate_json

@@ -40,7 +40,7 @@ from pydantic import BaseModel
 from crsim.core.components import BuildContext
 from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply
-from crsim.language.cues import prompt_nouns
+from crsim.language.domain_cues import prompt_nouns
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
 from crsim.llm.structured import Structured, generate_json
