@@ -37,8 +37,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from crsim.language.message_rules import sentence_ends
 from crsim.language.nlu_vocabulary import vocabulary_for
+from crsim.language.sentences import sentence_ends
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain, SlotKind
 from crsim.model.linking import Mention, heard_titles
@@ -206,7 +206,7 @@ def _appears(value: str, folded: str, long_text: bool = False) -> bool:
 
 
 def _sentences(text: str, mentions: list[Mention]) -> list[tuple[int, int]]:
-    """Sentence spans (`crsim.language.message_rules.sentence_ends`); never split inside a linked
+    """Sentence spans (`crsim.language.sentences.sentence_ends`); never split inside a linked
     title ("L.A. Confidential")."""
     spans, start = [], 0
     for end in sentence_ends(text, [(m.start, m.end) for m in mentions]):
