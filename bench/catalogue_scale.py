@@ -47,7 +47,7 @@ BUILD_LIMIT_MB = 4096.0
 #: How much slower per dialogue a 1M-item catalogue may be than the 110-item restaurants. The language
 #: work of a turn does not grow with the catalogue, and a recommendation of `popular` and `retrieval`
 #: scores only the most popular items and the most popular holders of each liked value
-#: (`crsim.crs.popular.top_ranked`); but the venues differ from the restaurants (more slots, so goal
+#: (`crsim.crs.ranked_top.top_ranked`); but the venues differ from the restaurants (more slots, so goal
 #: users reject more recommendations and dialogues are longer). Factor 3 leaves room for that.
 RATE_FACTOR = 3.0
 

@@ -23,8 +23,8 @@ from crsim.core.components import BuildContext
 from crsim.core.errors import CrsimError
 from crsim.crs.base import CRSSession
 from crsim.crs.http import GenericHTTPCRS
-from crsim.crs.http.base import CRSInvalidResponse, sent
 from crsim.crs.http.crs_arena import CRSArenaCRS, CRSArenaParams
+from crsim.crs.http.errors import CRSInvalidResponse, sent
 from crsim.crs.http.generic import GenericParams
 from crsim.model.domain import Domain
 from crsim.runner.config import load_config

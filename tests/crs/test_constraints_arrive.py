@@ -16,7 +16,7 @@ import random
 import pytest
 
 from catalogues import awkward_domain, bookshop_domain
-from crsim.crs.popular import item_index
+from crsim.crs.item_index import item_index
 from crsim.domains import domain_named
 from crsim.language.understanding import Context, understand
 from crsim.model.acts import DialogueAct, Intent

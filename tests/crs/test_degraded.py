@@ -12,7 +12,7 @@ from crsim.core.components import BuildContext, build
 from crsim.core.plugins import ComponentSpec
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession, crs, crs_registry
 from crsim.crs.degraded import NON_ANSWER, DegradedCRS
-from crsim.crs.popular import item_index
+from crsim.crs.item_index import item_index
 from crsim.model.domain import Domain
 
 #: What the scripted CRS says: a question, a listed recommendation, an answer about it, a text-only

@@ -197,14 +197,19 @@ def test_abus_against_popular_and_retrieval_succeeds(domain: str, tmp_path: Path
 
 GENERIC_MODULES = [
     "language/cues.py",
+    "language/domain_cues.py",
     "language/lexicon.py",
     "language/understanding.py",
     "language/intents.py",
     "language/results.py",
     "crs/nlg.py",
     "crs/popular.py",
+    "crs/item_index.py",
+    "crs/ranked_top.py",
+    "crs/dialogue_state.py",
     "crs/candidates.py",
     "language/crs_text.py",
+    "language/nlu_vocabulary.py",
     "sim/shared/nlg.py",
     "sim/agenda/policy.py",
     "sim/agenda/preferences.py",
@@ -262,7 +267,7 @@ def test_cues_are_built_once_per_domain_object(books: Domain) -> None:
     shared, and a domain with other phrasings over the same items gets its own."""
     from dataclasses import replace
 
-    from crsim.language.cues import domain_cues
+    from crsim.language.domain_cues import domain_cues
 
     assert domain_cues(books) is domain_cues(books)
     phrased = replace(books, phrasings={**books.phrasings, "understanding": {"item_words": ["volume"]}})

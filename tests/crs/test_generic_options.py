@@ -13,7 +13,7 @@ from crs_doubles import MovieBotV2
 from crsim.core.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.crs.http import GenericHTTPCRS, MovieBotCRS
-from crsim.crs.http.base import CRSInvalidResponse
+from crsim.crs.http.errors import CRSInvalidResponse
 from crsim.crs.http.generic import GenericParams
 from crsim.crs.http.moviebot import MovieBotParams
 from crsim.crs.server import create_app

@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from crsim.core.components import BuildContext
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.crs.http import GenericHTTPCRS
-from crsim.crs.http.base import CRSInvalidResponse
+from crsim.crs.http.errors import CRSInvalidResponse
 from crsim.crs.http.generic import GenericParams
 from crsim.crs.server import create_app
 from crsim.model.dialogue import Dialogue, Role

@@ -15,7 +15,8 @@ from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.crs.http import CRSArenaCRS, GenericHTTPCRS
 from crsim.crs.http.crs_arena import CRSArenaParams
 from crsim.crs.http.generic import GenericParams
-from crsim.crs.server import Conversations, create_app
+from crsim.crs.serve_sessions import Conversations
+from crsim.crs.server import create_app
 from crsim.model.acts import DialogueAct
 from crsim.model.domain import Domain
 from crsim.model.user import SimulatedUser

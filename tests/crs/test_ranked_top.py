@@ -1,7 +1,7 @@
 """`popular` and `retrieval` recommend what scoring every item would, while scoring only a few.
 
 The reference below scores every item of the catalogue the way both CRSs did before they walked the
-items in popularity order (`crsim.crs.popular.top_ranked`): one array over the catalogue per term,
+items in popularity order (`crsim.crs.ranked_top.top_ranked`): one array over the catalogue per term,
 items holding a value found by reading the items themselves, the best k by score, ties in catalogue
 order. Random dialogue states (likes, dislikes, numeric bounds, periods, words, liked items,
 exclusions, values no item holds) on the shipped domains and on a seeded catalogue with many
@@ -21,7 +21,8 @@ import numpy.typing as npt
 import pytest
 
 from crsim.core.components import BuildContext
-from crsim.crs.popular import DialogueState, PopularCRS
+from crsim.crs.dialogue_state import DialogueState
+from crsim.crs.popular import PopularCRS
 from crsim.crs.retrieval import RetrievalCRS
 from crsim.domains import domain_named, read_domain_file
 from crsim.language.results import Period

@@ -9,7 +9,8 @@ import httpx
 import pytest
 
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
-from crsim.crs.server import REPLACED_HEADER, create_app
+from crsim.crs.serve_protocol import REPLACED_HEADER
+from crsim.crs.server import create_app
 from faults.servers import running_server
 
 JSON = {"content-type": "application/json"}

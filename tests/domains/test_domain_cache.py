@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from crsim.cli import app
-from crsim.crs.popular import item_index
+from crsim.crs.item_index import item_index
 from crsim.crs.retrieval import text_index
 from crsim.domains import _read, domain_named
 from crsim.domains import disk_cache as domain_cache
@@ -203,7 +203,7 @@ def test_small_catalogues_are_not_kept(
 BUILDER = """
 import sys
 from crsim.domains import disk_cache as cache, domain_named
-from crsim.crs.popular import item_index
+from crsim.crs.item_index import item_index
 from crsim.crs.retrieval import text_index
 from crsim.language.lexicon import lexicon_for
 cache.MIN_CACHED_ITEMS = 0

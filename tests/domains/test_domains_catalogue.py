@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from crsim.cli import app
 from crsim.domains import check_domain_file
-from crsim.domains.loader import MAX_CELL_CHARS, MAX_LISTED_PROBLEMS
+from crsim.domains.findings import MAX_LISTED_PROBLEMS
+from crsim.domains.item_records import MAX_CELL_CHARS
 
 runner = CliRunner()
 

@@ -24,14 +24,9 @@ from fastapi import FastAPI, Response
 
 from crsim.core.seeding import derive_seed
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
-from crsim.crs.http.base import (
-    CRSHTTPError,
-    CRSInvalidResponse,
-    CRSResponseTooLarge,
-    ExchangeLog,
-    HTTPClient,
-    HTTPParams,
-)
+from crsim.crs.http.client import ExchangeLog, HTTPClient
+from crsim.crs.http.errors import CRSHTTPError, CRSInvalidResponse, CRSResponseTooLarge
+from crsim.crs.http.params import HTTPParams
 from crsim.llm.client import LLM, LLMHub
 from crsim.llm.config import ModelConfig
 from crsim.llm.errors import LLMError

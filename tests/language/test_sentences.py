@@ -1,4 +1,4 @@
-"""The one sentence rule (`crsim.language.message_rules.sentence_ends`) that the CRS text
+"""The one sentence rule (`crsim.language.sentences.sentence_ends`) that the CRS text
 understanding, the `llm` CRS's cuts and the behaviour rules share."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from crsim.crs.llm_checks import shorten
-from crsim.language.message_rules import sentence_ends, sentences
+from crsim.language.sentences import sentence_ends, sentences
 
 
 @pytest.mark.parametrize(

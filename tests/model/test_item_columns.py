@@ -12,7 +12,8 @@ import pytest
 
 from crsim.domains.loader import read_domain_file
 from crsim.domains.movielens import movie_items
-from crsim.model.items import Item, ItemCollection, PackedColumn
+from crsim.model.items import Item, ItemCollection
+from crsim.model.packed_columns import PackedColumn
 
 ATTRIBUTES = ("genres", "directors", "actors", "keywords", "year", "decade", "title", "plot")
 ATTRIBUTES += ("studio", "tags", "flag", "score", "nested", "empty", "none", "missing", "id")

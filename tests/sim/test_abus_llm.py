@@ -18,7 +18,7 @@ from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply, CRSSession
 from crsim.crs.popular import PopularCRS
 from crsim.domains.movielens import movie_domain
-from crsim.language.cues import prompt_words
+from crsim.language.domain_cues import prompt_words
 from crsim.llm import LLM, LLMHub, LLMOutputError, LLMSettings, ModelConfig
 from crsim.llm.config import CacheConfig
 from crsim.llm.grammar import acts_grammar
@@ -29,18 +29,9 @@ from crsim.model.dialogue import Role, TerminationReason
 from crsim.model.domain import Domain
 from crsim.model.user import InformationNeed, SimulatedUser, UserProfile
 from crsim.runner.loop import run_dialogue
+from crsim.sim.agenda.iard_examples import EXAMPLE_FILES, Side, build_iard_examples, iard_acts, load_examples
 from crsim.sim.agenda.llm_nlg import LLMNLG
-from crsim.sim.agenda.llm_nlu import (
-    CRS_INTENTS,
-    EXAMPLE_FILES,
-    LLMNLU,
-    MAX_ACTS,
-    Side,
-    build_iard_examples,
-    crs_slots,
-    iard_acts,
-    load_examples,
-)
+from crsim.sim.agenda.llm_nlu import CRS_INTENTS, LLMNLU, MAX_ACTS, crs_slots
 from crsim.sim.agenda.simulator import AgendaBasedSimulator
 from crsim.sim.base import UserTurn, simulator_registry
 from crsim.sim.shared.nlg import NLGContext

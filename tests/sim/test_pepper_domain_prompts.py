@@ -21,7 +21,7 @@ from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.domains import read_ratings
 from crsim.domains.loader import read_domain_file
 from crsim.domains.movielens import movie_domain
-from crsim.language.cues import prompt_nouns
+from crsim.language.domain_cues import prompt_nouns
 from crsim.llm.prompts import load_template, render
 from crsim.llm.providers.scripted import ScriptedProvider
 from crsim.llm.types import Message, ResolvedGeneration

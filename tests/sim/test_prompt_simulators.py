@@ -33,8 +33,8 @@ from crsim.runner.build import build_experiment
 from crsim.runner.config import ExperimentConfig
 from crsim.runner.loop import run_dialogue
 from crsim.sim.base import simulator_registry
-from crsim.sim.prompt.common import split_at_stop, within_chars
 from crsim.sim.prompt.dual import DualPromptSimulator
+from crsim.sim.prompt.prompt_parts import split_at_stop, within_chars
 from crsim.sim.prompt.single import SinglePromptSimulator
 from crsim.sim.shared.conversation import Entry, recent_turns
 from support import ScriptedHub, needs_local_model

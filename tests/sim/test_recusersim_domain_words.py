@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from crsim.domains import domain_named
-from crsim.language.cues import prompt_nouns
+from crsim.language.domain_cues import prompt_nouns
 from crsim.llm.prompts import load_template, render
 from crsim.sim.recusersim.actions import INQUIRE
 from crsim.sim.recusersim.simulator import PROMPTS

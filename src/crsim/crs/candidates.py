@@ -38,7 +38,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
 from crsim.core.cache_dir import user_cache_dir
 from crsim.core.plugins import Registry
-from crsim.language.cues import domain_cues
+from crsim.language.domain_cues import domain_cues
 from crsim.language.lexicon import lexicon_for, synonym_table
 from crsim.llm.errors import missing_dependency
 from crsim.model.domain import Domain, SlotKind

@@ -34,8 +34,8 @@ from crsim.core.plugins import ComponentSpec
 from crsim.core.plugins import Params as RegistryParams
 from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRS, CRSReply, CRSSession, crs, crs_registry
+from crsim.crs.item_index import item_index
 from crsim.crs.nlg import sentences_for
-from crsim.crs.popular import item_index
 from crsim.language.understanding import understand
 from crsim.model.acts import DialogueAct, Intent
 from crsim.model.domain import Domain

@@ -52,6 +52,9 @@ the first time (after the listed ones; kept apart in `named_in_text`). Items nam
 user or in an earlier reply, are `mentioned_items` (the rule of `crsim.model.mentions`,
 docs/metrics.md). Years and decades the message states about a recommended item that its
 catalogue year contradicts are recorded (`year_conflicts`), not rewritten.
+
+The answer schema is in `llm_answer`, what the prompt shows of an item in `llm_prompt`, how an answer
+is made to agree with its text in `llm_reply` and `llm_checks`.
 """
 
 from __future__ import annotations
@@ -59,20 +62,21 @@ from __future__ import annotations
 import asyncio
 import random
 from dataclasses import dataclass, field, replace
-from functools import cache
-from typing import Annotated, Any, ClassVar
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from crsim.core.components import BuildContext
 from crsim.core.plugins import Params as RegistryParams
 from crsim.core.seeding import derive_seed
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession, crs
 from crsim.crs.candidates import RetrieverName, candidate_retriever
+from crsim.crs.llm_answer import CRSAnswer, answer_model, answer_tokens, schema_chars
 from crsim.crs.llm_checks import ends_unfinished, year_conflicts
+from crsim.crs.llm_prompt import describe
 from crsim.crs.llm_reply import ReplyMaker, Settled
 from crsim.language.claims import claim_phrases, contradicting_claims
-from crsim.language.cues import prompt_nouns
+from crsim.language.domain_cues import prompt_nouns
 from crsim.language.message_rules import crs_role_flip
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
@@ -83,69 +87,6 @@ from crsim.model.annotations import ANSWERED_FROM_CATALOGUE
 from crsim.model.items import Item
 
 _PROMPTS = "crsim.crs.prompts"
-
-
-class CRSAnswer(BaseModel):
-    """What the model answers each turn; per-turn subclasses bound the candidate numbers."""
-
-    model_config = ConfigDict(extra="forbid")  # a closed schema, as OpenAI's strict mode requires
-
-    recommend: list[int]
-    message: str
-
-    @field_validator("message")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("the message must not be empty")
-        return value.strip()
-
-
-#: How far past `max_message_chars` the schema lets a message run, so that the model can end its
-#: sentence and the cut falls at a sentence end, not where a grammar closed the string.
-OVERRUN = 1.5
-#: Characters per token assumed when the answer's token budget is derived (3: on the safe side of
-#: the ~4 of English text, since titles, numbers and JSON punctuation take more tokens).
-_CHARS_PER_TOKEN = 3
-
-
-def _overhead(max_recommendations: int) -> int:
-    """Tokens of an answer besides its message: braces, keys, quotes and the numbers."""
-    return 4 * max_recommendations + 24
-
-
-def schema_chars(max_message_chars: int, max_tokens: int | None = None, max_recommendations: int = 0) -> int:
-    """The longest message the answer schema allows: `OVERRUN` times the limit, less where a given
-    token cap could not hold that much (never less than the limit itself)."""
-    room = int(max_message_chars * OVERRUN)
-    if max_tokens is not None:
-        room = min(room, (max_tokens - _overhead(max_recommendations)) * _CHARS_PER_TOKEN)
-    return max(room, max_message_chars)
-
-
-def answer_tokens(max_message_chars: int, max_recommendations: int) -> int:
-    """A token budget that fits the longest answer the schema allows, with its JSON around it."""
-    return -(-schema_chars(max_message_chars) // _CHARS_PER_TOKEN) + _overhead(max_recommendations)
-
-
-@cache
-def answer_model(candidates: int, most: int, max_chars: int) -> type[CRSAnswer]:
-    """The answer schema for a turn with `candidates` numbered items: numbers 1..candidates (as an
-    enum and as bounds, for grammar converters that read either), at most `most` of them, and a
-    message of at most `max_chars` characters."""
-    numbers: Any = list[int]
-    if candidates > 0:
-        bounds = Field(ge=1, le=candidates, json_schema_extra={"enum": list(range(1, candidates + 1))})
-        numbers = list[Annotated[int, bounds]]
-    return create_model(
-        f"CRSAnswer{candidates}",
-        __base__=CRSAnswer,
-        recommend=(
-            numbers,
-            Field(max_length=min(most, candidates), description="Numbers of the recommended candidates."),
-        ),
-        message=(str, Field(min_length=1, max_length=max_chars, description="What to say to the user.")),
-    )
 
 
 @dataclass
@@ -463,37 +404,6 @@ class LLMCRS(BaseCRS):
         )
 
     def _describe(self, item: Item, *, people: bool = False) -> dict[str, Any]:
-        """What the prompt shows of an item."""
-        return {
-            "title": item.display_title,
-            "genres": item.genres,
-            "directors": item.directors if people or self.params.cast else [],
-            "actors": item.actors[: 3 if people else self.params.cast],
-            "plot": _shorten(item.plot or "", self.params.description_chars),
-            "details": self._details(item),
-        }
-
-    def _details(self, item: Item) -> str:
-        """Every value the item has of the domain's slots that are not built-in item fields ("food:
-        british; phone: 01223369299"), so a question about any requestable slot can be answered from
-        them; only a value longer than `description_chars` (a description) is cut, as the plot is."""
-        parts = []
-        for slot in self.domain.slots.values():
-            if slot.attribute not in item.extra:
-                continue
-            values = [
-                v
-                for v in (_shorten(v, self.params.description_chars) for v in item.values(slot.attribute))
-                if v
-            ]
-            if values:
-                parts.append(f"{slot.name.replace('_', ' ')}: {', '.join(values)}")
-        return "; ".join(dict.fromkeys(parts))
-
-
-def _shorten(text: str, limit: int) -> str:
-    """`text` cut at the last word boundary within `limit` characters, marked with an ellipsis."""
-    if len(text) <= limit:
-        return text
-    cut = text[:limit].rsplit(" ", 1)[0].rstrip(",;:.")
-    return f"{cut}…" if cut else ""
+        """What the prompt shows of an item (`llm_prompt.describe`)."""
+        p = self.params
+        return describe(item, self.domain, cast=p.cast, description_chars=p.description_chars, people=people)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from crsim.language.message_rules import sentence_ends
+from crsim.language.sentences import sentence_ends
 from crsim.model.items import Item
-from crsim.model.linking import Mention, year_cues
+from crsim.model.linking import Mention
+from crsim.model.title_cues import year_cues
 
 _ELLIPSIS = "…"
 

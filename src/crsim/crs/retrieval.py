@@ -23,15 +23,10 @@ from crsim.core.components import BuildContext
 from crsim.core.errors import ConfigError
 from crsim.core.plugins import Params as RegistryParams
 from crsim.crs.base import crs
-from crsim.crs.popular import (
-    DialogueState,
-    Evidence,
-    PopularCRS,
-    Positions,
-    Scores,
-    _act,
-    period_match,
-)
+from crsim.crs.dialogue_state import DialogueState
+from crsim.crs.item_index import Positions, Scores, period_match
+from crsim.crs.popular import PopularCRS, _act
+from crsim.crs.ranked_top import Evidence
 from crsim.crs.tfidf import fit_tfidf
 from crsim.language.lexicon import lexicon_for
 from crsim.language.phrasings import phrasing

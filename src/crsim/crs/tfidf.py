@@ -48,23 +48,45 @@ def fit_tfidf(documents: Iterable[str], vectorizer: TfidfVectorizer) -> FittedTf
     per-term Python loop. The vectorizer must use the default word analyzer with `ngram_range=(1, 2)`
     and no pruning (`min_df=1`, `max_df=1.0`, no `max_features`)."""
     _check(vectorizer)
-    stop = frozenset(vectorizer.get_stop_words() or ())
-    pattern = re.compile(vectorizer.token_pattern)
-    words: dict[str, int] = defaultdict()
-    words.default_factory = words.__len__  # type: ignore[attr-defined]  # a new word: the next id
-    is_stop = np.zeros(0, dtype=bool)
-    seen_keys = np.zeros(0, dtype=np.int64)  # term keys seen so far, sorted
-    seen_ids = np.zeros(0, dtype=np.int64)  # their term ids (order of first occurrence)
-    indices: list[npt.NDArray[np.int32]] = []  # per chunk: the term id of each entry
-    counts: list[npt.NDArray[np.int32]] = []
-    lengths: list[npt.NDArray[np.int64]] = []
+    terms = _TermCounts(frozenset(vectorizer.get_stop_words() or ()), re.compile(vectorizer.token_pattern))
     for chunk in _chunks(documents):
-        word, doc, grown = _term_stream(chunk, words, is_stop, pattern)
-        if len(grown) > len(is_stop):  # the stop words among the new words
-            fresh = list(islice(iter(words), len(is_stop), None))
-            grown[len(is_stop) :] = [w in stop for w in fresh]
-            is_stop = grown
-        kept = ~is_stop[word]
+        terms.add(chunk)
+    if not len(terms.seen_keys):
+        raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
+    vocabulary, column = terms.columns()
+    counted = terms.count_matrix(column)
+    transformer = TfidfTransformer(norm=vectorizer.norm, sublinear_tf=vectorizer.sublinear_tf)
+    transformer.set_params(use_idf=vectorizer.use_idf, smooth_idf=vectorizer.smooth_idf)
+    matrix = transformer.fit(counted).transform(counted, copy=False)
+    return FittedTfidf(vocabulary, np.asarray(transformer.idf_, dtype=np.float64), matrix)
+
+
+class _TermCounts:
+    """The terms of the documents read so far, chunk by chunk: word ids (in order of first
+    occurrence), term keys and ids, and per chunk the term id and count of each (document, term)
+    cell and the cells per document."""
+
+    def __init__(self, stop: frozenset[str], pattern: re.Pattern[str]) -> None:
+        self.stop, self.pattern = stop, pattern
+        words: dict[str, int] = defaultdict()
+        words.default_factory = words.__len__  # type: ignore[attr-defined]  # a new word: the next id
+        self.words = words
+        self.is_stop = np.zeros(0, dtype=bool)
+        self.seen_keys = np.zeros(0, dtype=np.int64)  # term keys seen so far, sorted
+        self.seen_ids = np.zeros(0, dtype=np.int64)  # their term ids (order of first occurrence)
+        self.indices: list[npt.NDArray[np.int32]] = []  # per chunk: the term id of each entry
+        self.counts: list[npt.NDArray[np.int32]] = []
+        self.lengths: list[npt.NDArray[np.int64]] = []
+
+    def add(self, chunk: list[str]) -> None:
+        """Count the terms of one chunk of documents, numbering the new ones."""
+        words, seen_keys, seen_ids = self.words, self.seen_keys, self.seen_ids
+        word, doc, grown = _term_stream(chunk, words, self.is_stop, self.pattern)
+        if len(grown) > len(self.is_stop):  # the stop words among the new words
+            fresh = list(islice(iter(words), len(self.is_stop), None))
+            grown[len(self.is_stop) :] = [w in self.stop for w in fresh]
+            self.is_stop = grown
+        kept = ~self.is_stop[word]
         keys, doc_of = _keys(word[kept], doc[kept], len(chunk))
         unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         at = np.searchsorted(seen_keys, unique)
@@ -75,42 +97,43 @@ def fit_tfidf(documents: Iterable[str], vectorizer: TfidfVectorizer) -> FittedTf
         new = np.flatnonzero(~known)
         numbered = new[np.argsort(first[new], kind="stable")]  # in order of first occurrence
         ids[numbered] = len(seen_keys) + np.arange(len(numbered))
-        seen_keys = np.insert(seen_keys, at[new], unique[new])  # both sorted: a merge
-        seen_ids = np.insert(seen_ids, at[new], ids[new])
+        self.seen_keys = np.insert(seen_keys, at[new], unique[new])  # both sorted: a merge
+        self.seen_ids = np.insert(seen_ids, at[new], ids[new])
         cells, tally = np.unique(doc_of * _SHIFT + ids[inverse], return_counts=True)
-        indices.append((cells % _SHIFT).astype(np.int32))
-        counts.append(tally.astype(np.int32))
-        lengths.append(np.bincount(cells // _SHIFT, minlength=len(chunk)))
-    if not len(seen_keys):
-        raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
-    # term id -> key, then the column of each term: its rank in alphabetical order of the term text
-    keys_by_id = np.empty(len(seen_keys), dtype=np.int64)
-    keys_by_id[seen_ids] = seen_keys
-    names = list(words)
-    word_rank = np.empty(len(names), dtype=np.int64)
-    word_rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
-    first_word, second = keys_by_id // _SHIFT, keys_by_id % _SHIFT
-    # "w1" < "w1 w2" < "w1x ...": token characters all sort after the space that joins a bigram, so
-    # alphabetical order is the order of (rank of w1, 0 for a unigram else 1 + rank of w2)
-    sort_key = word_rank[first_word] * (len(names) + 1) + np.where(second > 0, word_rank[second - 1] + 1, 0)
-    column = np.empty(len(keys_by_id), dtype=np.int64)
-    column[np.argsort(sort_key, kind="stable")] = np.arange(len(keys_by_id))
-    vocabulary = _vocabulary(names, first_word, second, column)
-    nnz = sum(len(i) for i in indices)
-    index_type = np.int32 if nnz <= np.iinfo(np.int32).max else np.int64
-    indptr = np.zeros(sum(len(n) for n in lengths) + 1, dtype=index_type)
-    np.cumsum(np.concatenate(lengths), out=indptr[1:])
-    column = column.astype(index_type)
-    columns = np.concatenate([column[chunk] for chunk in indices])
-    del indices
-    data = np.concatenate(counts).astype(np.float64)
-    del counts
-    counted = sp.csr_array((data, columns, indptr), shape=(len(indptr) - 1, len(keys_by_id)))
-    del data, columns
-    transformer = TfidfTransformer(norm=vectorizer.norm, sublinear_tf=vectorizer.sublinear_tf)
-    transformer.set_params(use_idf=vectorizer.use_idf, smooth_idf=vectorizer.smooth_idf)
-    matrix = transformer.fit(counted).transform(counted, copy=False)
-    return FittedTfidf(vocabulary, np.asarray(transformer.idf_, dtype=np.float64), matrix)
+        self.indices.append((cells % _SHIFT).astype(np.int32))
+        self.counts.append(tally.astype(np.int32))
+        self.lengths.append(np.bincount(cells // _SHIFT, minlength=len(chunk)))
+
+    def columns(self) -> tuple[dict[str, int], npt.NDArray[np.int64]]:
+        """The vocabulary (term -> column) and the column of each term id: its rank in alphabetical
+        order of the term text."""
+        keys_by_id = np.empty(len(self.seen_keys), dtype=np.int64)
+        keys_by_id[self.seen_ids] = self.seen_keys
+        names = list(self.words)
+        word_rank = np.empty(len(names), dtype=np.int64)
+        word_rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+        first_word, second = keys_by_id // _SHIFT, keys_by_id % _SHIFT
+        # "w1" < "w1 w2" < "w1x ...": token characters all sort after the space that joins a bigram, so
+        # alphabetical order is the order of (rank of w1, 0 for a unigram else 1 + rank of w2)
+        sort_key = word_rank[first_word] * (len(names) + 1) + np.where(
+            second > 0, word_rank[second - 1] + 1, 0
+        )
+        column = np.empty(len(keys_by_id), dtype=np.int64)
+        column[np.argsort(sort_key, kind="stable")] = np.arange(len(keys_by_id))
+        return _vocabulary(names, first_word, second, column), column
+
+    def count_matrix(self, column: npt.NDArray[np.int64]) -> Any:
+        """The documents x terms count matrix (CSR); the per-chunk lists are emptied as it is built."""
+        nnz = sum(len(i) for i in self.indices)
+        index_type = np.int32 if nnz <= np.iinfo(np.int32).max else np.int64
+        indptr = np.zeros(sum(len(n) for n in self.lengths) + 1, dtype=index_type)
+        np.cumsum(np.concatenate(self.lengths), out=indptr[1:])
+        column = column.astype(index_type)
+        columns = np.concatenate([column[chunk] for chunk in self.indices])
+        self.indices.clear()
+        data = np.concatenate(self.counts).astype(np.float64)
+        self.counts.clear()
+        return sp.csr_array((data, columns, indptr), shape=(len(indptr) - 1, len(self.seen_keys)))
 
 
 def _check(vectorizer: TfidfVectorizer) -> None:

@@ -17,7 +17,8 @@ from typing import Any
 
 from crsim.core.errors import ConfigError
 from crsim.core.plugins import Registry
-from crsim.domains.loader import check_domain_file, read_domain_file, read_ratings
+from crsim.domains.loader import check_domain_file, read_domain_file
+from crsim.domains.ratings import read_ratings
 from crsim.model.domain import Domain
 from crsim.model.run_folder.manifest import Manifest
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from crsim.language.message_rules import sentences, title_in
+from crsim.language.message_rules import title_in
+from crsim.language.sentences import sentences
 from crsim.model.domain import Domain, SlotKind
 from crsim.model.items import Item
 from crsim.model.text import normalize, split_title_year, unarticle

@@ -1,7 +1,7 @@
 """Domain vocabularies for rule-based understanding, as n-gram tables built from the domain's data.
 
 Three mechanisms read slot values, each set up by the domain (its slots, value synonyms and the
-`understanding` section of its phrasings, see `cues.UnderstandingSpec`):
+`understanding` section of its phrasings, see `domain_cues.UnderstandingSpec`):
 
 * value phrases: every informable slot's values (with plural forms) and synonyms ("inexpensive" ->
   pricerange cheap, "scary" -> genre horror), matched longest-first;
@@ -20,7 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from crsim.language.cues import Cues, UnderstandingSpec, bound_phrases, domain_cues
+from crsim.language.cues import bound_phrases
+from crsim.language.domain_cues import Cues, UnderstandingSpec, domain_cues
 from crsim.model.domain import Domain, Slot, SlotKind, per_domain
 from crsim.model.items import ItemCollection
 from crsim.model.text import STOPWORDS, normalize

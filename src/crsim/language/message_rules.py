@@ -1,18 +1,17 @@
 """Rules over one message that both generation and analysis use: titles in text, a CRS message's
-body, sentences, cut endings, end markers, repeats, and who is speaking (a user in the recommender's
+body, cut endings, end markers, repeats, and who is speaking (a user in the recommender's
 voice, a CRS in the seeker's voice, text about the message instead of the message).
 
 Each rule is deterministic and cheap (regular expressions and string similarity, no model call), so
 the LLM users and the `llm` CRS check every draft with them (and ask again when one fails) and
 `crsim analyze behaviour` counts the same rules on finished dialogues; docs/behaviour.md states each
-rule with its known false positives and negatives.
+rule with its known false positives and negatives. Sentences are split by `crsim.language.sentences`.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import pairwise
@@ -269,56 +268,6 @@ def title_words_in(text: str, item: Item) -> bool:
     return not weak and len(wanted) >= 2 and wanted <= set(normalize(text).split())
 
 
-#: A candidate sentence end: '.', '!', '?' or '…' (closing quotes or brackets may follow) before a
-#: space or the end of the text, or a line break.
-_SENTENCE_END = re.compile(r"[.!?…]+[\"')\]”’]*(?=\s|$)|\n+")
-#: Words whose full stop ends no sentence ("Dr. Strangelove", "Mr. Smith").
-_ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "st", "jr", "sr", "vs", "vol", "pt", "ft"})
-_WORD_BEFORE = re.compile(r"(\w+)$")
-_LOWER_NEXT = re.compile(r"\s+[a-z]")
-_DIGIT_NEXT = re.compile(r"\s+\d")
-
-
-def sentence_ends(text: str, keep_whole: Sequence[tuple[int, int]] = ()) -> list[int]:
-    """Offsets just past each sentence end of `text`: the one sentence rule of crsim (the CRS text
-    understanding, the `llm` CRS's cuts, the claim and voice rules). An end is '.', '!', '?' or '…'
-    (with closing quotes or brackets) before a space or the end, or a line break; a full stop is no
-    end after an abbreviation ("Mr.") or a one-letter word ("J. Smith", "e.g."), before a lower-case
-    word ("approx. two") or after a list item's number ("1. Heat"); nothing inside a `keep_whole`
-    span (start, end) ends a sentence (a linked title such as "L.A. Confidential")."""
-    ends = []
-    for match in _SENTENCE_END.finditer(text):
-        if any(start < match.start() < end for start, end in keep_whole):
-            continue
-        if match.group()[0] == "." and not match.group().startswith("..") and not _ends_here(text, match):
-            continue
-        ends.append(match.end())
-    return ends
-
-
-def _ends_here(text: str, stop: re.Match[str]) -> bool:
-    """Whether a full stop ends its sentence: not after an abbreviation or a one-letter word, not
-    before a lower-case word, nor after the number opening a line ("1. Heat"); "no." only before a
-    number ("No. 5")."""
-    word = _WORD_BEFORE.search(text[: stop.start()])
-    if word is not None:
-        before = word.group(1).lower()
-        if before in _ABBREVIATIONS or (len(before) == 1 and before.isalpha()):
-            return False
-        if before == "no" and _DIGIT_NEXT.match(text, stop.end()):
-            return False
-        if before.isdigit() and not text[: word.start()].rsplit("\n", 1)[-1].strip():
-            return False  # the number of a list item ("1. Heat")
-    return not _LOWER_NEXT.match(text, stop.end())
-
-
-def sentences(text: str) -> list[str]:
-    """`text` split after each sentence end (`sentence_ends`), each sentence stripped."""
-    starts = [0, *sentence_ends(text)]
-    pieces = [text[a:b].strip() for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
-    return [p for p in pieces if p]
-
-
 # --- who is speaking -------------------------------------------------------------------------------
 
 #: Nouns of what a recommender offers besides the domain's item nouns.
@@ -338,6 +287,67 @@ _NOT_TO_OTHERS = (
 )
 
 
+#: The cues of speaking as the one who recommends or serves (`user_voice_patterns`).
+_SPEAKING_AS_RECOMMENDER = (
+    # speaking as the one who recommends or serves: wishing to recommend, helping "you", doing
+    # something "for you", naming its own recommendations or the other side's request
+    rf"\bi(?:'d| would)? (?:really )?(?:love|like|be (?:glad|happy|pleased|delighted)) to "
+    rf"(?:recommend|suggest|help|assist|serve)\b{_NOT_TO_OTHERS}",
+    rf"\bi(?:'m| am) (?:\w+ )?(?:happy|glad|going|pleased|delighted|ready|here|about) to "
+    rf"(?:recommend|suggest)\b{_NOT_TO_OTHERS}",
+    r"\b(?:help|helping|assist|assisting|serve|serving) you\b",
+    r"\bi(?:'m| am) (?:\w+ ){0,2}(?:here|ready|happy|glad|designed|able|unable|capable|available|"
+    r"programmed|trained) (?:to|of) (?:help|helping|assist|assisting|serve|serving|provide "
+    r"(?:assistance|help|recommendations|suggestions))\b",
+    r"\bi(?:'m| am) (?:always )?here for you\b",
+    r"\bdesigned to (?:help|assist|recommend)\b",
+    r"\bi\b[^.!?\n]{0,25}\b(?:do|find|found|get|got|book|booked|reserve|reserved|arrange|pick|picked|"
+    r"choose|look up) (?:\w+ ){0,4}for you\b",
+    r"\bmy (?:recommendations?|suggestions?)\b",
+    r"\byour (?:request|requests|query|queries)\b",
+    r"\b(?:what|which) you (?:requested|asked for)\b",
+    r"\bwhat(?:'s| is) on your mind\b",
+    r"\b(?:share|tell me)\b[^.!?\n]{0,30}\babout yourself\b",
+    r"\byou can ask (?:me )?(?:for|about)\b",
+)
+#: The cues of stating or asking what the other side wants (`user_voice_patterns`).
+_ASKING_WHAT_YOU_WANT = (
+    # stating the other side's wish, as a recommender sums up a request ("You're looking for a
+    # place that serves seafood."): a statement, not a question
+    r"(?:^|[.!;\n]\s*)you(?:'re| are)? (?:looking for|searching for|hoping for|asking for|"
+    r"(?:want|need)(?! to\b)) "
+    r"[^.!?\n]*(?:[.!]|$)",
+    # asking the other side what it wants
+    rf"\b(?:what|which) (?:\w+ ){{0,3}}(?:do|would|did) you {_WISH}\b"
+    r"(?! (?:to (?:recommend|suggest)|about)\b)",
+    r"\b(?:are|were) you (?:looking for|in the mood for|interested in|hoping for|craving)\b",
+    r"\bwhat (?:\w+ ){0,3}(?:you're|you are|are you) (?:looking for|in the mood for|hoping for|into)\b",
+    r"\bdo you have (?:any |a )?(?:particular |specific )?(?:preferences?|budget)\b",
+    r"\b(?:do|would) you have (?:\w+ ){0,3}in mind\b",
+    r"\bwhat(?:'s| is| are) your (?:\w+ )?(?:preferences?|budget|price range|taste|pleasure)\b",
+    r"\bis there (?:a|an|any) (?:\w+ ){0,2}(?:you|that you)(?:'d| would)? "
+    r"(?:like|enjoy|prefer|want|have in mind)\b",
+    r"\btell me (?:more )?(?:about )?(?:what you(?:'re| are)? (?:like|want|prefer|looking for)|your "
+    r"(?:preferences|taste))\b",
+)
+#: The cues of serving, and of refusing as an assistant (`user_voice_patterns`).
+_AS_ASSISTANT = (
+    # serving, and refusing as an assistant
+    r"\bhow (?:can|may) i (?:help|assist)\b",
+    r"\bwhat can i (?:do for you|help you with)\b",
+    r"\bi(?:'m| am) (?:here to help|an ai|a recommender|your assistant)\b",
+    rf"\b(?:i(?:'m| am)|as) (?:just |only )?(?:a|an|your) (?:[\w-]+ ){{0,3}}{_MACHINE}\b",
+    r"\b(?:i(?:'m| am) )?(?:sorry|afraid),? (?:but )?i (?:can't|cannot|can not|am unable to|'m unable to|"
+    r"am not able to|'m not able to|won't be able to) (?:help|assist|provide|fulfil|fulfill|comply|"
+    r"do that|answer that)\b",
+    r"\bi (?:can't|cannot|can not) (?:help|assist) (?:you )?with (?:that|this|your request)\b",
+    r"\bi(?:'m| am) (?:not able|unable) to (?:help|assist|provide|fulfil|fulfill|comply)\b",
+    r"\bi(?:'m| am) not sure how (?:to|i can) (?:help|assist)\b",
+    r"\bas an ai\b",
+    r"\bai language model\b",
+)
+
+
 def user_voice_patterns(item_noun: str, item_noun_plural: str) -> list[re.Pattern[str]]:
     """The cues of a user message in the recommender's (or an assistant's) voice: recommending or
     offering ("I'd recommend", "You might enjoy", "Do you want to try it out?", "Would you like me
@@ -348,8 +358,20 @@ def user_voice_patterns(item_noun: str, item_noun_plural: str) -> list[re.Patter
     The domain's item nouns fill the cues that name what is offered."""
     nouns = "|".join(re.escape(n) for n in dict.fromkeys((item_noun, item_noun_plural)) if n)
     things = rf"(?:{nouns}|{_OFFERS})" if nouns else _OFFERS
-    cues = [
-        # recommending and offering
+    return [
+        re.compile(cue, re.I)
+        for cue in (
+            *_offering_cues(nouns, things),
+            *_SPEAKING_AS_RECOMMENDER,
+            *_ASKING_WHAT_YOU_WANT,
+            *_AS_ASSISTANT,
+        )
+    ]
+
+
+def _offering_cues(nouns: str, things: str) -> list[str]:
+    """The cues of recommending and offering; `nouns` and `things` name what is offered."""
+    return [
         rf"\b(?:i|we)(?:'d| would| can| could| will|'ll)? (?:highly |strongly )?(?:recommend|suggest)\b"
         rf"{_NOT_TO_OTHERS}",
         r"\blet me (?:recommend|suggest)\b",
@@ -374,58 +396,7 @@ def user_voice_patterns(item_noun: str, item_noun_plural: str) -> list[re.Patter
         r"\bbased on your (?:preferences|taste|interests?|request)\b",
         r"\bhope you enjoy\b",
         r"\bi(?:'m| am) glad you (?:found|liked|like|enjoy|enjoyed|(?:'re| are) (?:pleased|happy) with)\b",
-        # speaking as the one who recommends or serves: wishing to recommend, helping "you", doing
-        # something "for you", naming its own recommendations or the other side's request
-        rf"\bi(?:'d| would)? (?:really )?(?:love|like|be (?:glad|happy|pleased|delighted)) to "
-        rf"(?:recommend|suggest|help|assist|serve)\b{_NOT_TO_OTHERS}",
-        rf"\bi(?:'m| am) (?:\w+ )?(?:happy|glad|going|pleased|delighted|ready|here|about) to "
-        rf"(?:recommend|suggest)\b{_NOT_TO_OTHERS}",
-        r"\b(?:help|helping|assist|assisting|serve|serving) you\b",
-        r"\bi(?:'m| am) (?:\w+ ){0,2}(?:here|ready|happy|glad|designed|able|unable|capable|available|"
-        r"programmed|trained) (?:to|of) (?:help|helping|assist|assisting|serve|serving|provide "
-        r"(?:assistance|help|recommendations|suggestions))\b",
-        r"\bi(?:'m| am) (?:always )?here for you\b",
-        r"\bdesigned to (?:help|assist|recommend)\b",
-        r"\bi\b[^.!?\n]{0,25}\b(?:do|find|found|get|got|book|booked|reserve|reserved|arrange|pick|picked|"
-        r"choose|look up) (?:\w+ ){0,4}for you\b",
-        r"\bmy (?:recommendations?|suggestions?)\b",
-        r"\byour (?:request|requests|query|queries)\b",
-        r"\b(?:what|which) you (?:requested|asked for)\b",
-        r"\bwhat(?:'s| is) on your mind\b",
-        r"\b(?:share|tell me)\b[^.!?\n]{0,30}\babout yourself\b",
-        r"\byou can ask (?:me )?(?:for|about)\b",
-        # stating the other side's wish, as a recommender sums up a request ("You're looking for a
-        # place that serves seafood."): a statement, not a question
-        r"(?:^|[.!;\n]\s*)you(?:'re| are)? (?:looking for|searching for|hoping for|asking for|"
-        r"(?:want|need)(?! to\b)) "
-        r"[^.!?\n]*(?:[.!]|$)",
-        # asking the other side what it wants
-        rf"\b(?:what|which) (?:\w+ ){{0,3}}(?:do|would|did) you {_WISH}\b"
-        r"(?! (?:to (?:recommend|suggest)|about)\b)",
-        r"\b(?:are|were) you (?:looking for|in the mood for|interested in|hoping for|craving)\b",
-        r"\bwhat (?:\w+ ){0,3}(?:you're|you are|are you) (?:looking for|in the mood for|hoping for|into)\b",
-        r"\bdo you have (?:any |a )?(?:particular |specific )?(?:preferences?|budget)\b",
-        r"\b(?:do|would) you have (?:\w+ ){0,3}in mind\b",
-        r"\bwhat(?:'s| is| are) your (?:\w+ )?(?:preferences?|budget|price range|taste|pleasure)\b",
-        r"\bis there (?:a|an|any) (?:\w+ ){0,2}(?:you|that you)(?:'d| would)? "
-        r"(?:like|enjoy|prefer|want|have in mind)\b",
-        r"\btell me (?:more )?(?:about )?(?:what you(?:'re| are)? (?:like|want|prefer|looking for)|your "
-        r"(?:preferences|taste))\b",
-        # serving, and refusing as an assistant
-        r"\bhow (?:can|may) i (?:help|assist)\b",
-        r"\bwhat can i (?:do for you|help you with)\b",
-        r"\bi(?:'m| am) (?:here to help|an ai|a recommender|your assistant)\b",
-        rf"\b(?:i(?:'m| am)|as) (?:just |only )?(?:a|an|your) (?:[\w-]+ ){{0,3}}{_MACHINE}\b",
-        r"\b(?:i(?:'m| am) )?(?:sorry|afraid),? (?:but )?i (?:can't|cannot|can not|am unable to|'m unable to|"
-        r"am not able to|'m not able to|won't be able to) (?:help|assist|provide|fulfil|fulfill|comply|"
-        r"do that|answer that)\b",
-        r"\bi (?:can't|cannot|can not) (?:help|assist) (?:you )?with (?:that|this|your request)\b",
-        r"\bi(?:'m| am) (?:not able|unable) to (?:help|assist|provide|fulfil|fulfill|comply)\b",
-        r"\bi(?:'m| am) not sure how (?:to|i can) (?:help|assist)\b",
-        r"\bas an ai\b",
-        r"\bai language model\b",
     ]
-    return [re.compile(cue, re.I) for cue in cues]
 
 
 def role_flip_patterns(domain: Domain) -> list[re.Pattern[str]]:

@@ -8,184 +8,34 @@ checked against the type, and stored exactly as given, so records keep their byt
 through `Key.get` or the record helpers `annotation`, `metadata` and `persona`, which return the
 parsed value or raise a `DataError` naming the dialogue, the utterance and the key. No other module
 spells a declared key as a string (tests/model/test_annotations.py checks src/), and
-docs/data-format.md lists every key (checked by the same test).
+docs/data-format.md lists every key (checked by the same test). The `Key` machinery is in
+`record_keys`, the structured value types in `annotation_values`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    NonNegativeInt,
-    PositiveInt,
-    TypeAdapter,
-    ValidationError,
+from pydantic import AfterValidator, Field, NonNegativeInt, PositiveInt
+
+from crsim.model.annotation_values import (
+    CatalogueAnswer,
+    DraftCheck,
+    ExtractionError,
+    HTTPExchange,
+    OpenValue,
+    ShownItem,
+    TargetSplit,
+    TurnRatings,
 )
-
-from crsim.core.errors import DataError
 from crsim.model.dialogue import Dialogue
+from crsim.model.record_keys import DECLARED, Key, Scope, declare
 
 T = TypeVar("T")
 
 
-class Scope(StrEnum):
-    """Which open dictionary a key lives in."""
-
-    ANNOTATION = "annotations"
-    METADATA = "metadata"
-    PERSONA = "persona"
-
-
-_FIELD_OF_SCOPE = {
-    Scope.ANNOTATION: "annotations",
-    Scope.METADATA: "metadata",
-    Scope.PERSONA: "user_profile.persona",
-}
-
-
-@dataclass(frozen=True)
-class Key(Generic[T]):
-    """One declared key: name, type, writers, readers and a one-line description."""
-
-    name: str
-    scope: Scope
-    adapter: TypeAdapter[T] = field(repr=False)
-    type_name: str
-    writers: tuple[str, ...]
-    readers: tuple[str, ...]
-    description: str
-
-    def check(self, value: Any) -> Any:
-        """`value` unchanged if it has the declared type; a `DataError` (a producer's bug) if not."""
-        try:
-            self.adapter.validate_python(value)
-        except ValidationError as error:
-            raise DataError(
-                f"writing {self.scope.value} key {self.name!r}: expected {self.type_name}: {_first(error)}"
-            ) from None
-        return value
-
-    def put(self, mapping: MutableMapping[str, Any], value: Any) -> None:
-        """Store a checked value under this key (as given: the record's JSON does not change)."""
-        mapping[self.name] = self.check(value)
-
-    def entry(self, value: Any) -> dict[str, Any]:
-        """`{name: value}` checked, for building a dictionary literal (`{**KEY.entry(v), ...}`)."""
-        return {self.name: self.check(value)}
-
-    def present(self, mapping: Mapping[str, Any] | None) -> bool:
-        return mapping is not None and self.name in mapping
-
-    def pop(self, mapping: MutableMapping[str, Any]) -> Any:
-        """Remove the key, returning its raw value (None when absent)."""
-        return mapping.pop(self.name, None)
-
-    def get(self, mapping: Mapping[str, Any] | None, *, where: str, field_prefix: str = "") -> T | None:
-        """The parsed value, None when absent; a `DataError` located by `where` (e.g. "dialogue 'd1'")
-        and the field path when the value does not have the declared type."""
-        if mapping is None or self.name not in mapping:
-            return None
-        return self.parse(mapping[self.name], where=where, field_prefix=field_prefix)
-
-    def parse(self, raw: Any, *, where: str, field_prefix: str = "") -> T:
-        try:
-            return self.adapter.validate_python(raw)
-        except ValidationError as error:
-            path = f"{field_prefix}{_FIELD_OF_SCOPE[self.scope]}.{self.name}"
-            located = DataError(f"{where}, field '{path}': expected {self.type_name}: {_first(error)}")
-            located.field = path
-            raise located from None
-
-
-def _first(error: ValidationError) -> str:
-    """The first problem of a validation error, in one line."""
-    detail = error.errors()[0]
-    location = ".".join(str(p) for p in detail["loc"])
-    return f"{location}: {detail['msg']}" if location else str(detail["msg"])
-
-
-#: Every declared key, in the order of docs/data-format.md.
-DECLARED: list[Key[Any]] = []
-
-
-def _declare(
-    name: str,
-    scope: Scope,
-    annotation: Any,
-    type_name: str,
-    *,
-    writers: tuple[str, ...],
-    readers: tuple[str, ...],
-    description: str,
-) -> Key[Any]:
-    key: Key[Any] = Key(name, scope, TypeAdapter(annotation), type_name, writers, readers, description)
-    DECLARED.append(key)
-    return key
-
-
-# --- value types --------------------------------------------------------------------------------
-
-
-class _Open(BaseModel):
-    """A structured value whose declared fields are typed; other fields are kept."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-class TurnRatings(_Open):
-    """A rating simulator's ratings of the CRS turn it answers; each aspect is a dict with `score`
-    (a number, or absent with an `error`), `justification` and aspect-specific fields."""
-
-    turn: NonNegativeInt
-    language: dict[str, Any] | None = None
-    action: dict[str, Any] | None = None
-    recommendation: dict[str, Any] | None = None
-
-
-class TargetSplit(_Open):
-    """PEPPER's split of the targets into the ones the user is told about and the rest."""
-
-    selected: list[str]
-    residual: list[str] = []
-
-
-class HTTPExchange(_Open):
-    """Retries behind one CRS reply of an HTTP adapter."""
-
-    retries: list[dict[str, Any]]
-    message_possibly_resent: bool
-
-
-class ShownItem(_Open):
-    item: str
-    seen: bool
-
-
-class DraftCheck(_Open):
-    """One check of an LLM user's draft: which check (`role_flip`, `target_named`, ...), what was done
-    (`retried`, `fallback`, ...), the rejected draft and a detail."""
-
-    check: str
-    action: str
-    draft: str | None = None
-    detail: str | None = None
-
-
-class CatalogueAnswer(_Open):
-    """A request the CRS's own text left unanswered, answered from the catalogue: the item, the slot."""
-
-    item: str
-    slot: str
-
-
-class _KnownLabels(_Open):
+class _KnownLabels(OpenValue):
     intents: list[str] | None = None
     top_level: list[str] | None = None
     accepted_recommendation: bool | None = None
@@ -205,17 +55,10 @@ LABEL_ACCEPTED = "accepted_recommendation"
 DatasetLabels = Annotated[dict[str, Any], AfterValidator(_known_labels)]
 
 
-class ExtractionError(_Open):
-    """A failed LLM annotation: the annotator or extractor, the error, the model's raw answer."""
-
-    error: str
-    raw: str | None = None
-
-
 # --- Utterance.annotations ----------------------------------------------------------------------
 
 A = Scope.ANNOTATION
-RATINGS: Key[TurnRatings] = _declare(
+RATINGS: Key[TurnRatings] = declare(
     "ratings",
     A,
     TurnRatings,
@@ -224,7 +67,7 @@ RATINGS: Key[TurnRatings] = _declare(
     readers=("eval/metrics/user_ratings.py",),
     description="The user simulator's explicit ratings of the CRS turn it answers (user utterances).",
 )
-RECOMMENDED_ITEMS_SOURCE: Key[Literal["linked"]] = _declare(
+RECOMMENDED_ITEMS_SOURCE: Key[Literal["linked"]] = declare(
     "recommended_items_source",
     A,
     Literal["linked"],
@@ -233,7 +76,7 @@ RECOMMENDED_ITEMS_SOURCE: Key[Literal["linked"]] = _declare(
     readers=("run/loop.py",),
     description="The CRS utterance's item ids were linked from titles in its text, not listed by the CRS.",
 )
-AMBIGUOUS_LINKS: Key[dict[str, list[str]]] = _declare(
+AMBIGUOUS_LINKS: Key[dict[str, list[str]]] = declare(
     "ambiguous_links",
     A,
     dict[str, Annotated[list[str], Field(min_length=2)]],
@@ -243,26 +86,26 @@ AMBIGUOUS_LINKS: Key[dict[str, list[str]]] = _declare(
     description="Titles linked in the CRS utterance's text that name several catalogue items equally "
     "(same title, nothing in the text telling them apart): linked id -> all of them, the linked one first.",
 )
-REPLACED_CODE_POINTS: Key[int] = _declare(
+REPLACED_CODE_POINTS: Key[int] = declare(
     "replaced_code_points",
     A,
     PositiveInt,
     "int > 0",
-    writers=("crs/http/base.py",),
+    writers=("crs/http/client.py",),
     readers=("record readers (docs/data-format.md)",),
     description="Characters of a CRS server's reply that could not be written (lone surrogates), replaced "
     "with U+FFFD; absent when 0.",
 )
-HTTP: Key[HTTPExchange] = _declare(
+HTTP: Key[HTTPExchange] = declare(
     "http",
     A,
     HTTPExchange,
     "{retries: [ {...} ], message_possibly_resent: bool}",
-    writers=("crs/http/base.py",),
+    writers=("crs/http/client.py",),
     readers=("record readers (docs/crs.md)",),
     description="Retried requests behind one CRS reply; absent when there were none.",
 )
-CRS_INTENT: Key[str] = _declare(
+CRS_INTENT: Key[str] = declare(
     "intent",
     A,
     str,
@@ -272,7 +115,7 @@ CRS_INTENT: Key[str] = _declare(
     description="The CRS's own intent label of its reply, as its server sent it (MovieBot joins several "
     "with ';', e.g. 'count results;elicit').",
 )
-CRS_SESSION: Key[str] = _declare(
+CRS_SESSION: Key[str] = declare(
     "crs_session",
     A,
     str,
@@ -282,7 +125,7 @@ CRS_SESSION: Key[str] = _declare(
     description="The id the dialogue had at the CRS server (MovieBot's sender id, which names its export "
     "file), on the first CRS utterance.",
 )
-ACTS_SOURCE: Key[str] = _declare(
+ACTS_SOURCE: Key[str] = declare(
     "acts_source",
     A,
     str,
@@ -291,7 +134,7 @@ ACTS_SOURCE: Key[str] = _declare(
     readers=("data/augment/llm.py", "record readers"),
     description="The act annotator that wrote the utterance's acts (its registry name).",
 )
-ACTS_ERROR: Key[ExtractionError] = _declare(
+ACTS_ERROR: Key[ExtractionError] = declare(
     "acts_error",
     A,
     ExtractionError,
@@ -300,7 +143,7 @@ ACTS_ERROR: Key[ExtractionError] = _declare(
     readers=("cli/annotate.py",),
     description="The LLM act annotator could not read its answer: no acts, the error and the raw answer.",
 )
-HUMAN_TURN_LABELS: Key[dict[str, Any]] = _declare(
+HUMAN_TURN_LABELS: Key[dict[str, Any]] = declare(
     "human",
     A,
     dict[str, Any],
@@ -309,7 +152,7 @@ HUMAN_TURN_LABELS: Key[dict[str, Any]] = _declare(
     readers=("meta/gold.py",),
     description="CRSArena-Eval crowd labels of an assistant utterance (relevance 0-3, interestingness 0-2).",
 )
-SELECTED_TARGETS: Key[list[str]] = _declare(
+SELECTED_TARGETS: Key[list[str]] = declare(
     "selected_targets",
     A,
     list[str],
@@ -318,7 +161,7 @@ SELECTED_TARGETS: Key[list[str]] = _declare(
     readers=("record readers (docs/pepper.md)",),
     description="The targets the target-biased user was told about (its opening utterance).",
 )
-ITEM_INTERFACE: Key[list[ShownItem]] = _declare(
+ITEM_INTERFACE: Key[list[ShownItem]] = declare(
     "item_interface",
     A,
     list[ShownItem],
@@ -327,7 +170,7 @@ ITEM_INTERFACE: Key[list[ShownItem]] = _declare(
     readers=("record readers (docs/pepper.md)",),
     description="The recommended items PEPPER's user looked at before this reply, and whether each was seen.",
 )
-REFLECTED_PREFERENCES: Key[list[dict[str, Any]]] = _declare(
+REFLECTED_PREFERENCES: Key[list[dict[str, Any]]] = declare(
     "reflected_preferences",
     A,
     list[dict[str, Any]],
@@ -336,7 +179,7 @@ REFLECTED_PREFERENCES: Key[list[dict[str, Any]]] = _declare(
     readers=("record readers (docs/pepper.md)",),
     description="PEPPER's reflections on the items it looked at (or the error of an unreadable one).",
 )
-GENERAL_PREFERENCES_NOTE: Key[str] = _declare(
+GENERAL_PREFERENCES_NOTE: Key[str] = declare(
     "general_preferences",
     A,
     str,
@@ -345,7 +188,7 @@ GENERAL_PREFERENCES_NOTE: Key[str] = _declare(
     readers=("record readers (docs/pepper.md)",),
     description="PEPPER's general-preferences narrative, on the opening user utterance.",
 )
-DRAFT_CHECKS: Key[list[DraftCheck]] = _declare(
+DRAFT_CHECKS: Key[list[DraftCheck]] = declare(
     "draft_checks",
     A,
     list[DraftCheck],
@@ -356,7 +199,7 @@ DRAFT_CHECKS: Key[list[DraftCheck]] = _declare(
     "end marker ignored, ...); absent when every check passed.",
 )
 
-DATASET_LABELS: Key[dict[str, Any]] = _declare(
+DATASET_LABELS: Key[dict[str, Any]] = declare(
     "labels",
     A,
     DatasetLabels,
@@ -366,7 +209,7 @@ DATASET_LABELS: Key[dict[str, Any]] = _declare(
     description="A converted dataset's own labels of the utterance (intent labels, accepted recommendation).",
 )
 
-ANSWERED_FROM_CATALOGUE: Key[list[CatalogueAnswer]] = _declare(
+ANSWERED_FROM_CATALOGUE: Key[list[CatalogueAnswer]] = declare(
     "answered_from_catalogue",
     A,
     list[CatalogueAnswer],
@@ -381,7 +224,7 @@ ANSWERED_FROM_CATALOGUE: Key[list[CatalogueAnswer]] = _declare(
 # --- Dialogue.metadata --------------------------------------------------------------------------
 
 M = Scope.METADATA
-SEED: Key[int] = _declare(
+SEED: Key[int] = declare(
     "seed",
     M,
     int,
@@ -390,7 +233,7 @@ SEED: Key[int] = _declare(
     readers=("report/dataframes.py",),
     description="The dialogue's seed (derived from the run seed and the dialogue's identity).",
 )
-DOMAIN: Key[str] = _declare(
+DOMAIN: Key[str] = declare(
     "domain",
     M,
     str,
@@ -399,7 +242,7 @@ DOMAIN: Key[str] = _declare(
     readers=("record readers", "gcdf1/evaluator.py"),
     description="Name of the run's domain.",
 )
-TRIAL: Key[int] = _declare(
+TRIAL: Key[int] = declare(
     "trial",
     M,
     NonNegativeInt,
@@ -408,7 +251,7 @@ TRIAL: Key[int] = _declare(
     readers=("report/dataframes.py",),
     description="Repetition index of the dialogue (0 first); written only when a run repeats dialogues.",
 )
-TARGET_SPLIT: Key[TargetSplit] = _declare(
+TARGET_SPLIT: Key[TargetSplit] = declare(
     "target_split",
     M,
     TargetSplit,
@@ -417,7 +260,7 @@ TARGET_SPLIT: Key[TargetSplit] = _declare(
     readers=("eval/pepper.py",),
     description="The selected/residual target split the target-biased simulator used.",
 )
-RECUSERSIM: Key[dict[str, Any]] = _declare(
+RECUSERSIM: Key[dict[str, Any]] = declare(
     "recusersim",
     M,
     dict[str, Any],
@@ -426,7 +269,7 @@ RECUSERSIM: Key[dict[str, Any]] = _declare(
     readers=("record readers (docs/recusersim.md)",),
     description="RecUserSim's sampled profile, conflict fixes, discovered preferences and calls by kind.",
 )
-NEED_SOURCE: Key[str] = _declare(
+NEED_SOURCE: Key[str] = declare(
     "information_need_source",
     M,
     str,
@@ -435,7 +278,7 @@ NEED_SOURCE: Key[str] = _declare(
     readers=("data/augment/need_eval.py",),
     description="Which extractor wrote the dialogue's information need.",
 )
-NEED_ERROR: Key[ExtractionError] = _declare(
+NEED_ERROR: Key[ExtractionError] = declare(
     "information_need_error",
     M,
     ExtractionError,
@@ -444,7 +287,7 @@ NEED_ERROR: Key[ExtractionError] = _declare(
     readers=("cli/annotate.py",),
     description="The LLM need extractor could not read its answer: the error and the raw answer.",
 )
-UNLINKED_TITLES: Key[list[str]] = _declare(
+UNLINKED_TITLES: Key[list[str]] = declare(
     "information_need_unlinked_titles",
     M,
     list[str],
@@ -453,7 +296,7 @@ UNLINKED_TITLES: Key[list[str]] = _declare(
     readers=("record readers (docs/annotation.md)",),
     description="Titles the LLM need extractor named that link to no item of the domain.",
 )
-ORIGINAL_ID: Key[str] = _declare(
+ORIGINAL_ID: Key[str] = declare(
     "original_id",
     M,
     str,
@@ -462,7 +305,7 @@ ORIGINAL_ID: Key[str] = _declare(
     readers=("record readers (docs/datasets.md)",),
     description="The id a converted dialogue's record gave, when it was renamed to keep ids unique.",
 )
-ACCEPTED_RECOMMENDATION: Key[list[Any]] = _declare(
+ACCEPTED_RECOMMENDATION: Key[list[Any]] = declare(
     "accepted_recommendation",
     M,
     list[Any],
@@ -471,7 +314,7 @@ ACCEPTED_RECOMMENDATION: Key[list[Any]] = _declare(
     readers=("data/augment/need_eval.py",),
     description="IARD: positions of the seeker utterances that accept a recommendation (the gold targets).",
 )
-HUMAN_DIALOGUE_LABELS: Key[dict[str, Any]] = _declare(
+HUMAN_DIALOGUE_LABELS: Key[dict[str, Any]] = declare(
     "human",
     M,
     dict[str, Any],
@@ -484,16 +327,16 @@ HUMAN_DIALOGUE_LABELS: Key[dict[str, Any]] = _declare(
 # --- UserProfile.persona ------------------------------------------------------------------------
 
 P = Scope.PERSONA
-DESCRIPTION: Key[str] = _declare(
+DESCRIPTION: Key[str] = declare(
     "description",
     P,
     str,
     "str",
     writers=("user files", "other tools"),
-    readers=("sim/prompt/common.py",),
+    readers=("sim/prompt/prompt_parts.py",),
     description="A free-text persona the LLM user plays instead of the configured one.",
 )
-SOURCE_USER_ID: Key[str] = _declare(
+SOURCE_USER_ID: Key[str] = declare(
     "source_user_id",
     P,
     str,
@@ -502,7 +345,7 @@ SOURCE_USER_ID: Key[str] = _declare(
     readers=("cli/pepper.py",),
     description="The rating table's user the PEPPER user was made from.",
 )
-RATING_SCALE: Key[tuple[float, float]] = _declare(
+RATING_SCALE: Key[tuple[float, float]] = declare(
     "rating_scale",
     P,
     tuple[float, float],
@@ -511,7 +354,7 @@ RATING_SCALE: Key[tuple[float, float]] = _declare(
     readers=("sim/pepper/profile.py",),
     description="Lowest and highest rating of the source's rating scale.",
 )
-PERSONA_TARGET_SPLIT: Key[TargetSplit] = _declare(
+PERSONA_TARGET_SPLIT: Key[TargetSplit] = declare(
     "target_split",
     P,
     TargetSplit,
@@ -520,7 +363,7 @@ PERSONA_TARGET_SPLIT: Key[TargetSplit] = _declare(
     readers=("sim/pepper/biased.py", "eval/pepper.py"),
     description="The population's selected/residual split of the user's targets.",
 )
-GOAL_MATCHES: Key[NonNegativeInt] = _declare(
+GOAL_MATCHES: Key[NonNegativeInt] = declare(
     "goal_matches",
     P,
     NonNegativeInt,
@@ -530,7 +373,7 @@ GOAL_MATCHES: Key[NonNegativeInt] = _declare(
     description="How many catalogue items satisfy every constraint of a goal user's need; the targets "
     "are all of them or, beyond users.max_goal_targets, a sample.",
 )
-REVIEWS: Key[dict[str, str]] = _declare(
+REVIEWS: Key[dict[str, str]] = declare(
     "reviews",
     P,
     dict[str, str],
@@ -539,7 +382,7 @@ REVIEWS: Key[dict[str, str]] = _declare(
     readers=("sim/pepper/profile.py",),
     description="The user's own reviews of seen items (a reviews table source).",
 )
-TAGS: Key[dict[str, list[str]]] = _declare(
+TAGS: Key[dict[str, list[str]]] = declare(
     "tags",
     P,
     dict[str, list[str]],
@@ -548,7 +391,7 @@ TAGS: Key[dict[str, list[str]]] = _declare(
     readers=("sim/pepper/profile.py", "users/pepper.py"),
     description="The user's own MovieLens tags of seen items.",
 )
-GENERAL_PREFERENCES: Key[str | list[str] | Any] = _declare(
+GENERAL_PREFERENCES: Key[str | list[str] | Any] = declare(
     "general_preferences",
     P,
     Any,
@@ -557,7 +400,7 @@ GENERAL_PREFERENCES: Key[str | list[str] | Any] = _declare(
     readers=("sim/pepper/profile.py", "eval/judge/transcript.py"),
     description="The user's general preferences as text; the judge shows them, PEPPER plays them.",
 )
-BINARY_PREFERENCES: Key[dict[str, Any]] = _declare(
+BINARY_PREFERENCES: Key[dict[str, Any]] = declare(
     "binary_preferences",
     P,
     dict[str, Any],
@@ -566,7 +409,7 @@ BINARY_PREFERENCES: Key[dict[str, Any]] = _declare(
     readers=("record readers (docs/pepper.md)",),
     description="The likes and dislikes PEPPER derived from the user's ratings or reviews.",
 )
-SENTENCE_LENGTH: Key[str] = _declare(
+SENTENCE_LENGTH: Key[str] = declare(
     "sentence_length",
     P,
     str,
@@ -575,7 +418,7 @@ SENTENCE_LENGTH: Key[str] = _declare(
     readers=("studies/language/measuring.py", "studies/language/diversity.py"),
     description="The linguistic pattern's sentence length (short, medium, long) the user was told to use.",
 )
-FORMALITY: Key[str] = _declare(
+FORMALITY: Key[str] = declare(
     "formality",
     P,
     str,
@@ -584,7 +427,7 @@ FORMALITY: Key[str] = _declare(
     readers=("studies/language/measuring.py", "studies/language/diversity.py"),
     description="The linguistic pattern's formality (informal, neutral, formal).",
 )
-INFORMATION_RICHNESS: Key[str] = _declare(
+INFORMATION_RICHNESS: Key[str] = declare(
     "information_richness",
     P,
     str,
@@ -593,7 +436,7 @@ INFORMATION_RICHNESS: Key[str] = _declare(
     readers=("studies/language/measuring.py", "studies/language/diversity.py"),
     description="The linguistic pattern's information richness (low, high).",
 )
-RECUSERSIM_PROFILE: Key[dict[str, Any]] = _declare(
+RECUSERSIM_PROFILE: Key[dict[str, Any]] = declare(
     "profile",
     P,
     dict[str, Any],

@@ -5,7 +5,8 @@ value lists), not as one `Item` object per item: a million items as pydantic obj
 kilobytes each and a pickled object graph the domain cache had to memoise. An `Item` is made when one
 is asked for (`collection[id]`, iteration); code that reads every item reads the columns instead
 (`values_of`, `extra_column`, `titles`, `years`). Pickled, the columns are packed (strings joined,
-repeated values coded), so a cache entry holds no per-item objects.
+repeated values coded; `packed_columns`), so a cache entry holds no per-item objects. The attribute
+index is built by `value_index`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from crsim.core.collector import collector_paused
 from crsim.core.errors import DataError
 from crsim.core.jsonl import jsonl_lines
+from crsim.model.packed_columns import PackedColumn, PositionMap, StringColumn
 from crsim.model.text import JSONTextError, clean_value, loads_clean, may_hold_surrogates
+from crsim.model.value_index import value_index
 
 if TYPE_CHECKING:
     import numpy as np
@@ -106,7 +109,7 @@ class ItemColumns:
     """Items added one by one into columns; `build` makes the `ItemCollection`.
 
     Values are kept as given (shared: equal lists of strings are stored once); the caller validates
-    (an `Item`, or a record read by `crsim.domains.loader` that needs no validation beyond its id and
+    (an `Item`, or a record read by `crsim.domains.item_reader` that needs no validation beyond its id and
     title)."""
 
     def __init__(self) -> None:
@@ -353,7 +356,15 @@ class ItemCollection:
         cached = self._indexes.get(attribute)
         if cached is None:
             with collector_paused():
-                cached = self._indexes[attribute] = _value_index(self, attribute)
+                column = self.extra_column(attribute)
+                single = column is not None and attribute not in (
+                    *LIST_ATTRIBUTES,
+                    "year",
+                    "decade",
+                    "title",
+                    "plot",
+                )
+                cached = self._indexes[attribute] = value_index(self, attribute, single)
         return cached
 
     def positions(self, attribute: str, value: str) -> Positions:
@@ -455,154 +466,6 @@ class ItemCollection:
         with opener(path, "wt", encoding="utf-8") as handle:
             for item in self:
                 handle.write(json.dumps(item.model_dump(exclude_defaults=True), ensure_ascii=False) + "\n")
-
-
-def _value_index(items: ItemCollection, attribute: str) -> dict[str, Positions]:
-    """The index of one attribute (see `ItemCollection._index`): each item's values lower-cased,
-    through one lookup per distinct raw value, then grouped with a stable sort."""
-    import numpy as np
-
-    codes: list[int] = []
-    holders: list[int] = []
-    keys: dict[str, int] = {}
-    lowered: dict[Any, int] = {}
-    column = items.extra_column(attribute)
-    single = column is not None and attribute not in (*LIST_ATTRIBUTES, "year", "decade", "title", "plot")
-    for p, values in enumerate(_raw_values(items, attribute) if single else items.values_of(attribute)):
-        if single:
-            if values is None:
-                continue
-            if type(values) is list:
-                texts: Iterable[Any] = [str(v) for v in values]
-            else:
-                key: Any = values if type(values) is str else (type(values), values)
-                try:
-                    code = lowered.get(key)
-                except TypeError:  # an unhashable value (a mapping): as Item.values reads it
-                    code, key = None, None
-                if code is None:
-                    code = keys.setdefault(str(values).lower(), len(keys))
-                    if key is not None:
-                        lowered[key] = code
-                codes.append(code)
-                holders.append(p)
-                continue
-        else:
-            texts = values
-        for text in texts:
-            codes.append(keys.setdefault(text.lower(), len(keys)))
-            holders.append(p)
-    if not codes:
-        return {}
-    code_array = np.asarray(codes, dtype=np.intp)
-    order = np.argsort(code_array, kind="stable")
-    grouped = np.asarray(holders, dtype=np.intp)[order]
-    bounds = np.searchsorted(code_array[order], np.arange(len(keys) + 1))
-    found: dict[str, Positions] = {}
-    for value, code in keys.items():
-        positions = grouped[bounds[code] : bounds[code + 1]]
-        if len(positions) > 1 and (np.diff(positions) == 0).any():  # a value listed twice in one item
-            positions = np.unique(positions)
-        found[value] = positions
-    return found
-
-
-def _raw_values(items: ItemCollection, key: str) -> list[Any]:
-    return items.extra_column(key) or []
-
-
-# --- packed columns (pickling) ------------------------------------------------------------------------
-
-
-class StringColumn(list[str]):
-    """A list of strings pickled as one joined string (no per-string objects in a pickle's memo)."""
-
-    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
-        return (_strings, (PackedColumn.pack(list(self)),))
-
-
-def _strings(packed: PackedColumn) -> StringColumn:
-    return StringColumn(packed.unpack())
-
-
-class PositionMap(dict[str, int]):
-    """Item id -> position; pickled as the ids alone (the map is rebuilt on loading), by reference to
-    the collection's id column when it has one (one copy of the ids in a pickle and after it)."""
-
-    ids: StringColumn | None = None
-
-    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
-        ids = self.ids if self.ids is not None and len(self.ids) == len(self) else StringColumn(self)
-        return (_position_map, (ids,))
-
-
-def _position_map(ids: StringColumn) -> PositionMap:
-    positions = PositionMap(zip(ids, range(len(ids)), strict=True))
-    positions.ids = ids
-    return positions
-
-
-#: Separates joined strings; a column holding it is pickled as a list.
-_SEPARATOR = "\x00"
-
-
-class PackedColumn:
-    """A column of values packed for pickling: strings joined into one, repeated values as codes
-    into their distinct values, numbers as an array; anything else as a plain list."""
-
-    __slots__ = ("data", "form", "size")
-
-    def __init__(self, form: str, data: Any, size: int) -> None:
-        self.form, self.data, self.size = form, data, size
-
-    def __getstate__(self) -> tuple[str, Any, int]:
-        return self.form, self.data, self.size
-
-    def __setstate__(self, state: tuple[str, Any, int]) -> None:
-        self.form, self.data, self.size = state
-
-    @classmethod
-    def pack(cls, column: list[Any]) -> PackedColumn:
-        import numpy as np
-
-        n = len(column)
-        kinds = set(map(type, column))
-        if kinds <= {str, type(None)} or kinds <= {int, type(None)} or kinds <= {tuple, type(None)}:
-            distinct = dict.fromkeys(column)
-            if len(distinct) * 4 <= n:
-                index = {v: k for k, v in enumerate(distinct)}
-                codes = np.fromiter(map(index.__getitem__, column), dtype=np.int32, count=n)
-                return cls("codes", (list(distinct), codes), n)
-        if kinds == {str}:
-            joined = _SEPARATOR.join(column)
-            if joined.count(_SEPARATOR) == n - 1 and n:
-                return cls("joined", joined, n)
-        if kinds == {int}:
-            try:
-                return cls("ints", np.array(column, dtype=np.int64), n)
-            except OverflowError:
-                pass
-        if kinds == {list}:
-            try:
-                shared: dict[tuple[Any, ...], int] = {}
-                codes = np.fromiter(
-                    (shared.setdefault(tuple(v), len(shared)) for v in column), dtype=np.int32, count=n
-                )
-            except TypeError:  # lists of unhashable values
-                return cls("list", column, n)
-            if len(shared) * 4 <= n:
-                return cls("lists", ([list(v) for v in shared], codes), n)
-        return cls("list", column, n)
-
-    def unpack(self) -> list[Any]:
-        if self.form == "codes" or self.form == "lists":
-            distinct, codes = self.data
-            return list(map(distinct.__getitem__, codes.tolist()))
-        if self.form == "joined":
-            return self.data.split(_SEPARATOR)  # type: ignore[no-any-return]
-        if self.form == "ints":
-            return self.data.tolist()  # type: ignore[no-any-return]
-        return list(self.data)
 
 
 def writable_item(item: Item) -> tuple[Item, int]:

@@ -79,45 +79,77 @@ def build_experiment(config: ExperimentConfig, run_folder: Path | None = None) -
     llms = LLMHub(config.llm)
     build_metrics(config.metrics, BuildContext(llms=llms, seed=config.seed, run_folder=run_folder))
     llm_users: dict[str, list[str]] = {}
-
-    def uses(roles: list[str], who: str) -> None:
-        for role in roles:
-            llm_users.setdefault(role, []).append(who)
-
     for i, spec in enumerate(config.metrics):
         where = f"metrics[{i}]"
         metric_params = metric_registry.params(spec.name, spec.args, where=where)
-        uses(llm_roles_of(metric_registry.get(spec.name), metric_params), f"{where} {spec.name!r}")
+        roles = llm_roles_of(metric_registry.get(spec.name), metric_params)
+        _uses(llm_users, roles, f"{where} {spec.name!r}")
     domain = build_domain(config)
     ctx = BuildContext(domain=domain, llms=llms, seed=config.seed, run_folder=run_folder)
     users = build_users(config.users, domain, seed=config.seed)
     components: dict[str, list[dict[str, Any]]] = {"crss": [], "simulators": []}
+    crss, seed_labels = _build_crss(config, ctx, llm_users, components["crss"])
+    factories = _build_simulators(config, ctx, llm_users, components["simulators"])
+    save_domain(domain)  # a large catalogue's built parts, for the next run (crsim.domains.disk_cache)
+    tasks = _tasks(config, list(crss), list(factories), users, seed_labels)
+    return Experiment(config, domain, users, crss, factories, tasks, components, llms, llm_users)
 
+
+def _uses(llm_users: dict[str, list[str]], roles: list[str], who: str) -> None:
+    """Note that `who` calls the models of `roles`."""
+    for role in roles:
+        llm_users.setdefault(role, []).append(who)
+
+
+def _build_crss(
+    config: ExperimentConfig,
+    ctx: BuildContext,
+    llm_users: dict[str, list[str]],
+    components: list[dict[str, Any]],
+) -> tuple[dict[str, CRS], dict[str, str]]:
+    """The CRSs by label, and the label whose seeds each one's dialogues take (a degraded twin's
+    dialogues take its original's seeds); each CRS's validated arguments go to `components`."""
     crss: dict[str, CRS] = {}
-    seed_labels: dict[str, str] = {}  # a degraded twin's dialogues take its original's seeds
+    seed_labels: dict[str, str] = {}
     for i, (spec, label) in enumerate(zip(config.crss, _labels(config.crss, "crss"), strict=True)):
         cls, params = prepare(crs_registry, spec, ctx, f"crss[{i}]")
-        uses(llm_roles_of(cls, params), f"crss[{i}] {label!r}")
+        _uses(llm_users, llm_roles_of(cls, params), f"crss[{i}] {label!r}")
         crss[label] = construct(cls, params, ctx)
         seed_labels[label] = getattr(crss[label], "seed_label", None) or label
-        components["crss"].append({"id": label, "name": spec.name, "args": params.model_dump(mode="json")})
+        components.append({"id": label, "name": spec.name, "args": params.model_dump(mode="json")})
+    return crss, seed_labels
 
+
+def _build_simulators(
+    config: ExperimentConfig,
+    ctx: BuildContext,
+    llm_users: dict[str, list[str]],
+    components: list[dict[str, Any]],
+) -> dict[str, Callable[[int], UserSimulator]]:
+    """A factory per simulator label (a simulator per dialogue, with the dialogue's seed); each
+    simulator's validated arguments go to `components`."""
     factories: dict[str, Callable[[int], UserSimulator]] = {}
     for i, (spec, label) in enumerate(
         zip(config.simulators, _labels(config.simulators, "simulators"), strict=True)
     ):
         sim_cls, params = prepare(simulator_registry, spec, ctx, f"simulators[{i}]")
-        uses(llm_roles_of(sim_cls, params), f"simulators[{i}] {label!r}")
+        _uses(llm_users, llm_roles_of(sim_cls, params), f"simulators[{i}] {label!r}")
         factories[label] = _simulator_factory(sim_cls, params, ctx)
-        components["simulators"].append(
-            {"id": label, "name": spec.name, "args": params.model_dump(mode="json")}
-        )
+        components.append({"id": label, "name": spec.name, "args": params.model_dump(mode="json")})
+    return factories
 
-    save_domain(domain)  # a large catalogue's built parts, for the next run (crsim.domains.disk_cache)
-    combinations = [
-        (c, s, u, t) for c in crss for s in factories for u in users for t in range(config.trials)
-    ]
-    tasks = [
+
+def _tasks(
+    config: ExperimentConfig,
+    crs_labels: list[str],
+    simulator_labels: list[str],
+    users: list[SimulatedUser],
+    seed_labels: dict[str, str],
+) -> list[DialogueTask]:
+    """One task per CRS, simulator, user and trial (up to `limit`), each with its derived seed."""
+    trials = range(config.trials)
+    combinations = [(c, s, u, t) for c in crs_labels for s in simulator_labels for u in users for t in trials]
+    return [
         DialogueTask(
             index=index,
             id=f"{crs_label}/{sim_label}/{user.id}" + (f"#{trial}" if config.trials > 1 else ""),
@@ -131,7 +163,6 @@ def build_experiment(config: ExperimentConfig, run_folder: Path | None = None) -
         )
         for index, (crs_label, sim_label, user, trial) in enumerate(combinations[: config.limit])
     ]
-    return Experiment(config, domain, users, crss, factories, tasks, components, llms, llm_users)
 
 
 def _simulator_factory(

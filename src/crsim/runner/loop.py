@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, TypeVar
 
@@ -44,7 +45,7 @@ from crsim.model.dialogue import (
 from crsim.model.items import ItemCollection
 from crsim.model.linking import Mention, ambiguous_links
 from crsim.model.mentions import split_linked
-from crsim.model.user import SimulatedUser
+from crsim.model.user import SimulatedUser, UserProfile
 from crsim.sim.base import DialogueNotes, UserSimulator, UserTurn
 
 T = TypeVar("T")
@@ -98,52 +99,17 @@ async def run_dialogue(
     """
     started_at, clock = datetime.now(UTC).isoformat(timespec="seconds"), time.perf_counter()
     deadline = None if timeout_s is None else asyncio.get_running_loop().time() + timeout_s
-    budget = _Budget(deadline, timeout_s)
     utterances: list[Utterance] = []
-    named_items = _NamedItems(items)
     termination = Termination(reason=TerminationReason.MAX_TURNS)
     with usage.collect(trial) as calls:
+        turns = _Turns(_Budget(deadline, timeout_s), _NamedItems(items), utterances, calls)
         try:
-            greeting = await _call("crs", crs.start(session), budget)
-            if greeting is not None:
-                named = await _call("crs", named_items.split(greeting, utterances), budget)
-                utterances.append(_guard("crs", _crs_utterance, greeting, named, calls.drain()))
-            user_turn = await _call("user", simulator.start(user, greeting), budget)
-            for turn in range(1, max_turns + 1):
-                utterances.append(_guard("user", _user_utterance, user_turn, calls.drain()))
-                if user_turn.end:
-                    termination = Termination(
-                        reason=TerminationReason.USER_ENDED, detail=user_turn.end_reason
-                    )
-                    session.closing_text = user_turn.text or None  # the CRS may deliver it on close
-                    session.chosen_option = user_turn.option
-                    break
-                session.chosen_option = user_turn.option
-                reply = await _call("crs", crs.respond(session, user_turn.text), budget)
-                named = await _call("crs", named_items.split(reply, utterances), budget)
-                utterances.append(_guard("crs", _crs_utterance, reply, named, calls.drain()))
-                if reply.end:
-                    termination = Termination(reason=TerminationReason.CRS_ENDED)
-                    break
-                if turn == max_turns:
-                    break
-                user_turn = await _call("user", simulator.respond(reply), budget)
+            termination = await turns.hold(simulator, crs, user, session, max_turns)
         except _ParticipantError as exc:
             termination = failure(exc.source, exc.error)
         finally:
             termination = await _close(crs, session, termination, timeout_s)
-    profile, metadata = user.profile, dict(metadata or {})
-    try:
-        notes = _simulator_notes(simulator)
-    except Exception as exc:  # noqa: BLE001 - a failing hook must not lose the dialogue
-        notes = None
-        if termination.error is None:
-            error = ErrorInfo(source="user", type=type(exc).__name__, message=f"on dialogue_notes: {exc}")
-            termination = Termination(reason=TerminationReason.USER_ERROR, error=error)
-    if notes is not None:
-        if notes.persona:
-            profile = profile.model_copy(update={"persona": {**profile.persona, **notes.persona}})
-        metadata.update(notes.metadata)
+    profile, metadata, termination = _with_notes(simulator, user, dict(metadata or {}), termination)
     return Dialogue(
         id=dialogue_id,
         utterances=utterances,
@@ -157,6 +123,67 @@ async def run_dialogue(
         timing=Timing(started_at=started_at, duration_s=round(time.perf_counter() - clock, 6)),
         llm_usage=LLMUsage.summarize(calls.calls),
     )
+
+
+@dataclass
+class _Turns:
+    """The turns of one dialogue as they are held: the wall-time budget, the linking of titles in
+    replies, the utterances so far and the LLM calls not yet attached to one."""
+
+    budget: _Budget
+    named_items: _NamedItems
+    utterances: list[Utterance]
+    calls: usage.UsageLog
+
+    async def hold(
+        self, simulator: UserSimulator, crs: CRS, user: SimulatedUser, session: CRSSession, max_turns: int
+    ) -> Termination:
+        """The greeting, then user turn and CRS reply until one ends or `max_turns` is reached; why it
+        stopped. A participant's exception is raised as `_ParticipantError`."""
+        greeting = await _call("crs", crs.start(session), self.budget)
+        if greeting is not None:
+            await self.add_reply(greeting)
+        user_turn = await _call("user", simulator.start(user, greeting), self.budget)
+        for turn in range(1, max_turns + 1):
+            self.utterances.append(_guard("user", _user_utterance, user_turn, self.calls.drain()))
+            if user_turn.end:
+                session.closing_text = user_turn.text or None  # the CRS may deliver it on close
+                session.chosen_option = user_turn.option
+                return Termination(reason=TerminationReason.USER_ENDED, detail=user_turn.end_reason)
+            session.chosen_option = user_turn.option
+            reply = await _call("crs", crs.respond(session, user_turn.text), self.budget)
+            await self.add_reply(reply)
+            if reply.end:
+                return Termination(reason=TerminationReason.CRS_ENDED)
+            if turn == max_turns:
+                break
+            user_turn = await _call("user", simulator.respond(reply), self.budget)
+        return Termination(reason=TerminationReason.MAX_TURNS)
+
+    async def add_reply(self, reply: CRSReply) -> None:
+        """The CRS utterance of a reply, its titles linked when it names none."""
+        named = await _call("crs", self.named_items.split(reply, self.utterances), self.budget)
+        self.utterances.append(_guard("crs", _crs_utterance, reply, named, self.calls.drain()))
+
+
+def _with_notes(
+    simulator: UserSimulator, user: SimulatedUser, metadata: dict[str, Any], termination: Termination
+) -> tuple[UserProfile, dict[str, Any], Termination]:
+    """The user's profile and the dialogue's metadata with what the simulator notes about the dialogue
+    (`dialogue_notes`); a failing hook is a user error (unless the dialogue already failed)."""
+    profile = user.profile
+    try:
+        notes = _simulator_notes(simulator)
+    except Exception as exc:  # noqa: BLE001 - a failing hook must not lose the dialogue
+        notes = None
+        if termination.error is None:
+            error = ErrorInfo(source="user", type=type(exc).__name__, message=f"on dialogue_notes: {exc}")
+            termination = Termination(reason=TerminationReason.USER_ERROR, error=error)
+    if notes is not None:
+        if notes.persona:
+            profile = profile.model_copy(update={"persona": {**profile.persona, **notes.persona}})
+        metadata.update(notes.metadata)
+    return profile, metadata, termination
 
 
 def failure(source: str, error: BaseException) -> Termination:

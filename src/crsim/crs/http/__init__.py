@@ -1,6 +1,7 @@
 """CRSs reached over HTTP: CRS Arena, IAI MovieBot and the generic JSON protocol."""
 
-from crsim.crs.http.base import (
+from crsim.crs.http.crs_arena import CRSArenaCRS
+from crsim.crs.http.errors import (
     CRSConnectionError,
     CRSHTTPError,
     CRSInvalidResponse,
@@ -8,11 +9,10 @@ from crsim.crs.http.base import (
     CRSResponseTooLarge,
     CRSStatusError,
     CRSTimeoutError,
-    HTTPParams,
 )
-from crsim.crs.http.crs_arena import CRSArenaCRS
 from crsim.crs.http.generic import GenericHTTPCRS
 from crsim.crs.http.moviebot import MovieBotCRS
+from crsim.crs.http.params import HTTPParams
 
 __all__ = [
     "CRSArenaCRS",

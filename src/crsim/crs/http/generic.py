@@ -19,15 +19,10 @@ import httpx
 from pydantic import ValidationError
 
 from crsim.crs.base import CRSReply, CRSSession, ReplyOption, crs
-from crsim.crs.http.base import (
-    HTTPCRS,
-    CRSHTTPError,
-    CRSInvalidResponse,
-    ExchangeLog,
-    HTTPParams,
-    field_of,
-    sent,
-)
+from crsim.crs.http.base import HTTPCRS
+from crsim.crs.http.client import ExchangeLog
+from crsim.crs.http.errors import CRSHTTPError, CRSInvalidResponse, field_of, sent
+from crsim.crs.http.params import HTTPParams
 from crsim.model.acts import DialogueAct
 
 

@@ -44,7 +44,10 @@ import httpx
 from pydantic import Field
 
 from crsim.crs.base import CRSReply, CRSSession, ReplyOption, crs
-from crsim.crs.http.base import HTTPCRS, CRSInvalidResponse, ExchangeLog, HTTPParams, field_of, sent
+from crsim.crs.http.base import HTTPCRS
+from crsim.crs.http.client import ExchangeLog
+from crsim.crs.http.errors import CRSInvalidResponse, field_of, sent
+from crsim.crs.http.params import HTTPParams
 from crsim.model.annotations import CRS_INTENT, CRS_SESSION, RECOMMENDED_ITEMS_SOURCE
 
 

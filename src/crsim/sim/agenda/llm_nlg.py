@@ -21,7 +21,8 @@ from crsim.llm.structured import generate_structured
 from crsim.llm.types import GenerationConfig, Message, user
 from crsim.model.acts import DialogueAct, Intent, format_acts
 from crsim.model.text import fold
-from crsim.sim.agenda.llm_nlu import EXAMPLE_FILES, load_examples, prompt_template
+from crsim.sim.agenda.iard_examples import EXAMPLE_FILES, load_examples
+from crsim.sim.agenda.llm_nlu import prompt_template
 from crsim.sim.shared.nlg import NLGContext, NLGResult
 from crsim.sim.shared.utterance import clean_utterance
 
@@ -50,7 +51,7 @@ class LLMNLG:
         words: Mapping[str, str] | None = None,
     ) -> None:
         self.llm, self.seed, self.style = llm, seed, style
-        #: The domain's words the prompt names items with (`crsim.language.cues.prompt_words`).
+        #: The domain's words the prompt names items with (`crsim.language.domain_cues.prompt_words`).
         self.words = dict(words or {"item": "item", "items": "items", "consume": "try", "seen": "tried"})
         self.template = prompt_template(prompt)
         self.examples = load_examples(example_file).examples[:examples]

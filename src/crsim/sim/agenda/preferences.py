@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from crsim.language.crs_text import vocabulary_for
+from crsim.language.nlu_vocabulary import vocabulary_for
 from crsim.model.domain import Domain
 from crsim.model.items import Item
 from crsim.model.user import InformationNeed, UserProfile

@@ -24,7 +24,7 @@ from crsim.core.plugins import Params as BaseParams
 from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply
 from crsim.language.crs_text import NLU, NLUResult, RuleNLU
-from crsim.language.cues import prompt_words
+from crsim.language.domain_cues import prompt_words
 from crsim.model.acts import format_acts
 from crsim.model.dialogue import ReplyOption
 from crsim.model.user import SimulatedUser

@@ -20,7 +20,7 @@ from crsim.model.dialogue import Role
 from crsim.model.user import SimulatedUser
 from crsim.sim.base import BaseSimulator, DialogueNotes, UserTurn
 from crsim.sim.pepper.profile import PROMPTS, GeneralPreferences, domain_words, general_preferences
-from crsim.sim.prompt.common import PROMPTS as USER_PROMPTS
+from crsim.sim.prompt.params import PROMPTS as USER_PROMPTS
 from crsim.sim.shared import checks
 from crsim.sim.shared.conversation import Entry, recent_turns
 from crsim.sim.shared.utterance import clean_utterance

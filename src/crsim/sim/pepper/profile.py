@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from crsim.core.seeding import derive_seed
-from crsim.language.cues import prompt_nouns, prompt_words
+from crsim.language.domain_cues import prompt_nouns, prompt_words
 from crsim.language.phrasings import item_details
 from crsim.llm.client import LLM
 from crsim.llm.errors import LLMOutputError

@@ -1,4 +1,4 @@
-"""What the prompt-based simulators share: parameters, prompt variables, history, examples, checks.
+"""What the prompt-based simulators share: the simulator base, its prompt variables, history and checks.
 
 Messages. A prompt is one jinja2 template rendered per part: `part == "system"` (the task, the
 persona, the information need, few-shot examples) and `part == "conversation"` (the
@@ -33,40 +33,40 @@ far). The turn's guidance (`guidance.j2`: the item just suggested and whether it
 still to ask, the buttons offered, a correction) is added in brackets to the end of the last
 message, whatever the template. Undefined variables are errors, so a custom template cannot
 silently lose part of the prompt.
+
+The arguments are in `params`, the pieces of a prompt (persona, history, examples) in `prompt_parts`.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
-
-import jinja2
-from pydantic import Field, ValidationInfo, field_validator
+from typing import Any, ClassVar
 
 from crsim.core.components import BuildContext
-from crsim.core.errors import ConfigError, CrsimError, DataError
-from crsim.core.plugins import Params as BaseParams
 from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply
 from crsim.crs.llm_checks import complete_sentences
-from crsim.language.cues import REJECT, prompt_words
+from crsim.language.cues import REJECT
+from crsim.language.domain_cues import prompt_words
 from crsim.llm.errors import LLMOutputError
-from crsim.llm.prompts import load_template, render, template_check
+from crsim.llm.prompts import load_template, render
 from crsim.llm.types import GenerationConfig, Message
 from crsim.llm.types import assistant as assistant_message
-from crsim.llm.types import system as system_message
 from crsim.llm.types import user as user_message
-from crsim.model import annotations as keys
 from crsim.model.dialogue import ReplyOption, Role
 from crsim.model.domain import SlotKind, indefinite
-from crsim.model.io import iter_dialogues
 from crsim.model.text import near_duplicate, normalize
 from crsim.model.user import SimulatedUser
 from crsim.sim.base import BaseSimulator, UserTurn
 from crsim.sim.options import chosen_label
 from crsim.sim.progress import setback
+from crsim.sim.prompt.params import PROMPTS, PromptParams
 from crsim.sim.prompt.policy import NeedTracker, question
+from crsim.sim.prompt.prompt_parts import (
+    load_examples,
+    persona_text,
+    prompt_messages,
+    split_at_stop,
+)
 from crsim.sim.shared import checks
 from crsim.sim.shared.conversation import (
     CRS_LABEL,
@@ -78,159 +78,6 @@ from crsim.sim.shared.conversation import (
     transcript,
 )
 from crsim.sim.shared.utterance import clean_utterance
-
-#: Package holding the shipped templates; a `prompt` argument may also be a path to a file.
-PROMPTS = "crsim.sim.prompt.prompts"
-PARTS = ("system", "conversation")
-
-
-#: A template argument, checked when the config is validated.
-TemplateName = Annotated[str, template_check(PROMPTS)]
-
-
-class PromptParams(BaseParams):
-    """Arguments shared by `llm_single` and `llm_dual`."""
-
-    role: str = Field("user", min_length=1, description="Model role whose LLM writes the user's utterances.")
-    prompt: TemplateName = Field(
-        "response.j2",
-        description="Response prompt: the name of a template shipped in crsim.sim.prompt.prompts, "
-        "or a path to a jinja2 file rendering the parts 'system' and 'conversation'.",
-    )
-    persona: str | None = Field(
-        None,
-        description="Persona text, used for users whose profile has no persona['description'].",
-    )
-    temperature: float | None = Field(
-        None, ge=0.0, le=2.0, description="Sampling temperature of utterances (default: the role's)."
-    )
-    max_tokens: int | None = Field(None, ge=1, description="Token cap per utterance (default: the role's).")
-    history_format: Literal["transcript", "messages"] = Field(
-        "transcript",
-        description="How the conversation reaches the model: one transcript in the prompt, or "
-        "alternating chat messages (recommender as user, simulated user as assistant).",
-    )
-    max_history_turns: int | None = Field(
-        None,
-        ge=1,
-        description="Only the last N turns (user utterance + reply) go into the response prompt, "
-        "for small context windows; None: the whole conversation.",
-    )
-    num_examples: int = Field(
-        2, ge=1, description="How many dialogues of `examples` (the first ones) to show."
-    )
-    examples: str | None = Field(
-        None,
-        description="JSONL file of dialogues in crsim's format, shown as few-shot examples; None: zero-shot.",
-    )
-    include_preferences: bool = Field(
-        True, description="Tell the user their liked and disliked slot values from the profile."
-    )
-    closing_utterance: str = Field(
-        "Thank you, that is all for now. Goodbye!",
-        min_length=1,
-        description="What the user says when they end without words of their own.",
-    )
-    patience: int = Field(
-        6,
-        ge=1,
-        description="Turns the user waits for a first recommendation: before this turn, an end (stop "
-        "token or stop decision) while nothing has been recommended is ignored and annotated.",
-    )
-    give_up_after: int = Field(
-        2,
-        ge=1,
-        description="Recommendations that miss the need before the user may end on one: an end right "
-        "after a recommendation that does not fit, with fewer misses so far (and before the `patience` "
-        "turn), is ignored and annotated; a later end on a miss says `giving_up_utterance`.",
-    )
-    giving_up_utterance: str = Field(
-        "Thanks anyway, but that is not what I am looking for. Goodbye!",
-        min_length=1,
-        description="What the user says when they end right after a recommendation that misses the need.",
-    )
-    no_progress_patience: int = Field(
-        3,
-        ge=1,
-        description="Recommender replies without progress (it found nothing, cannot help, or repeats "
-        "its previous reply) after which the user ends, saying `giving_up_utterance`.",
-    )
-
-    @field_validator("examples")
-    @classmethod
-    def _examples_readable(cls, value: str | None, info: ValidationInfo) -> str | None:
-        """Read the examples now (`num_examples` is validated first), so a bad file fails before a run."""
-        count = info.data.get("num_examples")
-        if value is not None and count is not None:
-            try:
-                load_examples(value, count)
-            except CrsimError as exc:
-                raise ValueError(str(exc)) from None
-        return value
-
-
-def persona_text(user: SimulatedUser, fallback: str | None) -> str | None:
-    """The user's own persona (persona `DESCRIPTION`) if it has one, else the configured one."""
-    described = keys.user_persona(keys.DESCRIPTION, user.id, user.profile.persona)
-    if isinstance(described, str) and described.strip():
-        return described.strip()
-    return fallback.strip() if fallback and fallback.strip() else None
-
-
-def within_chars(history: list[Entry], budget: int | None) -> tuple[list[Entry], int]:
-    """The longest suffix of `history` whose transcript fits in `budget` characters (at least the
-    last utterance, however long), and how many utterances were left out."""
-    if budget is None:
-        return list(history), 0
-    sizes = [len(transcript([entry])) + 1 for entry in history]
-    total, start = sum(sizes), 0
-    while start < len(history) - 1 and total > budget:
-        total -= sizes[start]
-        start += 1
-    return history[start:], start
-
-
-def load_examples(path: str, count: int) -> tuple[str, ...]:
-    """Transcripts of the first `count` dialogues (with text) of a JSONL file, read once per file version."""
-    file = Path(path)
-    if not file.is_file():
-        raise DataError("file not found; expected few-shot example dialogues in JSON Lines", path=path)
-    return _read_examples(str(file.resolve()), file.stat().st_mtime_ns, count)
-
-
-@lru_cache(maxsize=32)
-def _read_examples(path: str, _version: int, count: int) -> tuple[str, ...]:
-    found: list[str] = []
-    for dialogue in iter_dialogues(Path(path)):
-        text = transcript([Entry(u.role, u.text) for u in dialogue.utterances if u.text.strip()])
-        if text:
-            found.append(text)
-        if len(found) == count:
-            return tuple(found)
-    raise DataError(
-        f"num_examples is {count} but the file holds only {len(found)} dialogue(s) with text", path=path
-    )
-
-
-def split_at_stop(text: str, token: str) -> tuple[str, bool]:
-    """(text before the stop token, whether it occurs); the token is matched ignoring case."""
-    at = text.lower().find(token.lower())
-    if at < 0:
-        return text, False
-    return text[:at].strip(), True
-
-
-def prompt_messages(template: jinja2.Template, name: str, variables: dict[str, Any]) -> list[Message]:
-    """Render the template's two parts into a system and a user message; neither may be empty."""
-    texts = [render(template, part=part, **variables) for part in PARTS]
-    for part, text in zip(PARTS, texts, strict=True):
-        if not text:
-            raise ConfigError(
-                f"prompt template {name!r} renders nothing for part {part!r}; "
-                f"a template must write text for each of {PARTS}"
-            )
-    return [system_message(texts[0]), user_message(texts[1])]
-
 
 #: Checks a draft can fail, in the order they are tried (`checks` module and `NeedTracker.accepts_unfit`;
 #: `guidance.j2` words the correction of each).

@@ -32,14 +32,9 @@ from crsim.llm.structured import generate_json
 from crsim.llm.types import GenerationConfig
 from crsim.model.linking import heard_titles
 from crsim.sim.base import UserTurn, simulator
-from crsim.sim.prompt.common import (
-    PROMPTS,
-    PromptParams,
-    PromptSimulator,
-    TemplateName,
-    prompt_messages,
-    within_chars,
-)
+from crsim.sim.prompt.common import PromptSimulator
+from crsim.sim.prompt.params import PROMPTS, PromptParams, TemplateName
+from crsim.sim.prompt.prompt_parts import prompt_messages, within_chars
 from crsim.sim.shared import checks
 from crsim.sim.shared.conversation import transcript
 

@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass, field
 
 from crsim.crs.base import CRSReply
-from crsim.language.cues import REJECT, bare_question, domain_cues
-from crsim.language.message_rules import sentences
+from crsim.language.cues import REJECT, bare_question
+from crsim.language.domain_cues import domain_cues
+from crsim.language.sentences import sentences
 from crsim.model.domain import Domain
 from crsim.model.linking import heard_titles
 from crsim.model.mentions import split_linked

@@ -18,7 +18,8 @@ from pydantic import Field, field_validator
 from crsim.language.cues import REJECT
 from crsim.model.text import normalize
 from crsim.sim.base import UserTurn, simulator
-from crsim.sim.prompt.common import PromptParams, PromptSimulator
+from crsim.sim.prompt.common import PromptSimulator
+from crsim.sim.prompt.params import PromptParams
 from crsim.sim.shared import checks
 
 

@@ -24,7 +24,7 @@ class UserAction:
 
     name: str
     #: What the action is, for the action-selection prompt; `{details}` stands for examples of the
-    #: details one can ask about an item, in the domain's words (`crs.cues.prompt_nouns`).
+    #: details one can ask about an item, in the domain's words (`crsim.language.domain_cues.prompt_nouns`).
     meaning: str
     #: What to write, for the response prompt.
     instruction: str

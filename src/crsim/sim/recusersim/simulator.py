@@ -22,6 +22,9 @@ slots, OpenAI's automatic caching) reuses the shared prefix across all calls of 
 turns. Each user utterance records its LLM calls by kind (`llm_calls_by_kind`); the dialogue's
 metadata (`RECUSERSIM` of model/annotations.py) and `user_profile.persona` record the profile, the
 conflict fixes and the discovered preferences.
+
+The profile's conflict resolution is in `resolve.py`, the system message's persona and style in
+`persona.py`, what the memory says about where the dialogue stands in `situation.py`.
 """
 
 from __future__ import annotations
@@ -30,15 +33,14 @@ import asyncio
 import random
 import time
 from collections import Counter
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel
 
 from crsim.core.components import BuildContext
 from crsim.core.seeding import derive_seed
 from crsim.crs.base import CRSReply
-from crsim.language.cues import prompt_nouns
-from crsim.language.phrasings import item_details
+from crsim.language.domain_cues import prompt_nouns
 from crsim.llm.errors import LLMOutputError
 from crsim.llm.prompts import load_template, render
 from crsim.llm.structured import Structured, generate_json
@@ -52,24 +54,21 @@ from crsim.model.items import Item
 from crsim.model.linking import heard_titles
 from crsim.model.user import SimulatedUser
 from crsim.sim.base import BaseSimulator, DialogueNotes, UserTurn, simulator
-from crsim.sim.recusersim.actions import INQUIRE, REQUEST, UserAction, get_action, get_actions
-from crsim.sim.recusersim.evidence import Inquiry, TurnFacts, tells, turn_facts
-from crsim.sim.recusersim.guard import GuardState, guard_actions
-from crsim.sim.recusersim.memory import Discovery, Memory
+from crsim.sim.recusersim.actions import UserAction, get_action, get_actions
+from crsim.sim.recusersim.evidence import Inquiry, TurnFacts
+from crsim.sim.recusersim.guard import guard_actions
+from crsim.sim.recusersim.memory import Memory
 from crsim.sim.recusersim.params import RecUserSimParams
+from crsim.sim.recusersim.persona import describe_item, persona_variables, style
 from crsim.sim.recusersim.plain import plain_reply
 from crsim.sim.recusersim.profile import (
-    PART_TITLES,
-    PARTS,
-    REMOVE,
     Profile,
     ProfileDictionary,
     Traits,
-    apply_fixes,
-    fix_schema,
     load_dictionary,
     sample_profile,
 )
+from crsim.sim.recusersim.questions import action_schema, excitation_record, excitation_schema, shown_actions
 from crsim.sim.recusersim.rating import DIMENSIONS, check_ratings, describe, rating_record, score_schema
 from crsim.sim.recusersim.refine import (
     Outcome,
@@ -77,6 +76,14 @@ from crsim.sim.recusersim.refine import (
     Thresholds,
     get_tool,
     refine_in_order,
+)
+from crsim.sim.recusersim.resolve import resolve_conflicts
+from crsim.sim.recusersim.situation import (
+    guard_state,
+    learn_told,
+    message_facts,
+    note_inquiry,
+    state_lines,
 )
 from crsim.sim.recusersim.voice import PARROT, named_titles, role_flip, without_flips
 from crsim.sim.shared.conversation import (
@@ -94,21 +101,6 @@ PROMPTS = "crsim.sim.recusersim.prompts"
 EMPTY_DRAFT = "it wrote the recommender's part"
 #: The cue of a draft that names a title the user hopes to get (the system message forbids it).
 LEAK = "it named a title you hope to get; never name those yourself"
-
-_STYLE_LENGTH = {
-    "short": "very brief messages of at most {short} words",
-    "medium": "messages of one to three sentences, {short_1} to {medium} words",
-    "long": "long, detailed messages of more than {medium} words",
-}
-_STYLE_FORMALITY = {
-    "formal": "formal and polite, in complete sentences",
-    "neutral": "plain and friendly, neither stiff nor slangy",
-    "informal": "casual, with contractions and relaxed punctuation",
-}
-_STYLE_RICHNESS = {
-    "low": "sharing only one or two things at a time",
-    "high": "sharing plenty of details about what you want and why",
-}
 
 
 #: Openings of the task parts of our prompts: a small model that starts repeating them has stopped
@@ -161,7 +153,10 @@ class RecUserSim(BaseSimulator):
             profile = await self._timed("profile", self._resolve(self.sampled))
         self.memory.profile = profile
         self._system = system_message(
-            render(load_template(PROMPTS, "system.j2"), **self._persona_variables())
+            render(
+                load_template(PROMPTS, "system.j2"),
+                **persona_variables(self.dictionary, self.domain, self._memory(), self.params),
+            )
         )
         if greeting is not None:
             self.memory.history.append(Entry(Role.CRS, greeting.text))
@@ -175,9 +170,9 @@ class RecUserSim(BaseSimulator):
         started = time.perf_counter()
         memory.history.append(Entry(Role.CRS, reply.text))
         recommended = self._recommended(reply)
-        facts = self._facts(reply.text, recommended)
+        facts = message_facts(self.domain, memory, reply.text, recommended)
         memory.note_recommended(recommended)
-        self._learn(reply.text)
+        learn_told(self.domain, memory, reply.text)
         self.turn += 1
         notes: dict[str, Any] = {"facts": facts.record()}
         ratings = await self._timed("rating", self._rate_and_excite(recommended, facts, notes))
@@ -210,99 +205,12 @@ class RecUserSim(BaseSimulator):
     # --- steps ----------------------------------------------------------------------------------
 
     async def _resolve(self, sampled: Profile) -> Profile:
-        """Conflict resolution: proposed changes applied where valid; everything recorded."""
-        memory = self._memory()
-        lines = []
-        for part in PARTS:
-            for key, attribute in self.dictionary.part(part).items():
-                held = sampled.values_of(f"{part}.{key}")
-                lines.append(
-                    {
-                        "path": f"{part}.{key}",
-                        "value": ", ".join(held) or REMOVE,
-                        "allowed": [*attribute.values, REMOVE],
-                    }
-                )
-        wish = (
-            "; ".join(f"{c.slot}: {' or '.join(c.values)}" for c in memory.need.constraints)
-            or "nothing specific"
+        """Conflict resolution (`resolve.py`): proposed changes applied where valid; everything recorded."""
+        fixed, self.resolution, answer = await resolve_conflicts(
+            self.profile_llm, self.dictionary, self.domain, self.params, self._memory().need, sampled
         )
-        template = load_template(PROMPTS, "resolve.j2")
-        variables = {
-            "domain": self.domain.name,
-            "lines": lines,
-            "wish": wish,
-            "contradiction": prompt_nouns(self.domain)["contradiction"],
-        }
-        messages = [
-            system_message(render(template, part="system", **variables)),
-            user_message(render(template, part="task", **variables)),
-        ]
-        schema = fix_schema(self.dictionary, self.params.max_changes, self.params.justification_chars)
-        config = GenerationConfig(
-            temperature=self.params.json_temperature,
-            max_tokens=self.params.json_max_tokens * 2,
-            seed=derive_seed(self.params.profile_seed, "recusersim-resolve", sampled.model_dump_json())
-            % 2**31,
-        )
-        answer = await generate_json(self.profile_llm, messages, schema, config)
         self._count("profile", answer)
-        if answer.value is None:
-            self.resolution = {"error": answer.error, "raw": answer.raw, "changes": []}
-            return sampled
-        proposals = [c.model_dump() for c in answer.value.changes]  # type: ignore[attr-defined]
-        fixed, record = apply_fixes(sampled, self.dictionary, proposals)
-        self.resolution = {
-            "changes": [r.model_dump() for r in record],
-            "changed": [r.attribute for r in record if r.applied],
-        }
         return fixed
-
-    # --- what the recommender did (evidence.py) -------------------------------------------------
-
-    def _facts(self, text: str, recommended: list[str]) -> TurnFacts:
-        """The facts of the recommender's message, against what the user's last message did."""
-        memory = self._memory()
-        return turn_facts(
-            self.domain,
-            text,
-            [item for i in recommended if (item := self.domain.items.get(i)) is not None],
-            before=list(memory.recommended),
-            asked_for_recommendation=REQUEST.name in memory.last_actions,
-            inquiry=memory.pending,
-            constraints={c.slot: c.values for c in memory.need.constraints},
-        )
-
-    def _learn(self, text: str) -> None:
-        """Remember which requested details of the item under discussion the message told."""
-        memory = self._memory()
-        item = self.domain.items.get(memory.focus) if memory.focus else None
-        if item is None:
-            return
-        told = {d for d in memory.need.requests if tells(self.domain, item, d, text)}
-        memory.learned.setdefault(item.id, set()).update(told)
-
-    def _state_lines(self) -> list[str]:
-        """Where the conversation stands, for the action prompt: items, open details, turns left."""
-        memory = self._memory()
-        lines = []
-        item = self.domain.items.get(memory.focus) if memory.focus else None
-        if item is None:
-            lines.append("Nothing has been recommended to you yet.")
-        else:
-            lines.append(f"The item under discussion: {item.display_title}.")
-            open_details = memory.open_details(item.id)
-            if open_details and not memory.inquired[item.id]:
-                lines.append(f"You still want to know its {', '.join(open_details)}.")
-            elif open_details:
-                lines.append(f"You asked about its {', '.join(open_details)} and got no answer.")
-        budget = self.params.turn_budget
-        if budget is None:
-            lines.append(f"This is message {self.turn} of yours.")
-        else:
-            left = max(budget - self.turn, 0)
-            lines.append(f"This is message {self.turn} of yours; after it you have {left} more.")
-        return lines
 
     async def _rate_and_excite(
         self, recommended: list[str], facts: TurnFacts, notes: dict[str, Any]
@@ -333,7 +241,7 @@ class RecUserSim(BaseSimulator):
             "rate.j2",
             schema,
             dimension=dimension,
-            items=[self._describe_item(i) for i in items],
+            items=[describe_item(self.domain, i, self.params.plot_chars) for i in items],
             discovered=self._discovered(),
             facts=facts,
         )
@@ -341,40 +249,16 @@ class RecUserSim(BaseSimulator):
 
     async def _excite(self, item: Item) -> dict[str, Any]:
         memory = self._memory()
-        schema = create_model(
-            "Excitation",
-            __config__=ConfigDict(extra="forbid"),
-            reasoning=(str, Field(max_length=self.params.justification_chars)),
-            agreeable=(bool, ...),
-            new_preference=(str, Field(max_length=60)),
-        )
+        schema = excitation_schema(self.params.justification_chars)
         answer = await self.ask_json(
             "excitation",
             "excite.j2",
             schema,
-            item=self._describe_item(item),
+            item=describe_item(self.domain, item, self.params.plot_chars),
             known=sorted(memory.known_preferences()),
             aspects=prompt_nouns(self.domain)["aspects"],
         )
-        record: dict[str, Any] = {"item_id": item.id, "item": item.display_title}
-        if answer.value is None:
-            return {**record, "error": answer.error, "raw": answer.raw}
-        value = answer.value.model_dump()
-        record.update(value)
-        preference = str(value["new_preference"]).strip()
-        if value["agreeable"] and preference:
-            discovery = Discovery(
-                turn=self.turn,
-                item_id=item.id,
-                item=item.display_title,
-                preference=preference,
-                reason=value["reasoning"],
-            )
-            memory.discovered.append(discovery)
-            record["discovered"] = True
-        else:
-            record["discovered"] = False
-        return record
+        return excitation_record(answer, item, self.turn, memory)
 
     async def _choose(
         self, described: list[str], facts: TurnFacts, ratings: dict[str, Any], notes: dict[str, Any]
@@ -386,7 +270,7 @@ class RecUserSim(BaseSimulator):
         if self.params.action_guard:
             guarded, rule = guard_actions(
                 chosen,
-                self._guard_state(facts, ratings),
+                guard_state(self._memory(), self.turn, self.params.turn_budget, facts, ratings),
                 {a.name for a in available},
                 self.params.max_actions,
             )
@@ -395,40 +279,13 @@ class RecUserSim(BaseSimulator):
                 notes["actions"] = chosen = guarded
         return [get_action(name) for name in chosen]
 
-    def _guard_state(self, facts: TurnFacts, ratings: dict[str, Any]) -> GuardState:
-        memory = self._memory()
-        score = ratings.get("recommendation", {}).get("score") if facts.recommended else None
-        focus = memory.focus
-        return GuardState(
-            turn=self.turn,
-            budget=self.params.turn_budget,
-            anything_recommended=bool(memory.recommended),
-            score=score,
-            contradicts=bool(facts.contradicts),
-            open_details=memory.open_details(focus),
-            asked_before=bool(focus and memory.inquired[focus]),
-        )
-
     async def _ask_actions(
         self, available: list[UserAction], described: list[str], facts: TurnFacts, notes: dict[str, Any]
     ) -> list[str]:
         memory = self._memory()
-        names = cast(Any, Literal)[tuple(a.name for a in available)]
-        fields: dict[str, Any] = {}
-        if self.params.action_reason:
-            fields["reasoning"] = (str, Field(max_length=self.params.justification_chars))
-        fields["actions"] = (list[names], Field(min_length=1, max_length=self.params.max_actions))  # type: ignore[valid-type]
-        schema = create_model("ActionSelection", __config__=ConfigDict(extra="forbid"), **fields)
+        schema = action_schema(available, self.params)
         pattern = self.dictionary.action_patterns[memory.profile.traits.action_pattern]
-        details = prompt_nouns(self.domain)["details"]
-        shown = [
-            {
-                "name": a.name,
-                "meaning": a.meaning.replace("{details}", details),
-                "tendency": pattern.tendencies.get(a.name),
-            }
-            for a in available
-        ]
+        shown = shown_actions(available, pattern, prompt_nouns(self.domain)["details"])
         answer = await self.ask_json(
             "action",
             "act.j2",
@@ -438,7 +295,7 @@ class RecUserSim(BaseSimulator):
             actions=shown,
             pattern_name=memory.profile.traits.action_pattern,
             facts=facts.lines(),
-            state=self._state_lines(),
+            state=state_lines(self.domain, memory, self.turn, self.params.turn_budget),
             reason=self.params.action_reason,
         )
         if answer.value is None:
@@ -453,7 +310,7 @@ class RecUserSim(BaseSimulator):
         memory = self._memory()
         if "actions" not in notes:
             notes["actions"] = [a.name for a in actions]
-        inquiry = self._note_inquiry([a.name for a in actions])
+        inquiry = note_inquiry(self.domain, memory, [a.name for a in actions])
         text = await self._timed("response", self._draft(actions, described, inquiry, notes))
         ends = any(a.ends_dialogue for a in actions)
         if ends:
@@ -469,22 +326,6 @@ class RecUserSim(BaseSimulator):
             notes["latency_s"] = {k: round(v, 3) for k, v in self._timing.items()}
         self._timing = {}
         return UserTurn(text=text, end=ends, annotations=notes)
-
-    def _note_inquiry(self, names: list[str]) -> Inquiry | None:
-        """Remember what this message does; with `inquire_attribute`, which details of which item it
-        asks about: the open requested ones, else the first requestable detail not told yet."""
-        memory = self._memory()
-        memory.last_actions, memory.pending = names, None
-        item = self.domain.items.get(memory.focus) if memory.focus else None
-        if INQUIRE.name not in names or item is None:
-            return None
-        details = memory.open_details(item.id)
-        if not details:
-            known = memory.learned.get(item.id, set())
-            details = [s.name for s in self.domain.requestable if s.name not in known][:1]
-        memory.inquired[item.id] += 1
-        memory.pending = Inquiry(item.id, item.display_title, details) if details else None
-        return memory.pending
 
     async def _draft(
         self, actions: list[UserAction], described: list[str], inquiry: Inquiry | None, notes: dict[str, Any]
@@ -642,58 +483,8 @@ class RecUserSim(BaseSimulator):
         linked = dict.fromkeys(m.item_id for m in heard_titles(self.domain.items, reply.text))
         return [item_id for item_id in linked if item_id not in before]
 
-    def _describe_item(self, item: Item) -> str:
-        parts = [item.display_title]
-        if item.genres:
-            parts.append(", ".join(item.genres))
-        if item.directors:
-            parts.append("directed by " + ", ".join(item.directors[:2]))
-        if item.actors:
-            parts.append("with " + ", ".join(item.actors[:3]))
-        details = item_details(self.domain, item, max(self.params.plot_chars, 1) * 2)
-        text = "; ".join([*parts, details] if details else parts)
-        if item.plot and self.params.plot_chars:
-            plot = (
-                item.plot
-                if len(item.plot) <= self.params.plot_chars
-                else item.plot[: self.params.plot_chars] + "..."
-            )
-            text += f". {plot}"
-        return text
-
     def _discovered(self) -> list[str]:
         return [d.preference for d in self._memory().discovered]
 
     def _style(self) -> str:
-        traits, s = self._memory().profile.traits, self.params
-        length = _STYLE_LENGTH[traits.sentence_length].format(
-            short=s.short_max, short_1=s.short_max + 1, medium=s.medium_max
-        )
-        return (
-            f"{length}; {_STYLE_FORMALITY[traits.formality]}; {_STYLE_RICHNESS[traits.information_richness]}"
-        )
-
-    def _persona_variables(self) -> dict[str, Any]:
-        memory = self._memory()
-        profile = memory.profile
-        sections = []
-        for part in PARTS:
-            lines = [
-                {
-                    "label": self.dictionary.label(part, key),
-                    "value": ", ".join(profile.values_of(f"{part}.{key}")),
-                }
-                for key in profile.part(part)
-                if profile.values_of(f"{part}.{key}")
-            ]
-            if lines:
-                sections.append({"title": PART_TITLES[part], "lines": lines})
-        pattern = self.dictionary.action_patterns[profile.traits.action_pattern]
-        return {
-            "domain": self.domain.name,
-            "sections": sections,
-            "need": memory.need,
-            "traits": profile.traits,
-            "pattern": pattern.description,
-            "style": self._style(),
-        }
+        return style(self._memory().profile.traits, self.params)
