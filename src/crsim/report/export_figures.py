@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -305,12 +305,7 @@ def ranks_figure(
 ) -> Figure | None:
     """Each CRS's mean `metric` (95% interval) under each simulator, with the places it could hold:
     paired comparisons (Holm) tell CRSs of one run apart, non-overlapping intervals those of two."""
-    several = len(context.views) > 1
-    cells: dict[str, dict[str, tuple[Column, Aggregate]]] = {}
-    for column in found:
-        agg = column.pairing.summary.metrics.get(metric)
-        if agg is not None and agg.mean is not None:
-            cells.setdefault(column.simulator, {})[_key(column, several)] = (column, agg)
+    cells = _rank_cells(found, metric, several=len(context.views) > 1)
     simulators = [s for s, crss in cells.items() if len(crss) >= 2]
     if len(simulators) < 2:
         return None
@@ -320,49 +315,11 @@ def ranks_figure(
     rows = (len(keys) + columns_of_legend - 1) // columns_of_legend
     figure = Figure(figsize=(width, 2.4 + 0.17 * rows), layout="constrained")
     axes = figure.add_subplot(1, 1, 1)
+    drawing = _RankDrawing(axes, context, cells, simulators, metric, palette)
     crss = list(dict.fromkeys(c for s in simulators for c in cells[s]))
     step = 0.5 / max(1, len(crss) - 1) if len(crss) > 1 else 0.0
-    legended: set[str] = set()
     for index, crs in enumerate(crss):
-        dodge = (index - (len(crss) - 1) / 2) * step
-        previous: tuple[float, float, str] | None = None
-        for x, simulator in enumerate(simulators):
-            if crs not in cells[simulator]:
-                previous = None
-                continue
-            column, agg = cells[simulator][crs]
-            look = palette.look(column)
-            assert agg.mean is not None
-            if agg.ci_low is not None and agg.ci_high is not None:
-                axes.plot([x + dodge] * 2, [agg.ci_low, agg.ci_high], color=look.colour, linewidth=1.4)
-            axes.plot(
-                [x + dodge],
-                [agg.mean],
-                marker="o",
-                color=look.colour,
-                markersize=4,
-                label="_nolegend_" if crs in legended else crs,
-            )
-            legended.add(crs)
-            apart = _told_apart(context, simulator, metric, cells[simulator])
-            means = {c: a.mean for c, (_, a) in cells[simulator].items() if a.mean is not None}
-            axes.annotate(
-                rank_text(*rank_range(crs, means, apart)),
-                (x + dodge, agg.mean),
-                xytext=(3, 0),
-                textcoords="offset points",
-                va="center",
-            )
-            run = column.pairing.view.label
-            if previous is not None and previous[2] == run:  # one run: the same users, a line joins
-                axes.plot(
-                    [previous[0], x + dodge],
-                    [previous[1], agg.mean],
-                    color=look.colour,
-                    alpha=0.6,
-                    linewidth=1,
-                )
-            previous = (x + dodge, agg.mean, run)
+        drawing.crs(crs, (index - (len(crss) - 1) / 2) * step)
     axes.set_xticks(range(len(simulators)), simulators)
     axes.set_xlim(-0.6, len(simulators) - 0.4)
     axes.set_xlabel("simulator")
@@ -370,6 +327,84 @@ def ranks_figure(
     axes.grid(axis="y", alpha=0.3, linewidth=0.5)
     figure.legend(loc="outside lower center", ncols=min(columns_of_legend, len(keys)), frameon=False)
     return figure
+
+
+#: Simulator -> CRS (as the legend names it) -> its column and its aggregate of one metric.
+RankCells = dict[str, dict[str, tuple[Column, Aggregate]]]
+
+
+def _rank_cells(found: Sequence[Column], metric: str, several: bool) -> RankCells:
+    """The columns that have a mean of `metric`, by simulator and CRS."""
+    cells: RankCells = {}
+    for column in found:
+        agg = column.pairing.summary.metrics.get(metric)
+        if agg is not None and agg.mean is not None:
+            cells.setdefault(column.simulator, {})[_key(column, several)] = (column, agg)
+    return cells
+
+
+@dataclass
+class _RankDrawing:
+    """The marks of a ranks figure, one CRS at a time (each CRS shifted sideways by its dodge)."""
+
+    axes: Axes
+    context: ReportContext
+    cells: RankCells
+    simulators: list[str]
+    metric: str
+    palette: PrintPalette
+    legended: set[str] = field(default_factory=set)
+
+    def crs(self, crs: str, dodge: float) -> None:
+        """One CRS across the simulators: its mean with interval and the places it could hold; a line
+        joins neighbouring simulators of one run (the same users)."""
+        previous: tuple[float, float, str] | None = None
+        for x, simulator in enumerate(self.simulators):
+            if crs not in self.cells[simulator]:
+                previous = None
+                continue
+            column, agg = self.cells[simulator][crs]
+            colour = self.palette.look(column).colour
+            assert agg.mean is not None
+            self._mean(crs, x + dodge, agg.mean, agg, colour)
+            self._places(crs, simulator, x + dodge, agg.mean)
+            run = column.pairing.view.label
+            if previous is not None and previous[2] == run:  # one run: the same users, a line joins
+                self.axes.plot(
+                    [previous[0], x + dodge],
+                    [previous[1], agg.mean],
+                    color=colour,
+                    alpha=0.6,
+                    linewidth=1,
+                )
+            previous = (x + dodge, agg.mean, run)
+
+    def _mean(self, crs: str, x: float, mean: float, agg: Aggregate, colour: str) -> None:
+        """The mean as a point on its interval; the CRS enters the legend once."""
+        if agg.ci_low is not None and agg.ci_high is not None:
+            self.axes.plot([x] * 2, [agg.ci_low, agg.ci_high], color=colour, linewidth=1.4)
+        self.axes.plot(
+            [x],
+            [mean],
+            marker="o",
+            color=colour,
+            markersize=4,
+            label="_nolegend_" if crs in self.legended else crs,
+        )
+        self.legended.add(crs)
+
+    def _places(self, crs: str, simulator: str, x: float, mean: float) -> None:
+        """The places the CRS could hold under the simulator, written beside its mean."""
+        cells = self.cells[simulator]
+        apart = _told_apart(self.context, simulator, self.metric, cells)
+        means = {c: a.mean for c, (_, a) in cells.items() if a.mean is not None}
+        self.axes.annotate(
+            rank_text(*rank_range(crs, means, apart)),
+            (x, mean),
+            xytext=(3, 0),
+            textcoords="offset points",
+            va="center",
+        )
 
 
 def _key(column: Column, several: bool) -> str:
