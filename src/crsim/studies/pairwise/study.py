@@ -130,12 +130,9 @@ async def compare_runs(
     """
     run_a = Path(run_a)
     run_b = Path(run_b)
-    cache = None if cache is None else Path(cache)
     dialogues_a, dialogues_b = run_dialogues(run_a), run_dialogues(run_b)
     chosen = load_criteria(criteria)
-    settings = settings or LLMSettings()
-    if cache is not None:
-        settings = settings.model_copy(update={"cache": settings.cache.model_copy(update={"path": cache})})
+    settings = _with_cache(settings or LLMSettings(), None if cache is None else Path(cache))
     folder = run_a if run_a.is_dir() else run_a.parent
     hub = LLMHub(settings, cache_path=RunPaths(folder).llm_cache)
     try:
@@ -163,3 +160,10 @@ async def compare_runs(
         )
     finally:
         await hub.aclose()
+
+
+def _with_cache(settings: LLMSettings, cache: Path | None) -> LLMSettings:
+    """`settings` with its response cache at `cache` when one is given."""
+    if cache is None:
+        return settings
+    return settings.model_copy(update={"cache": settings.cache.model_copy(update={"path": cache})})
