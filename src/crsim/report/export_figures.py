@@ -34,6 +34,7 @@ from matplotlib.typing import RcKeyType
 
 from crsim.model.run_folder.files import part_path
 from crsim.model.run_folder.scores import Aggregate
+from crsim.report.collect import Curves
 from crsim.report.figures import judge_scale, rank_range, rank_text, shade, wilson
 from crsim.report.kinds import Scale, metric_kinds
 from crsim.report.paper import Column, columns, evaluated
@@ -156,34 +157,8 @@ def curves_figure(context: ReportContext, found: Sequence[Column], palette: Prin
             curve = column.pairing.view.curves.get(label, {}).get(
                 (column.pairing.series.crs, column.pairing.series.simulator)
             )
-            if curve is None:
-                continue
-            look = palette.look(column)
-            means = curve.means(longest)
-            bands = curve.intervals(longest)
-            turns = [t for t, m in enumerate(means, start=1) if m is not None]
-            if not turns:
-                continue
-            drawn = True
-            axes.plot(
-                turns,
-                [m for m in means if m is not None],
-                color=look.colour,
-                marker=look.marker,
-                markersize=3,
-                linestyle=look.dash,
-                label=f"{name(column)} (n = {evaluated(column.pairing)})",
-            )
-            spans = [(t, b) for t, b in enumerate(bands, start=1) if b is not None]
-            if spans:
-                axes.fill_between(
-                    [t for t, _ in spans],
-                    [max(0.0, b[0]) for _, b in spans],
-                    [min(1.0, b[1]) for _, b in spans],
-                    color=look.colour,
-                    alpha=0.15,
-                    linewidth=0,
-                )
+            if curve is not None:
+                drawn = _curve(axes, column, curve, longest, palette.look(column)) or drawn
         axes.set_title(label)
         axes.set_xlabel("turn t")
         axes.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
@@ -195,6 +170,35 @@ def curves_figure(context: ReportContext, found: Sequence[Column], palette: Prin
     handles, texts = figure.axes[0].get_legend_handles_labels()
     figure.legend(handles, texts, loc="outside lower center", ncols=2, frameon=False)
     return figure
+
+
+def _curve(axes: Axes, column: Column, curve: Curves, longest: int, look: Look) -> bool:
+    """One pairing's per-turn means as a line with their 95% band; False when no turn has a mean."""
+    means = curve.means(longest)
+    bands = curve.intervals(longest)
+    turns = [t for t, m in enumerate(means, start=1) if m is not None]
+    if not turns:
+        return False
+    axes.plot(
+        turns,
+        [m for m in means if m is not None],
+        color=look.colour,
+        marker=look.marker,
+        markersize=3,
+        linestyle=look.dash,
+        label=f"{name(column)} (n = {evaluated(column.pairing)})",
+    )
+    spans = [(t, b) for t, b in enumerate(bands, start=1) if b is not None]
+    if spans:
+        axes.fill_between(
+            [t for t, _ in spans],
+            [max(0.0, b[0]) for _, b in spans],
+            [min(1.0, b[1]) for _, b in spans],
+            color=look.colour,
+            alpha=0.15,
+            linewidth=0,
+        )
+    return True
 
 
 def proportions_figure(
