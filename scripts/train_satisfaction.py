@@ -24,16 +24,10 @@ from pathlib import Path
 
 from crsim.core.errors import CrsimError
 from crsim.eval.learned.artifact import save_artifact
-from crsim.studies.fitting.training import (
-    PROTOCOLS,
-    SPLITS,
-    TrainingConfig,
-    TrainingResult,
-    ValidationReport,
-    ablation,
-    load_sets,
-    train,
-)
+from crsim.studies.fitting.ablation import ablation
+from crsim.studies.fitting.reports import ValidationReport
+from crsim.studies.fitting.specs import PROTOCOLS, SPLITS, TrainingConfig
+from crsim.studies.fitting.training import TrainingResult, load_sets, train
 from crsim.studies.fitting.validation import BinaryReport, CorrelationReport
 
 ROOT = Path(__file__).resolve().parents[1]

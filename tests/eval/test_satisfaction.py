@@ -34,15 +34,8 @@ from crsim.studies.fitting.cv import (
     select,
 )
 from crsim.studies.fitting.model import DirectRidge, HeadKind, build_pipeline, export_head, predict
-from crsim.studies.fitting.training import (
-    LabelledSet,
-    TrainingConfig,
-    _training_data,
-    load_sets,
-    quick_check,
-    shared_folds,
-    strength_of,
-)
+from crsim.studies.fitting.specs import LabelledSet, TrainingConfig
+from crsim.studies.fitting.training import _training_data, load_sets, quick_check, shared_folds, strength_of
 from crsim.studies.fitting.validation import binary_report, roc_auc, within_group_auc, within_group_pearson
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from crsim.cli import app
 from crsim.eval.run_scoring import evaluate_path
 from crsim.report import plots
-from crsim.report.export_figures import DOUBLE, FONT, SINGLE, PrintPalette, print_figures, print_style
+from crsim.report.export_figures import print_figures
 from crsim.report.figures import Palette, Series
 from crsim.report.html import build_report, report_context, report_metrics
 from crsim.report.kinds import Scale, metric_kinds
@@ -34,6 +34,7 @@ from crsim.report.paper import (
     results_table,
     table_number,
 )
+from crsim.report.paper_style import DOUBLE, FONT, SINGLE, PrintPalette, print_style
 from crsim.report.titles import open_run
 from crsim.runner.batch import run_batch
 from crsim.runner.build import build_experiment

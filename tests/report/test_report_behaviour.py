@@ -82,7 +82,7 @@ def test_no_behaviour_section_for_rule_based_runs(tmp_path: Path) -> None:
 def test_behaviour_of_a_run_over_the_sample_size_is_counted_on_a_seeded_sample(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import crsim.report.sections as sections
+    import crsim.report.behaviour as sections
 
     run_dir = tmp_path / "run"
     asyncio.run(run_batch(build_experiment(ExperimentConfig.model_validate(SCRIPTED)), run_dir))

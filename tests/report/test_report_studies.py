@@ -14,8 +14,9 @@ from typer.testing import CliRunner
 
 from crsim.cli import app
 from crsim.core.errors import CrsimError
-from crsim.report.export_figures import DOUBLE, FONT, print_figures, print_style
+from crsim.report.export_figures import print_figures
 from crsim.report.html import build_report, report_context
+from crsim.report.paper_style import DOUBLE, FONT, print_style
 from crsim.report.titles import open_run
 from report_support import study_folder
 

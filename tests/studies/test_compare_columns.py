@@ -25,8 +25,8 @@ from crsim.studies.compare import (
     read_columns,
     read_observations,
     trial_spread,
+    user_means,
 )
-from crsim.studies.compare import _user_means as user_means
 
 BROKEN = {"reason": "user_error", "error": {"source": "user", "type": "LLMOutputError", "message": "x"}}
 

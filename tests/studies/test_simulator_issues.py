@@ -19,7 +19,8 @@ from crsim.model.user import InformationNeed
 from crsim.studies.behaviour import attribution
 from crsim.studies.behaviour.attribution import IssueSample, simulator_issues
 from crsim.studies.behaviour.facts import Facts
-from crsim.studies.behaviour.users import asked_stated_slot, missed_recommendation, restated_constraint
+from crsim.studies.behaviour.user_reactions import missed_recommendation
+from crsim.studies.behaviour.users import asked_stated_slot, restated_constraint
 
 MIDSUMMER = "508"  # Midsummer House Restaurant: british, centre, expensive
 

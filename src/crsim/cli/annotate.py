@@ -260,6 +260,14 @@ def annotate_need_eval(
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
         return
+    console.print(_need_scores_table(summary, from_text))
+    if "failed" in summary:
+        _say(f"{summary['failed']} dialogues unreadable (scored as an empty need)")
+    _print_llm_use(use)
+
+
+def _need_scores_table(summary: dict[str, Any], from_text: bool) -> Table:
+    """Precision, recall and F1 of the extracted needs, one row per part (constraints, requests, target)."""
     source = "text" if from_text else "own acts"
     table = Table(title=f"needs from {source}: {summary['dialogues']} dialogues", box=box.SIMPLE)
     for column in ("", "dialogues", "gold", "P", "R", "F1"):
@@ -267,10 +275,7 @@ def annotate_need_eval(
     for part, row in summary["parts"].items():
         scores = (f"{row[k]:.3f}" for k in ("precision", "recall", "f1"))
         table.add_row(part, str(row["dialogues"]), str(row["gold"]), *scores)
-    console.print(table)
-    if "failed" in summary:
-        _say(f"{summary['failed']} dialogues unreadable (scored as an empty need)")
-    _print_llm_use(use)
+    return table
 
 
 def _total(file: Path, dataset: str | None = None, limit: int | None = None) -> int | None:

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from crsim.cli._support import console, user_errors
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from crsim.studies.behaviour.validation import DetectorValidation
 
 
 def detectors_command(
@@ -38,10 +43,8 @@ def detectors_command(
     """Per behaviour of docs/behaviour.md: the two readers' agreement (share, Cohen's kappa), the rule's
     precision and recall against their gold label (95% Wilson intervals) and its status (validated:
     precision >= 0.9 and recall >= 0.8). See tests/fixtures/behaviour_labels/GUIDE.md."""
-    from rich.table import Table
-
     from crsim.core.errors import CrsimError
-    from crsim.studies.behaviour.validation import rate_text, validate_detectors, write_checks
+    from crsim.studies.behaviour.validation import validate_detectors, write_checks
 
     with user_errors():
         if readers is not None and len(readers) != 2:
@@ -52,6 +55,16 @@ def detectors_command(
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
+    console.print(_checks_table(result, part))
+
+
+def _checks_table(result: DetectorValidation, part: str) -> Table:
+    """One row per behaviour: the readers' agreement, the gold counts, the rule's precision, recall
+    and status."""
+    from rich.table import Table
+
+    from crsim.studies.behaviour.validation import rate_text
+
     table = Table(
         title=f"Detectors against {' and '.join(result.readers)} ({result.dialogues} dialogues, {part})"
     )
@@ -79,4 +92,4 @@ def detectors_command(
             rate_text(c.recall),
             c.status,
         )
-    console.print(table)
+    return table

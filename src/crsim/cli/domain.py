@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from crsim.cli._support import errors, user_errors
+
+if TYPE_CHECKING:
+    from crsim.domains.loader import DomainCheck
+    from crsim.model.domain import Domain
 
 domain_app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False, help=__doc__
@@ -24,7 +29,6 @@ def check(
     Warnings name what loads but will hurt a study (placeholder values, values two slots share,
     titles that collide, requestable slots without values)."""
     from crsim.domains import check_domain_file, domain_file
-    from crsim.domains.summary import summarize
     from crsim.domains.warnings import study_warnings
 
     with user_errors():
@@ -33,19 +37,38 @@ def check(
     if result.ok and result.domain is not None:
         result.warnings.extend(study_warnings(result.domain))
     for warning in result.warnings:
-        errors.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+        _say(f"warning: {warning}")
     if not result.ok or result.domain is None:
-        for problem in result.problems:
-            errors.print(f"error: {problem}", markup=False, highlight=False, soft_wrap=True)
-        count = result.count
-        errors.print(
-            f"{path}: {count} problem{'s' if count != 1 else ''}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
+        _print_problems(path, result)
         raise typer.Exit(2)
-    summary = summarize(result.domain)
+    _print_summary(result.domain)
+    if result.warnings:
+        count = len(result.warnings)
+        _say(
+            f"{path}: {count} warning{'s' if count != 1 else ''}" + (" (--strict: failing)" if strict else "")
+        )
+        if strict:
+            raise typer.Exit(1)
+
+
+def _say(line: str) -> None:
+    """One line on stderr, as written (paths and values are text, not markup)."""
+    errors.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _print_problems(path: Path, result: DomainCheck) -> None:
+    """Every problem of a domain file that does not load, then their count."""
+    for problem in result.problems:
+        _say(f"error: {problem}")
+    count = result.count
+    _say(f"{path}: {count} problem{'s' if count != 1 else ''}")
+
+
+def _print_summary(domain: Domain) -> None:
+    """What a domain holds: items, ratings and profiles, and a table of its slots."""
+    from crsim.domains.summary import summarize
+
+    summary = summarize(domain)
     typer.echo(
         f"domain {summary.name}: {summary.items} items ({summary.item_noun}), {len(summary.slots)} slots"
     )
@@ -65,17 +88,6 @@ def check(
             f"{row.coverage:>8.0%}  {', '.join(row.examples)}".rstrip()
         )
     typer.echo("use: I = informable (users state it), R = requestable (users ask about it)")
-    if result.warnings:
-        count = len(result.warnings)
-        errors.print(
-            f"{path}: {count} warning{'s' if count != 1 else ''}"
-            + (" (--strict: failing)" if strict else ""),
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-        if strict:
-            raise typer.Exit(1)
 
 
 @domain_app.command("list")

@@ -104,30 +104,16 @@ def fidelity_command(
     acceptance and rejection per recommendation, dialogue acts, distinct-1/2, turns, and a human-vs-
     simulated classifier's AUC, each beside a human-vs-human control (docs/fidelity.md). Writes
     fidelity_<corpus>.json into the run folder."""
-    from crsim.core.atomic_files import atomic_output
-    from crsim.eval.annotators.base import annotation_domain, build_annotator
-    from crsim.model.run_folder import files, open_run, run_folder_lock
-    from crsim.studies.fidelity import fidelity, read_corpus
-
     with user_errors():
-        folder = open_run(run)
-        with run_folder_lock(folder.path):  # one writer: not while a run or another study writes the folder
-            label, corpus = read_corpus(against, data)
-            annotator = build_annotator("rules", {}, annotation_domain(domain=folder.domain))
-            report = fidelity(
-                folder.name,
-                folder.dialogues(),
-                label,
-                corpus,
-                annotator,
-                seed=seed,
-                max_human=max_human,
-                max_simulated=max_simulated,
-                resamples=resamples,
-            )
-            out = folder.path / files.fidelity_file(label)
-            with atomic_output(out) as handle:
-                handle.write(report.model_dump_json(indent=2) + "\n")
+        report, out = _measure_and_write(
+            run,
+            against,
+            data,
+            seed=seed,
+            max_human=max_human,
+            max_simulated=max_simulated,
+            resamples=resamples,
+        )
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
         return
@@ -140,3 +126,41 @@ def fidelity_command(
             soft_wrap=True,
         )
     console.print(f"wrote {escape(str(out))}", highlight=False, soft_wrap=True)
+
+
+def _measure_and_write(
+    run: Path,
+    against: str,
+    data: Path | None,
+    *,
+    seed: int,
+    max_human: int,
+    max_simulated: int,
+    resamples: int,
+) -> tuple[FidelityReport, Path]:
+    """The fidelity report of a run against a corpus, written into the run folder (under its lock:
+    not while a run or another study writes it); the report and the file it went to."""
+    from crsim.core.atomic_files import atomic_output
+    from crsim.eval.annotators.base import annotation_domain, build_annotator
+    from crsim.model.run_folder import files, open_run, run_folder_lock
+    from crsim.studies.fidelity import fidelity, read_corpus
+
+    folder = open_run(run)
+    with run_folder_lock(folder.path):
+        label, corpus = read_corpus(against, data)
+        annotator = build_annotator("rules", {}, annotation_domain(domain=folder.domain))
+        report = fidelity(
+            folder.name,
+            folder.dialogues(),
+            label,
+            corpus,
+            annotator,
+            seed=seed,
+            max_human=max_human,
+            max_simulated=max_simulated,
+            resamples=resamples,
+        )
+        out = folder.path / files.fidelity_file(label)
+        with atomic_output(out) as handle:
+            handle.write(report.model_dump_json(indent=2) + "\n")
+    return report, out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
@@ -15,6 +15,9 @@ from rich.table import Table
 from crsim.cli._support import errors as error_console
 from crsim.cli._support import user_errors
 from crsim.core.errors import ConfigError, CrsimError
+
+if TYPE_CHECKING:
+    from crsim.studies.gcdf1.behaviour import BehaviourFile, Event
 
 gcdf1_app = typer.Typer(
     add_completion=False,
@@ -138,30 +141,12 @@ def query(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List the dialogues that show a behaviour, with how often; `--list` shows the behaviour names."""
-    from crsim.studies.gcdf1.behaviour import DESCRIPTIONS, Behaviour, BehaviourFile
+    from crsim.studies.gcdf1.behaviour import Behaviour, BehaviourFile
 
     with user_errors():
         log = BehaviourFile.read(_log_file(out)) if out is not None else None
         if list_names:
-            totals = log.totals() if log is not None else None
-            rows = [
-                {
-                    "behaviour": b.value,
-                    "metric": DESCRIPTIONS[b][0],
-                    "description": DESCRIPTIONS[b][1],
-                    **({"events": totals[b.value]} if totals is not None else {}),
-                }
-                for b in Behaviour
-            ]
-            if as_json:
-                console.print_json(json.dumps(rows))
-                return
-            table = Table(box=box.SIMPLE_HEAD)
-            for column in rows[0]:
-                table.add_column(column, justify="right" if column == "events" else "left")
-            for row in rows:
-                table.add_row(*(str(v) for v in row.values()))
-            console.print(table)
+            _print_behaviour_names(log, as_json)
             return
         if log is None or behaviour is None:
             raise CrsimError("give the behaviour log (OUT) and --behaviour NAME, or --list")
@@ -169,24 +154,60 @@ def query(
             raise CrsimError(f"unknown behaviour {behaviour!r}; `crsim gcdf1 query --list` shows the names")
     found = log.query(behaviour, domain)
     if as_json:
-        payload = {
-            "behaviour": behaviour,
-            "domain": domain,
-            "dialogues": [
-                {
-                    "dialogue_id": d,
-                    "count": n,
-                    "events": [
-                        e.to_json()
-                        for e in log.dialogues[d]
-                        if e.behaviour == behaviour and (domain is None or e.domain == domain)
-                    ],
-                }
-                for d, n in found
-            ],
+        _print_found_json(log, behaviour, domain, found)
+    else:
+        _print_found_table(log, behaviour, domain, found)
+
+
+def _print_behaviour_names(log: BehaviourFile | None, as_json: bool) -> None:
+    """Every behaviour with its metric and description, and its count in `log` when there is one."""
+    from crsim.studies.gcdf1.behaviour import DESCRIPTIONS, Behaviour
+
+    totals = log.totals() if log is not None else None
+    rows = [
+        {
+            "behaviour": b.value,
+            "metric": DESCRIPTIONS[b][0],
+            "description": DESCRIPTIONS[b][1],
+            **({"events": totals[b.value]} if totals is not None else {}),
         }
-        console.print_json(json.dumps(payload))
+        for b in Behaviour
+    ]
+    if as_json:
+        console.print_json(json.dumps(rows))
         return
+    table = Table(box=box.SIMPLE_HEAD)
+    for column in rows[0]:
+        table.add_column(column, justify="right" if column == "events" else "left")
+    for row in rows:
+        table.add_row(*(str(v) for v in row.values()))
+    console.print(table)
+
+
+def _events(log: BehaviourFile, dialogue_id: str, behaviour: str, domain: str | None) -> list[Event]:
+    """A dialogue's events of one behaviour (in one domain when given)."""
+    return [
+        e
+        for e in log.dialogues[dialogue_id]
+        if e.behaviour == behaviour and (domain is None or e.domain == domain)
+    ]
+
+
+def _print_found_json(
+    log: BehaviourFile, behaviour: str, domain: str | None, found: list[tuple[str, int]]
+) -> None:
+    """The dialogues that show a behaviour, with their counts and events, as JSON."""
+    dialogues = [
+        {"dialogue_id": d, "count": n, "events": [e.to_json() for e in _events(log, d, behaviour, domain)]}
+        for d, n in found
+    ]
+    console.print_json(json.dumps({"behaviour": behaviour, "domain": domain, "dialogues": dialogues}))
+
+
+def _print_found_table(
+    log: BehaviourFile, behaviour: str, domain: str | None, found: list[tuple[str, int]]
+) -> None:
+    """The dialogues that show a behaviour, with their counts and the items involved, as a table."""
     where = f" in {domain}" if domain else ""
     table = Table(
         box=box.SIMPLE_HEAD, title=f"{behaviour}{where}: {len(found)} of {len(log.dialogues)} dialogues"
@@ -194,11 +215,7 @@ def query(
     for column in ("dialogue", "count", "items"):
         table.add_column(column, justify="right" if column == "count" else "left")
     for dialogue_id, count in found:
-        items = [
-            e.item or e.domain or ""
-            for e in log.dialogues[dialogue_id]
-            if e.behaviour == behaviour and (domain is None or e.domain == domain)
-        ]
+        items = [e.item or e.domain or "" for e in _events(log, dialogue_id, behaviour, domain)]
         shown = ", ".join(dict.fromkeys(items))
         table.add_row(dialogue_id, str(count), shown if len(shown) < 100 else shown[:97] + "...")
     console.print(table)

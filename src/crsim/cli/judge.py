@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
@@ -134,15 +134,20 @@ def compare(
     progress.print_summary()
     data = report.model_dump(mode="json")
     if out is not None:
-        with atomic_output(out) as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
+        _write_json(data, out)
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
     _print_report(report)
     if out is not None:
         console.print(f"report written to {out}", highlight=False)
+
+
+def _write_json(data: dict[str, Any], out: Path) -> None:
+    """The full report as indented JSON (non-ASCII kept), written whole or not at all."""
+    with atomic_output(out) as handle:
+        json.dump(data, handle, indent=2, ensure_ascii=False)
+        handle.write("\n")
 
 
 def _print_report(report: PairwiseReport) -> None:

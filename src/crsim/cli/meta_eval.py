@@ -110,10 +110,7 @@ def meta_eval(
 
     progress = ProgressReport(enabled=not as_json)
     with user_errors():
-        if (run_file is None) == (evaluator is None):
-            raise CrsimError("give exactly one of --run-file FILE or --evaluator NAME")
-        if as_json and markdown:
-            raise CrsimError("--json and --markdown: choose one output format")
+        _check_choices(run_file, evaluator, as_json=as_json, markdown=markdown)
         default_aspect = _aspect(aspect, "--aspect")
         ranked_by = _aspect(rank_aspect, "--rank-aspect")
         if protocol is not None:
@@ -130,6 +127,14 @@ def meta_eval(
         report = _report(gold_set, predictions, name or label, evaluator, ranked_by if rank else None)
     progress.print_summary()
     _print_report(report, calls, save_run, as_json=as_json, markdown=markdown)
+
+
+def _check_choices(run_file: Path | None, evaluator: str | None, *, as_json: bool, markdown: bool) -> None:
+    """One source of predictions (a run file or an evaluator) and at most one output format."""
+    if (run_file is None) == (evaluator is None):
+        raise CrsimError("give exactly one of --run-file FILE or --evaluator NAME")
+    if as_json and markdown:
+        raise CrsimError("--json and --markdown: choose one output format")
 
 
 def _report(

@@ -92,12 +92,7 @@ def run(
         "failed_pairing_share": failed_pairing_share,
     }
     with user_errors(), stopped_by_signals(BEFORE_DIALOGUES):
-        if retry_kinds is not None and not retry_errors:
-            raise CrsimError("--retry-kinds chooses what --retry-errors holds again; add --retry-errors")
-        if retry_errors and not resume:
-            raise CrsimError(
-                "--retry-errors needs --resume: it holds failed dialogues of an existing run again"
-            )
+        _check_retry_options(resume, retry_errors, retry_kinds)
         plan = plan_run(
             config,
             resume=resume,
@@ -111,6 +106,14 @@ def run(
     again = "" if retry_errors else command
     elapsed = held.finished_at - started
     _closing(result, failed, plan.folder, elapsed, as_json, again, list(plan.config.metrics))
+
+
+def _check_retry_options(resume: bool, retry_errors: bool, retry_kinds: str | None) -> None:
+    """--retry-kinds only with --retry-errors, and --retry-errors only with --resume."""
+    if retry_kinds is not None and not retry_errors:
+        raise CrsimError("--retry-kinds chooses what --retry-errors holds again; add --retry-errors")
+    if retry_errors and not resume:
+        raise CrsimError("--retry-errors needs --resume: it holds failed dialogues of an existing run again")
 
 
 def _executed(plan: Any, preflight: bool, quiet: bool, command: str) -> tuple[Any, list[Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from functools import partial
 from typing import Annotated
 
 import typer
@@ -54,14 +55,6 @@ def serve(
     from crsim.crs.server import serve as serve_crs
     from crsim.domains import domain_named
 
-    def listening(url: str) -> None:
-        console.print(
-            f"crsim serve: {escape(crs_name)} listening on {url} (Ctrl-C stops)",
-            highlight=False,
-            soft_wrap=True,
-        )
-        sys.stdout.flush()  # a pipe would otherwise hold the line until the server stops
-
     with user_errors():
         args = parse_args(arg or [], args_json)
         limits = ServeLimits(
@@ -76,5 +69,16 @@ def serve(
             seed=seed,
             limits=limits,
             access_log=access_log,
-            on_listening=listening,
+            on_listening=partial(_say_listening, crs_name),
         )
+
+
+def _say_listening(crs_name: str, url: str) -> None:
+    """The line that tells where the server listens, flushed at once (a pipe would otherwise hold it
+    until the server stops)."""
+    console.print(
+        f"crsim serve: {escape(crs_name)} listening on {url} (Ctrl-C stops)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    sys.stdout.flush()

@@ -13,103 +13,38 @@ and no text is smaller than 8 pt. Each figure draws what its metrics' values are
 - the studies a run folder holds (`crsim.report.studies`): the sensitivity study's pairwise accuracy
   per degradation and metric, and the fidelity study's distances to people with the human control.
 
-A CRS has one colour and a simulator one marker (and line style) in every figure, whatever the run.
+A CRS has one colour and a simulator one marker (and line style) in every figure, whatever the run
+(`crsim.report.paper_style`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
-from matplotlib.typing import RcKeyType
 
 from crsim.model.run_folder.files import part_path
 from crsim.model.run_folder.scores import Aggregate
-from crsim.report.figures import judge_scale, rank_range, rank_text, shade, wilson
+from crsim.report.collect import Curves
+from crsim.report.figures import judge_scale, rank_range, rank_text, wilson
 from crsim.report.kinds import Scale, metric_kinds
 from crsim.report.paper import Column, columns, evaluated
+from crsim.report.paper_style import DOUBLE, FONT, SINGLE, Look, PrintPalette, name, print_style
 from crsim.report.sections import ReportContext
 from crsim.report.studies import study_print_figures
 
 FigureFormat = Literal["svg", "pdf"]
-#: Widths in inches: one column and the full page of a two-column paper.
-SINGLE = 3.5
-DOUBLE = 7.0
-#: The smallest text in a figure, in points.
-FONT = 8.0
 #: Height of one pairing's row in the panels that list pairings top to bottom, in inches.
 ROW = 0.24
 #: Panels per figure of value distributions (two rows of two at page width).
 PANELS = 4
-#: Colour-blind-safe hues (Okabe and Ito), one per CRS; markers and line styles, one per simulator.
-HUES = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
-MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
-DASHES = ["-", "--", ":", "-."]
-
-RC: dict[RcKeyType, Any] = {
-    "font.size": FONT,
-    "axes.titlesize": FONT,
-    "axes.labelsize": FONT,
-    "xtick.labelsize": FONT,
-    "ytick.labelsize": FONT,
-    "legend.fontsize": FONT,
-    "legend.title_fontsize": FONT,
-    "axes.linewidth": 0.6,
-    "lines.linewidth": 1.2,
-    "pdf.fonttype": 42,  # TrueType in the PDF, as publishers ask
-    "svg.hashsalt": "crsim",  # the same ids in every SVG of the same figure
-}
-
-
-@contextmanager
-def print_style() -> Iterator[None]:
-    """Matplotlib's settings for print while figures are built and saved (then restored)."""
-    with matplotlib.rc_context(RC):
-        yield
-
-
-@dataclass(frozen=True)
-class Look:
-    """The colour, marker and line style of one pairing."""
-
-    colour: str
-    marker: str
-    dash: str
-
-
-class PrintPalette:
-    """One hue per CRS and one marker per simulator, by name (a simulator in two runs is one); a CRS
-    found in several runs takes a darker or lighter shade of its hue per run."""
-
-    def __init__(self, found: Sequence[Column]) -> None:
-        crss = list(dict.fromkeys(c.pairing.series.crs for c in found))
-        simulators = list(dict.fromkeys(c.simulator for c in found))
-        self.crs = {name: HUES[i % len(HUES)] for i, name in enumerate(crss)}
-        self.simulator = {name: i for i, name in enumerate(simulators)}
-        self.runs = {
-            crs: list(dict.fromkeys(c.pairing.view.label for c in found if c.pairing.series.crs == crs))
-            for crs in crss
-        }
-
-    def look(self, column: Column) -> Look:
-        crs = column.pairing.series.crs
-        runs = self.runs[crs]
-        colour = shade(self.crs[crs], runs.index(column.pairing.view.label), len(runs))
-        index = self.simulator[column.simulator]
-        return Look(colour, MARKERS[index % len(MARKERS)], DASHES[index % len(DASHES)])
-
-
-def name(column: Column) -> str:
-    return f"{column.crs} × {column.simulator}"
 
 
 def _rows_axis(panels: Sequence[Axes], names: Sequence[str]) -> None:
@@ -156,34 +91,8 @@ def curves_figure(context: ReportContext, found: Sequence[Column], palette: Prin
             curve = column.pairing.view.curves.get(label, {}).get(
                 (column.pairing.series.crs, column.pairing.series.simulator)
             )
-            if curve is None:
-                continue
-            look = palette.look(column)
-            means = curve.means(longest)
-            bands = curve.intervals(longest)
-            turns = [t for t, m in enumerate(means, start=1) if m is not None]
-            if not turns:
-                continue
-            drawn = True
-            axes.plot(
-                turns,
-                [m for m in means if m is not None],
-                color=look.colour,
-                marker=look.marker,
-                markersize=3,
-                linestyle=look.dash,
-                label=f"{name(column)} (n = {evaluated(column.pairing)})",
-            )
-            spans = [(t, b) for t, b in enumerate(bands, start=1) if b is not None]
-            if spans:
-                axes.fill_between(
-                    [t for t, _ in spans],
-                    [max(0.0, b[0]) for _, b in spans],
-                    [min(1.0, b[1]) for _, b in spans],
-                    color=look.colour,
-                    alpha=0.15,
-                    linewidth=0,
-                )
+            if curve is not None:
+                drawn = _curve(axes, column, curve, longest, palette.look(column)) or drawn
         axes.set_title(label)
         axes.set_xlabel("turn t")
         axes.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
@@ -195,6 +104,35 @@ def curves_figure(context: ReportContext, found: Sequence[Column], palette: Prin
     handles, texts = figure.axes[0].get_legend_handles_labels()
     figure.legend(handles, texts, loc="outside lower center", ncols=2, frameon=False)
     return figure
+
+
+def _curve(axes: Axes, column: Column, curve: Curves, longest: int, look: Look) -> bool:
+    """One pairing's per-turn means as a line with their 95% band; False when no turn has a mean."""
+    means = curve.means(longest)
+    bands = curve.intervals(longest)
+    turns = [t for t, m in enumerate(means, start=1) if m is not None]
+    if not turns:
+        return False
+    axes.plot(
+        turns,
+        [m for m in means if m is not None],
+        color=look.colour,
+        marker=look.marker,
+        markersize=3,
+        linestyle=look.dash,
+        label=f"{name(column)} (n = {evaluated(column.pairing)})",
+    )
+    spans = [(t, b) for t, b in enumerate(bands, start=1) if b is not None]
+    if spans:
+        axes.fill_between(
+            [t for t, _ in spans],
+            [max(0.0, b[0]) for _, b in spans],
+            [min(1.0, b[1]) for _, b in spans],
+            color=look.colour,
+            alpha=0.15,
+            linewidth=0,
+        )
+    return True
 
 
 def proportions_figure(
@@ -305,12 +243,7 @@ def ranks_figure(
 ) -> Figure | None:
     """Each CRS's mean `metric` (95% interval) under each simulator, with the places it could hold:
     paired comparisons (Holm) tell CRSs of one run apart, non-overlapping intervals those of two."""
-    several = len(context.views) > 1
-    cells: dict[str, dict[str, tuple[Column, Aggregate]]] = {}
-    for column in found:
-        agg = column.pairing.summary.metrics.get(metric)
-        if agg is not None and agg.mean is not None:
-            cells.setdefault(column.simulator, {})[_key(column, several)] = (column, agg)
+    cells = _rank_cells(found, metric, several=len(context.views) > 1)
     simulators = [s for s, crss in cells.items() if len(crss) >= 2]
     if len(simulators) < 2:
         return None
@@ -320,49 +253,11 @@ def ranks_figure(
     rows = (len(keys) + columns_of_legend - 1) // columns_of_legend
     figure = Figure(figsize=(width, 2.4 + 0.17 * rows), layout="constrained")
     axes = figure.add_subplot(1, 1, 1)
+    drawing = _RankDrawing(axes, context, cells, simulators, metric, palette)
     crss = list(dict.fromkeys(c for s in simulators for c in cells[s]))
     step = 0.5 / max(1, len(crss) - 1) if len(crss) > 1 else 0.0
-    legended: set[str] = set()
     for index, crs in enumerate(crss):
-        dodge = (index - (len(crss) - 1) / 2) * step
-        previous: tuple[float, float, str] | None = None
-        for x, simulator in enumerate(simulators):
-            if crs not in cells[simulator]:
-                previous = None
-                continue
-            column, agg = cells[simulator][crs]
-            look = palette.look(column)
-            assert agg.mean is not None
-            if agg.ci_low is not None and agg.ci_high is not None:
-                axes.plot([x + dodge] * 2, [agg.ci_low, agg.ci_high], color=look.colour, linewidth=1.4)
-            axes.plot(
-                [x + dodge],
-                [agg.mean],
-                marker="o",
-                color=look.colour,
-                markersize=4,
-                label="_nolegend_" if crs in legended else crs,
-            )
-            legended.add(crs)
-            apart = _told_apart(context, simulator, metric, cells[simulator])
-            means = {c: a.mean for c, (_, a) in cells[simulator].items() if a.mean is not None}
-            axes.annotate(
-                rank_text(*rank_range(crs, means, apart)),
-                (x + dodge, agg.mean),
-                xytext=(3, 0),
-                textcoords="offset points",
-                va="center",
-            )
-            run = column.pairing.view.label
-            if previous is not None and previous[2] == run:  # one run: the same users, a line joins
-                axes.plot(
-                    [previous[0], x + dodge],
-                    [previous[1], agg.mean],
-                    color=look.colour,
-                    alpha=0.6,
-                    linewidth=1,
-                )
-            previous = (x + dodge, agg.mean, run)
+        drawing.crs(crs, (index - (len(crss) - 1) / 2) * step)
     axes.set_xticks(range(len(simulators)), simulators)
     axes.set_xlim(-0.6, len(simulators) - 0.4)
     axes.set_xlabel("simulator")
@@ -370,6 +265,84 @@ def ranks_figure(
     axes.grid(axis="y", alpha=0.3, linewidth=0.5)
     figure.legend(loc="outside lower center", ncols=min(columns_of_legend, len(keys)), frameon=False)
     return figure
+
+
+#: Simulator -> CRS (as the legend names it) -> its column and its aggregate of one metric.
+RankCells = dict[str, dict[str, tuple[Column, Aggregate]]]
+
+
+def _rank_cells(found: Sequence[Column], metric: str, several: bool) -> RankCells:
+    """The columns that have a mean of `metric`, by simulator and CRS."""
+    cells: RankCells = {}
+    for column in found:
+        agg = column.pairing.summary.metrics.get(metric)
+        if agg is not None and agg.mean is not None:
+            cells.setdefault(column.simulator, {})[_key(column, several)] = (column, agg)
+    return cells
+
+
+@dataclass
+class _RankDrawing:
+    """The marks of a ranks figure, one CRS at a time (each CRS shifted sideways by its dodge)."""
+
+    axes: Axes
+    context: ReportContext
+    cells: RankCells
+    simulators: list[str]
+    metric: str
+    palette: PrintPalette
+    legended: set[str] = field(default_factory=set)
+
+    def crs(self, crs: str, dodge: float) -> None:
+        """One CRS across the simulators: its mean with interval and the places it could hold; a line
+        joins neighbouring simulators of one run (the same users)."""
+        previous: tuple[float, float, str] | None = None
+        for x, simulator in enumerate(self.simulators):
+            if crs not in self.cells[simulator]:
+                previous = None
+                continue
+            column, agg = self.cells[simulator][crs]
+            colour = self.palette.look(column).colour
+            assert agg.mean is not None
+            self._mean(crs, x + dodge, agg.mean, agg, colour)
+            self._places(crs, simulator, x + dodge, agg.mean)
+            run = column.pairing.view.label
+            if previous is not None and previous[2] == run:  # one run: the same users, a line joins
+                self.axes.plot(
+                    [previous[0], x + dodge],
+                    [previous[1], agg.mean],
+                    color=colour,
+                    alpha=0.6,
+                    linewidth=1,
+                )
+            previous = (x + dodge, agg.mean, run)
+
+    def _mean(self, crs: str, x: float, mean: float, agg: Aggregate, colour: str) -> None:
+        """The mean as a point on its interval; the CRS enters the legend once."""
+        if agg.ci_low is not None and agg.ci_high is not None:
+            self.axes.plot([x] * 2, [agg.ci_low, agg.ci_high], color=colour, linewidth=1.4)
+        self.axes.plot(
+            [x],
+            [mean],
+            marker="o",
+            color=colour,
+            markersize=4,
+            label="_nolegend_" if crs in self.legended else crs,
+        )
+        self.legended.add(crs)
+
+    def _places(self, crs: str, simulator: str, x: float, mean: float) -> None:
+        """The places the CRS could hold under the simulator, written beside its mean."""
+        cells = self.cells[simulator]
+        apart = _told_apart(self.context, simulator, self.metric, cells)
+        means = {c: a.mean for c, (_, a) in cells.items() if a.mean is not None}
+        self.axes.annotate(
+            rank_text(*rank_range(crs, means, apart)),
+            (x, mean),
+            xytext=(3, 0),
+            textcoords="offset points",
+            va="center",
+        )
 
 
 def _key(column: Column, several: bool) -> str:

@@ -24,12 +24,12 @@ from crsim.core.version import installed_version
 from crsim.eval.stats import USER_BOOTSTRAP
 from crsim.model.run_folder.files import part_path
 from crsim.model.run_folder.folder import RunFolder
+from crsim.report.behaviour import behaviour_sections
 from crsim.report.collect import RunView, collect_run
 from crsim.report.compare import html_comparisons, html_verdicts, run_comparisons
 from crsim.report.figures import Palette
 from crsim.report.sections import (
     ReportContext,
-    behaviour_sections,
     count_rows,
     metric_tables,
     pairings,

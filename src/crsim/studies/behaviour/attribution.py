@@ -19,7 +19,8 @@ from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain
 from crsim.studies.behaviour.facts import UNNAMED, Facts
 from crsim.studies.behaviour.records import read_run, run_domain
-from crsim.studies.behaviour.users import asked_stated_slot, missed_recommendation, restated_constraint
+from crsim.studies.behaviour.user_reactions import missed_recommendation
+from crsim.studies.behaviour.users import asked_stated_slot, restated_constraint
 
 #: The simulator measures reported beside the metrics, in order.
 SIMULATOR_ISSUES = ("missed_recommendation", "restated_constraint", "asked_stated_slot")

@@ -266,35 +266,13 @@ def check(
     disagreements in `adjudicated_dialogues`."""
     a = [u in reader_a for u in units]
     b = [u in reader_b for u in units]
-    gold: dict[Unit, bool] = {}
-    disagreements = settled = 0
-    for unit, x, y in zip(units, a, b, strict=True):
-        if x == y:
-            gold[unit] = x
-            continue
-        disagreements += 1
-        if adjudicated is not None and unit[0] in adjudicated_dialogues:
-            gold[unit] = unit in adjudicated
-            settled += 1
+    gold, disagreements, settled = _gold(units, a, b, adjudicated, adjudicated_dialogues)
     positive = {u for u, v in gold.items() if v}
     flagged = {u for u in gold if u in detected}
     hits = len(positive & flagged)
     precision = rate(hits, len(flagged)) if behaviour.measure else None
     recall = rate(hits, len(positive)) if behaviour.measure else None
-    if behaviour.measure is None:
-        status = "no rule"
-    elif (
-        precision is not None
-        and recall is not None
-        and precision.value is not None
-        and recall.value is not None
-        and precision.value >= MIN_PRECISION
-        and recall.value >= MIN_RECALL
-        and len(positive) >= MIN_POSITIVES
-    ):
-        status = "validated"
-    else:
-        status = "experimental"
+    status = _status(behaviour, precision, recall, len(positive))
     return BehaviourCheck(
         behaviour=behaviour.name,
         measure=behaviour.measure,
@@ -313,6 +291,45 @@ def check(
         recall=recall,
         status=status,
     )
+
+
+def _gold(
+    units: list[Unit],
+    a: list[bool],
+    b: list[bool],
+    adjudicated: set[Unit] | None,
+    adjudicated_dialogues: set[str],
+) -> tuple[dict[Unit, bool], int, int]:
+    """The gold label of each unit the readers agree on or the adjudication settles, the number of
+    disagreements and the number settled (the others have no gold label)."""
+    gold: dict[Unit, bool] = {}
+    disagreements = settled = 0
+    for unit, x, y in zip(units, a, b, strict=True):
+        if x == y:
+            gold[unit] = x
+            continue
+        disagreements += 1
+        if adjudicated is not None and unit[0] in adjudicated_dialogues:
+            gold[unit] = unit in adjudicated
+            settled += 1
+    return gold, disagreements, settled
+
+
+def _status(behaviour: Behaviour, precision: Rate | None, recall: Rate | None, positives: int) -> str:
+    """no rule; validated (precision, recall and gold positives reach their minimums); else experimental."""
+    if behaviour.measure is None:
+        return "no rule"
+    if (
+        precision is not None
+        and recall is not None
+        and precision.value is not None
+        and recall.value is not None
+        and precision.value >= MIN_PRECISION
+        and recall.value >= MIN_RECALL
+        and positives >= MIN_POSITIVES
+    ):
+        return "validated"
+    return "experimental"
 
 
 def read_dialogues(folder: Path) -> list[Dialogue]:

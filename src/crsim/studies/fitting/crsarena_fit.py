@@ -136,25 +136,66 @@ def fit_level(
 ) -> LevelFit:
     """Ridge heads for `aspects` (columns of `labels`, NaN = unlabelled) over one level's rows."""
     fields = _text_fields(texts, names, settings.min_df)
-    mean = dense.mean(axis=0)
-    scale = dense.std(axis=0)
-    scale = np.where(scale > 1e-12, scale, 1.0)
-    text_matrix = sparse.hstack(
-        [tfidf_matrix(f, [row[i] for row in texts]) for i, f in enumerate(fields)]
-        or [sparse.csr_matrix((len(texts), 0))],
-        format="csr",
-    )
-    standard = (dense - mean) / scale
-    text_kernel = np.asarray((text_matrix @ text_matrix.T).toarray(), dtype=np.float64)
-    dense_kernel = standard @ standard.T
+    space = _FeatureSpace.of(texts, dense, fields)
     complete = np.asarray(~np.isnan(labels).any(axis=1), dtype=bool)
+    inner = _inner_predictions(space, labels, complete, groups, settings)
+    heads, chosen = _heads(space, labels, complete, inner, aspects, settings)
+    model = LevelModel(
+        texts=fields,
+        dense_names=list(dense_names),
+        dense_mean=[float(v) for v in space.mean],
+        dense_scale=[float(v) for v in space.scale],
+        heads=heads,
+    )
+    return LevelFit(model, chosen)
+
+
+@dataclass(frozen=True)
+class _FeatureSpace:
+    """One level's rows as features: the tf-idf text matrix, the standardised dense features (with
+    the mean and scale that standardise them) and the two kernels (row by row inner products)."""
+
+    mean: FloatArray
+    scale: FloatArray
+    text_matrix: sparse.csr_matrix
+    standard: FloatArray
+    text_kernel: FloatArray
+    dense_kernel: FloatArray
+
+    @classmethod
+    def of(
+        cls, texts: Sequence[Sequence[Sequence[str]]], dense: FloatArray, fields: Sequence[TextField]
+    ) -> _FeatureSpace:
+        mean = dense.mean(axis=0)
+        scale = dense.std(axis=0)
+        scale = np.where(scale > 1e-12, scale, 1.0)
+        text_matrix = sparse.hstack(
+            [tfidf_matrix(f, [row[i] for row in texts]) for i, f in enumerate(fields)]
+            or [sparse.csr_matrix((len(texts), 0))],
+            format="csr",
+        )
+        standard = (dense - mean) / scale
+        text_kernel = np.asarray((text_matrix @ text_matrix.T).toarray(), dtype=np.float64)
+        dense_kernel = standard @ standard.T
+        return cls(mean, scale, text_matrix, standard, text_kernel, dense_kernel)
+
+
+def _inner_predictions(
+    space: _FeatureSpace,
+    labels: FloatArray,
+    complete: FloatArray,
+    groups: Sequence[str],
+    settings: FitSettings,
+) -> FloatArray:
+    """Out-of-fold predictions of every row (inner folds by conversation, trained on the complete
+    rows) for every aspect, text weight and alpha: shape (rows, aspects, weights, alphas)."""
     fold_of = conversation_folds(list(groups), k=settings.inner_folds, seed=settings.seed)
     folds = grouped_folds(list(groups), fold_of)
     n, m = labels.shape
     weights, alphas = settings.text_weights, settings.alphas
     inner = np.zeros((n, m, len(weights), len(alphas)))
     for w_index, weight in enumerate(weights):
-        kernel = weight * weight * text_kernel + dense_kernel
+        kernel = weight * weight * space.text_kernel + space.dense_kernel
         for fold in folds:
             train = fold.train[complete[fold.train]]
             k_train = kernel[np.ix_(train, train)]
@@ -165,6 +206,20 @@ def fit_level(
             for a_index, alpha in enumerate(alphas):
                 dual = vectors @ (projected / (eigenvalues + alpha)[:, None])
                 inner[fold.test, :, w_index, a_index] = k_test @ dual + y_mean
+    return inner
+
+
+def _heads(
+    space: _FeatureSpace,
+    labels: FloatArray,
+    complete: np.ndarray,
+    inner: FloatArray,
+    aspects: tuple[str, ...],
+    settings: FitSettings,
+) -> tuple[dict[str, AspectHead], dict[str, FloatArray]]:
+    """Per aspect, the setting whose inner predictions correlate best with its labels (ties to the
+    first), the head refitted at it on every complete row, and the inner predictions at it."""
+    weights, alphas = settings.text_weights, settings.alphas
     heads: dict[str, AspectHead] = {}
     chosen: dict[str, FloatArray] = {}
     final_cache: dict[int, tuple[FloatArray, FloatArray]] = {}
@@ -180,29 +235,41 @@ def fit_level(
         chosen[aspect] = inner[:, j, w_best, a_best]
         weight, alpha = weights[int(w_best)], alphas[int(a_best)]
         if int(w_best) not in final_cache:
-            kernel = weight * weight * text_kernel[np.ix_(rows, rows)] + dense_kernel[np.ix_(rows, rows)]
+            kernel = (
+                weight * weight * space.text_kernel[np.ix_(rows, rows)]
+                + space.dense_kernel[np.ix_(rows, rows)]
+            )
             final_cache[int(w_best)] = np.linalg.eigh(_centre(kernel))
-        eigenvalues, vectors = final_cache[int(w_best)]
         target = labels[rows, j] - y_mean[j]
-        dual = vectors @ ((vectors.T @ target) / (eigenvalues + alpha))
-        coef_text = weight * weight * np.asarray(text_matrix[rows].T @ dual).ravel()
-        coef_dense = standard[rows].T @ dual
-        fitted = np.asarray(text_matrix[rows] @ coef_text).ravel() + standard[rows] @ coef_dense
-        heads[aspect] = AspectHead(
-            coef=[float(v) for v in np.concatenate([coef_text, coef_dense])],
-            intercept=float(y_mean[j] - fitted.mean()),
-            alpha=float(alpha),
-            text_weight=float(weight),
-            inner_pearson=float(scores[w_best, a_best]) if np.isfinite(scores[w_best, a_best]) else None,
-        )
-    model = LevelModel(
-        texts=fields,
-        dense_names=list(dense_names),
-        dense_mean=[float(v) for v in mean],
-        dense_scale=[float(v) for v in scale],
-        heads=heads,
+        eigen = final_cache[int(w_best)]
+        heads[aspect] = _head(space, rows, target, y_mean[j], eigen, (weight, alpha), scores[w_best, a_best])
+    return heads, chosen
+
+
+def _head(
+    space: _FeatureSpace,
+    rows: np.ndarray,
+    target: FloatArray,
+    offset: float,
+    eigen: tuple[FloatArray, FloatArray],
+    setting: tuple[float, float],
+    inner_pearson: float,
+) -> AspectHead:
+    """One aspect's ridge head at `setting` (text weight, alpha), from the eigendecomposition of the
+    centred kernel of the complete `rows`; `target` is their labels less the labels' mean `offset`."""
+    weight, alpha = setting
+    eigenvalues, vectors = eigen
+    dual = vectors @ ((vectors.T @ target) / (eigenvalues + alpha))
+    coef_text = weight * weight * np.asarray(space.text_matrix[rows].T @ dual).ravel()
+    coef_dense = space.standard[rows].T @ dual
+    fitted = np.asarray(space.text_matrix[rows] @ coef_text).ravel() + space.standard[rows] @ coef_dense
+    return AspectHead(
+        coef=[float(v) for v in np.concatenate([coef_text, coef_dense])],
+        intercept=float(offset - fitted.mean()),
+        alpha=float(alpha),
+        text_weight=float(weight),
+        inner_pearson=float(inner_pearson) if np.isfinite(inner_pearson) else None,
     )
-    return LevelFit(model, chosen)
 
 
 def _pearson(x: FloatArray, y: FloatArray) -> float:
@@ -241,10 +308,7 @@ def fit_model(
     )
     d_texts, d_dense = dialogue_arrays(items, stack_features(items, turn_fit.inner))
     d_settings = settings.dialogue_level()
-    d_labels = np.asarray(
-        [[float(item.dialogue_labels.get(a, np.nan)) for a in DIALOGUE_ASPECTS] for item in data],
-        dtype=np.float64,
-    ).reshape(len(data), len(DIALOGUE_ASPECTS))
+    d_labels = dialogue_labels(data)
     dialogue_fit = fit_level(
         d_texts,
         d_dense,
@@ -265,8 +329,6 @@ def fit_model(
         COMBINER_FEATURES,
         replace(d_settings, text_weights=d_settings.text_weights[:1]),
     )
-    counts = {a: int((~np.isnan(turn_labels(data)[:, i])).sum()) for i, a in enumerate(TURN_ASPECTS)}
-    counts.update({a: int((~np.isnan(d_labels[:, i])).sum()) for i, a in enumerate(DIALOGUE_ASPECTS)})
     return CrsarenaModel(
         name=name,
         description=description,
@@ -277,16 +339,36 @@ def fit_model(
             description=training_description,
             conversations=len(data),
             turns=len(texts),
-            labels=counts,
-            settings={
-                "alphas": ",".join(str(a) for a in settings.alphas),
-                "text_weights": ",".join(str(w) for w in settings.text_weights),
-                "dialogue_alphas": ",".join(str(a) for a in settings.dialogue_alphas),
-                "dialogue_text_weights": ",".join(str(w) for w in settings.dialogue_text_weights),
-                "inner_folds": settings.inner_folds,
-                "seed": settings.seed,
-                "min_df": settings.min_df,
-                **settings.extra,
-            },
+            labels=_label_counts(turn_labels(data), d_labels),
+            settings=_settings_record(settings),
         ),
     )
+
+
+def dialogue_labels(data: Sequence[LabelledDialogue]) -> FloatArray:
+    """Dialogue-row labels (NaN where a dialogue has no label of an aspect), one row per dialogue."""
+    return np.asarray(
+        [[float(item.dialogue_labels.get(a, np.nan)) for a in DIALOGUE_ASPECTS] for item in data],
+        dtype=np.float64,
+    ).reshape(len(data), len(DIALOGUE_ASPECTS))
+
+
+def _label_counts(turns: FloatArray, dialogues: FloatArray) -> dict[str, int]:
+    """Aspect -> the labels it was fitted on (turn aspects, then dialogue aspects)."""
+    counts = {a: int((~np.isnan(turns[:, i])).sum()) for i, a in enumerate(TURN_ASPECTS)}
+    counts.update({a: int((~np.isnan(dialogues[:, i])).sum()) for i, a in enumerate(DIALOGUE_ASPECTS)})
+    return counts
+
+
+def _settings_record(settings: FitSettings) -> dict[str, str | int]:
+    """The settings as the model's training record keeps them (grids as comma-separated text)."""
+    return {
+        "alphas": ",".join(str(a) for a in settings.alphas),
+        "text_weights": ",".join(str(w) for w in settings.text_weights),
+        "dialogue_alphas": ",".join(str(a) for a in settings.dialogue_alphas),
+        "dialogue_text_weights": ",".join(str(w) for w in settings.dialogue_text_weights),
+        "inner_folds": settings.inner_folds,
+        "seed": settings.seed,
+        "min_df": settings.min_df,
+        **settings.extra,
+    }

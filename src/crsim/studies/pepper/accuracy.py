@@ -116,37 +116,11 @@ async def preference_accuracy(
                 progress.advance()
             continue
         asked = len(choices)
-        general = await general_preferences(
-            llm,
-            person,
-            domain,
-            narrative_items=options.narrative_items,
-            plot_chars=options.plot_chars,
-            max_tokens=options.narrative_max_tokens,
-        )
-        base = {
-            "words": domain_words(domain),
-            "domain": domain,
-            "general": general.narrative,
-            "seen": general.seen,
-            "likes": general.binary.likes,
-            "dislikes": general.binary.dislikes,
-        }
+        base = await _representations(llm, person, domain, options)
         for representation in options.representations:
+            variables = {**base, "representation": representation}
             for a, b in pairs:
-                first, raw_first = await _ask(
-                    llm, template, {**base, "representation": representation}, a, b, options
-                )
-                picked, raw, error = first, raw_first, None if first else "the answer is neither A nor B"
-                if options.both_orders:
-                    second, raw_second = await _ask(
-                        llm, template, {**base, "representation": representation}, b, a, options
-                    )
-                    raw = f"{raw_first} | {raw_second}"
-                    if first is None or second is None:
-                        picked, error = None, "an answer is neither A nor B"
-                    elif first != second:
-                        picked, error = None, "the choice changes with the order"
+                picked, raw, error = await _choose(llm, template, variables, a, b, options)
                 higher = a if ratings[a] > ratings[b] else b
                 choices.append(
                     PairChoice(
@@ -164,6 +138,46 @@ async def preference_accuracy(
         if progress is not None:
             progress.advance(error=any(choice.error is not None for choice in choices[asked:]))
     return AccuracyReport(users=len(users), scores=score(choices, options.representations), choices=choices)
+
+
+async def _representations(
+    llm: LLM, person: SimulatedUser, domain: Domain, options: AccuracyOptions
+) -> dict[str, Any]:
+    """The prompt's variables for one user: every representation of their preferences (the general
+    narrative, written by the LLM, the seen items with feedback, the like/dislike phrases)."""
+    general = await general_preferences(
+        llm,
+        person,
+        domain,
+        narrative_items=options.narrative_items,
+        plot_chars=options.plot_chars,
+        max_tokens=options.narrative_max_tokens,
+    )
+    return {
+        "words": domain_words(domain),
+        "domain": domain,
+        "general": general.narrative,
+        "seen": general.seen,
+        "likes": general.binary.likes,
+        "dislikes": general.binary.dislikes,
+    }
+
+
+async def _choose(
+    llm: LLM, template: jinja2.Template, variables: dict[str, Any], a: str, b: str, options: AccuracyOptions
+) -> tuple[str | None, str, str | None]:
+    """The item picked from the pair (None: no usable answer), the raw answer(s) and why none was
+    usable; with `both_orders` both orders must pick the same item."""
+    first, raw_first = await _ask(llm, template, variables, a, b, options)
+    picked, raw, error = first, raw_first, None if first else "the answer is neither A nor B"
+    if options.both_orders:
+        second, raw_second = await _ask(llm, template, variables, b, a, options)
+        raw = f"{raw_first} | {raw_second}"
+        if first is None or second is None:
+            picked, error = None, "an answer is neither A nor B"
+        elif first != second:
+            picked, error = None, "the choice changes with the order"
+    return picked, raw, error
 
 
 async def _ask(
