@@ -10,7 +10,7 @@ import typer
 from crsim.cli._support import errors, user_errors
 
 if TYPE_CHECKING:
-    from crsim.domains.loader import DomainCheck
+    from crsim.domains.findings import DomainCheck
     from crsim.model.domain import Domain
 
 domain_app = typer.Typer(
