@@ -5,6 +5,9 @@ split, and the classifier's AUC on two halves of ReDial (near 0.5) and against a
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -96,6 +99,27 @@ def test_bins_and_jensen_shannon_distance() -> None:
     expected = math.sqrt((math.log2(4 / 3) + (math.log2(2 / 3) + 1) / 2) / 2)
     assert js_distance({"a": 1}, {"a": 1, "b": 1}) == pytest.approx(expected)
     assert js_distance(None, {"a": 1}) is None and js_distance({}, {"a": 1}) is None
+
+
+def test_jensen_shannon_distance_is_the_same_number_in_every_process() -> None:
+    """The sum runs in the tables' order, not in a set's (which follows the hash seed): a fidelity
+    report is the same to the last bit when it is made again."""
+    code = (
+        "import random; from crsim.studies.fidelity import js_distance; r = random.Random(5); "
+        "p = {f'w{i}': r.random() for i in range(300)}; q = {f'w{i}': r.random() for i in range(150, 450)}; "
+        "print(repr(js_distance(p, q)))"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in (1, 2, 3, 4)
+    }
+    assert len(outputs) == 1
 
 
 def test_measure_rows_on_hand_made_sides() -> None:
