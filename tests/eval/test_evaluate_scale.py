@@ -20,21 +20,14 @@ import pytest
 
 from crsim.core.components import BuildContext
 from crsim.domains import domain_named
+from crsim.eval.curves import CurveBuilder
 from crsim.eval.metrics.base import Metric
 from crsim.eval.metrics.structure import readings_shared, recommendation_rounds
 from crsim.eval.run_scoring import evaluate_path
-from crsim.eval.scores import (
-    CurveBuilder,
-    SummaryBuilder,
-    build_metrics,
-    default_metrics,
-    score_dialogue,
-    score_metrics,
-    summarize,
-    trusted_record,
-)
+from crsim.eval.scores import build_metrics, default_metrics, score_dialogue, score_metrics, trusted_record
 from crsim.eval.scoring import score_all
 from crsim.eval.stats import aggregate, aggregate_coded
+from crsim.eval.summaries import SummaryBuilder, summarize
 from crsim.model.dialogue import Dialogue
 from crsim.model.run_folder.scores import ScoreRecord
 from crsim.model.user import source_user_id

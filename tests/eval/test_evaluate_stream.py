@@ -18,8 +18,11 @@ from types import ModuleType
 import pytest
 
 import crsim.eval.run_scoring as run_scoring
+from crsim.eval.curves import CurveBuilder
 from crsim.eval.metrics.base import PerTurnMetric
-from crsim.eval.scores import CurveBuilder, SummaryBuilder, trusted_record
+from crsim.eval.scores import trusted_record
+from crsim.eval.streaming import DialogueStream
+from crsim.eval.summaries import SummaryBuilder
 from crsim.model.dialogue import Dialogue
 from crsim.model.run_folder.scores import (
     ScoreRecord,
@@ -111,7 +114,7 @@ def test_streamed_evaluation_writes_what_the_batch_path_writes(
             run_scoring.evaluate_path(run, spec)
         with monkeypatch.context() as patch:
             if way == "batch":  # every dialogue through `score_all` and the records
-                patch.setattr(run_scoring._Stream, "score", lambda self, dialogue: False)
+                patch.setattr(DialogueStream, "score", lambda self, dialogue: False)
             seen: list[str] = []
             result = run_scoring.evaluate_path(
                 run,
@@ -158,7 +161,7 @@ def test_streamed_lines_are_redacted_as_the_batch_path_redacts(
         (run / "dialogues.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         with monkeypatch.context() as patch:
             if way == "batch":
-                patch.setattr(run_scoring._Stream, "score", lambda self, dialogue: False)
+                patch.setattr(DialogueStream, "score", lambda self, dialogue: False)
             run_scoring.evaluate_path(run, run_scoring.EvaluateOptions())
         outputs[way] = (run / "scores.jsonl").read_text(encoding="utf-8")
     assert outputs["stream"] == outputs["batch"]
@@ -221,7 +224,7 @@ class _Rows(PerTurnMetric):
 def test_curve_sums_in_blocks_are_the_running_sums(
     bench: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("crsim.eval.scores._CURVE_BLOCK", 16)
+    monkeypatch.setattr("crsim.eval.curves._CURVE_BLOCK", 16)
     rng = random.Random(9)
     rows: list[list[float | None]] = []
     for n in range(300):

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from crsim.core.plugins import BUILTINS, ComponentSpec
+from crsim.eval.curves import turn_curves
 from crsim.eval.metrics.base import Evaluator, Metric
-from crsim.eval.scores import build_metrics, turn_curves
+from crsim.eval.scores import build_metrics
 from crsim.model.run_folder import RunPaths, open_run
 from crsim.model.run_folder.summary import read_summary_file
 from crsim.report.collect import collect_run

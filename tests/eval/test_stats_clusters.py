@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 
 from crsim.cli import app
 from crsim.eval.metrics.utility import Turns
-from crsim.eval.scores import score_dialogues, summarize
+from crsim.eval.scores import score_dialogues
 from crsim.eval.stats import DIALOGUE_BOOTSTRAP, USER_BOOTSTRAP, aggregate
+from crsim.eval.summaries import summarize
 from crsim.model.dialogue import Dialogue, Role, Termination, Utterance
 
 runner = CliRunner()

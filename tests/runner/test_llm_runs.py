@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from crsim.cli import app
-from crsim.eval.scores import summarize
+from crsim.eval.summaries import summarize
 from crsim.model.dialogue import Role, TerminationReason
 from crsim.model.io import iter_dialogues
 from crsim.runner.batch import run_batch

@@ -15,7 +15,8 @@ from crsim.cli import app
 from crsim.core.errors import ConfigError
 from crsim.crs.base import BaseCRS, CRSReply, CRSSession
 from crsim.eval.metrics.utility import SuccessRate, Turns
-from crsim.eval.scores import NOT_EVALUABLE, score_dialogues, summarize
+from crsim.eval.scores import NOT_EVALUABLE, score_dialogues
+from crsim.eval.summaries import summarize
 from crsim.llm.errors import LLMConnectionError, LLMOutputError, LLMServerError
 from crsim.model.acts import DialogueAct
 from crsim.model.dialogue import (
@@ -346,8 +347,9 @@ def test_tables_report_and_frames_show_evaluable_n_users_and_faults(tmp_path: Pa
 
 def test_turn_curves_leave_out_dialogues_the_simulator_broke() -> None:
     from crsim.core.plugins import ComponentSpec
+    from crsim.eval.curves import turn_curves
     from crsim.eval.metrics.base import PerTurnMetric
-    from crsim.eval.scores import build_metrics, turn_curves
+    from crsim.eval.scores import build_metrics
     from crsim.model.dialogue import Utterance
     from crsim.model.user import InformationNeed
 

@@ -146,7 +146,8 @@ def evaluate(
         report = ProgressReport(enabled=not as_json)
         sample = IssueSample()  # counted over the same pass: the file is read once
         with report.phase("scoring") as meter:
-            result = evaluate_path(run_dir, options, out=out, progress=meter, on_batch=sample.add)
+            shown = meter if report.enabled else None  # no display: no line count for its total
+            result = evaluate_path(run_dir, options, out=out, progress=shown, on_batch=sample.add)
     report.print_summary()
     issues, why_not = _simulator_issues(run_dir, sample)
     known = result.completeness is not None and result.completeness.planned is not None

@@ -72,8 +72,8 @@ RECOMMENDED_ITEMS_SOURCE: Key[Literal["linked"]] = declare(
     A,
     Literal["linked"],
     '"linked"',
-    writers=("crs/http/base.py", "run/loop.py"),
-    readers=("run/loop.py",),
+    writers=("crs/http/base.py", "runner/loop.py"),
+    readers=("runner/loop.py",),
     description="The CRS utterance's item ids were linked from titles in its text, not listed by the CRS.",
 )
 AMBIGUOUS_LINKS: Key[dict[str, list[str]]] = declare(
@@ -81,8 +81,8 @@ AMBIGUOUS_LINKS: Key[dict[str, list[str]]] = declare(
     A,
     dict[str, Annotated[list[str], Field(min_length=2)]],
     "{item id: [item id, ...] (at least 2)}",
-    writers=("crs/http/base.py", "run/loop.py"),
-    readers=("eval/scores.py",),
+    writers=("crs/http/base.py", "runner/loop.py"),
+    readers=("eval/summaries.py",),
     description="Titles linked in the CRS utterance's text that name several catalogue items equally "
     "(same title, nothing in the text telling them apart): linked id -> all of them, the linked one first.",
 )

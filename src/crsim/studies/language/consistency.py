@@ -20,7 +20,8 @@ from pydantic import BaseModel, Field
 from scipy import stats
 
 from crsim.core.errors import DataError
-from crsim.eval.scores import ScoreRecord, dialogue_value, read_scores
+from crsim.eval.scores import ScoreRecord, read_scores
+from crsim.eval.summaries import dialogue_value
 from crsim.model.run_folder.files import SCORES
 
 GroupKey = tuple[str | None, str | None]

@@ -2,7 +2,7 @@
 Table 3 (PC on the selected and residual targets and their gap) and a PNG plot of the curves.
 
 A study over a whole run, built on the metrics of `crsim.eval.pepper` (`target_split`,
-`subset_curve`) and `crsim.eval.scores.turn_curves`; `crsim pepper curves` writes its output.
+`subset_curve`) and `crsim.eval.curves.turn_curves`; `crsim pepper curves` writes its output.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crsim.eval.curves import TurnCurve, turn_curves
 from crsim.eval.metrics.base import NotApplicable, PerTurnMetric
 from crsim.eval.metrics.coverage import PreferenceCoverage
 from crsim.eval.metrics.recommendation import Recall
 from crsim.eval.pepper import subset_curve
-from crsim.eval.scores import TurnCurve, turn_curves
 from crsim.model.dialogue import Dialogue
 
 
