@@ -35,14 +35,7 @@ def fidelity_figure(report: FidelityReport, *, width: float, font: float) -> Fig
     measures = list(dict.fromkeys(r.measure for s in simulators for r in s.rows))
     panels_named = [*measures, "summary distance", "classifier AUC"]
     names = [s.simulator for s in simulators] + ["control: half A vs B"]
-    per_row = 4 if width > 8 else 3
-    panel_rows = (len(panels_named) + per_row - 1) // per_row
-    height = panel_rows * (0.24 * len(names) + 0.8) + 0.3
-    figure = Figure(figsize=(width, height), layout="constrained")
-    grid = figure.subplots(panel_rows, per_row, sharey=True, squeeze=False)
-    panels = [a for line in grid for a in line]
-    for extra in panels[len(panels_named) :]:
-        extra.set_visible(False)
+    figure, panels = _panel_grid(len(panels_named), len(names), width)
     for axes, title in zip(panels, panels_named, strict=False):
         control: tuple[float | None, Sequence[float] | None] = (None, None)
         for y, sim in enumerate(simulators):
@@ -57,13 +50,8 @@ def fidelity_figure(report: FidelityReport, *, width: float, font: float) -> Fig
             axes.set_xlim(0.3, 1.02)
         else:
             axes.set_xlim(left=0)
-        axes.set_title(title, fontsize=font + 0.5)
-        axes.tick_params(labelsize=font)
-        axes.tick_params(axis="y", length=0)
-        axes.xaxis.set_major_locator(MaxNLocator(4))
-        axes.grid(axis="x", alpha=0.3, linewidth=0.5)
-    panels[0].set_yticks(range(len(names)), [plots.wrap(n, 22) for n in names], fontsize=font)
-    panels[0].set_ylim(len(names) - 0.5, -0.5)
+        _style_panel(axes, title, font)
+    _label_rows(panels[0], names, font)
     figure.supxlabel(
         "Jensen–Shannon distance to the people (0: the same distribution); AUC: 0.5 = indistinguishable",
         fontsize=font,
@@ -84,14 +72,7 @@ def values_figure(report: FidelityReport, *, width: float, font: float) -> Figur
     if not measures:
         return None
     names = [s.simulator for s in simulators] + ["people", "half A", "half B"]
-    per_row = 4 if width > 8 else 3
-    panel_rows = (len(measures) + per_row - 1) // per_row
-    height = panel_rows * (0.24 * len(names) + 0.8) + 0.3
-    figure = Figure(figsize=(width, height), layout="constrained")
-    grid = figure.subplots(panel_rows, per_row, sharey=True, squeeze=False)
-    panels = [a for line in grid for a in line]
-    for extra in panels[len(measures) :]:
-        extra.set_visible(False)
+    figure, panels = _panel_grid(len(measures), len(names), width)
     first = {r.measure: r for r in simulators[0].rows}
     for axes, measure in zip(panels, measures, strict=False):
         for y, sim in enumerate(simulators):
@@ -109,13 +90,8 @@ def values_figure(report: FidelityReport, *, width: float, font: float) -> Figur
                 axes.axvspan(min(halves), max(halves), color=CONTROL_COLOUR, alpha=0.15, linewidth=0)
             _interval_point(axes, base + 1, people.half_a, None, CONTROL_COLOUR, "D")
             _interval_point(axes, base + 2, people.half_b, None, CONTROL_COLOUR, "D")
-        axes.set_title(measure, fontsize=font + 0.5)
-        axes.tick_params(labelsize=font)
-        axes.tick_params(axis="y", length=0)
-        axes.xaxis.set_major_locator(MaxNLocator(4))
-        axes.grid(axis="x", alpha=0.3, linewidth=0.5)
-    panels[0].set_yticks(range(len(names)), [plots.wrap(n, 22) for n in names], fontsize=font)
-    panels[0].set_ylim(len(names) - 0.5, -0.5)
+        _style_panel(axes, measure, font)
+    _label_rows(panels[0], names, font)
     return figure
 
 
@@ -234,3 +210,32 @@ def fidelity_sections(found: RunStudies) -> list[dict[str, Any]]:
             }
         )
     return sections
+
+
+def _panel_grid(count: int, rows_per_panel: int, width: float) -> tuple[Figure, list[Axes]]:
+    """A figure of `count` panels, 3 or 4 to a row, each tall enough for `rows_per_panel` labelled
+    rows sharing the y axis; the grid's unused panels hidden."""
+    per_row = 4 if width > 8 else 3
+    panel_rows = (count + per_row - 1) // per_row
+    height = panel_rows * (0.24 * rows_per_panel + 0.8) + 0.3
+    figure = Figure(figsize=(width, height), layout="constrained")
+    grid = figure.subplots(panel_rows, per_row, sharey=True, squeeze=False)
+    panels = [a for line in grid for a in line]
+    for extra in panels[count:]:
+        extra.set_visible(False)
+    return figure, panels
+
+
+def _style_panel(axes: Axes, title: str, font: float) -> None:
+    """A panel's title, ticks and vertical grid lines."""
+    axes.set_title(title, fontsize=font + 0.5)
+    axes.tick_params(labelsize=font)
+    axes.tick_params(axis="y", length=0)
+    axes.xaxis.set_major_locator(MaxNLocator(4))
+    axes.grid(axis="x", alpha=0.3, linewidth=0.5)
+
+
+def _label_rows(axes: Axes, names: list[str], font: float) -> None:
+    """The row labels on the shared y axis, first row on top."""
+    axes.set_yticks(range(len(names)), [plots.wrap(n, 22) for n in names], fontsize=font)
+    axes.set_ylim(len(names) - 0.5, -0.5)
