@@ -1,7 +1,7 @@
 """`crsim evaluate`, `crsim report` and `crsim compare` at scale: up to a million dialogue records.
 
     python bench/scale.py [--dialogues 1000000] [--counts 100000,300000,1000000] [--keep DIR]
-        [--repeat N]
+        [--repeat N (default 2)]
 
 Writes a run folder of synthetic records in the run format (manifest with the default, non-LLM
 metrics; `dialogues.jsonl` with 4 CRSs × 2 simulators and a few turns per dialogue: greeting,
@@ -19,8 +19,8 @@ Limits: at the largest count evaluate within 4× the validation pass's CPU time 
 under 1 GB peak; evaluate's CPU time linear in the count (CPU per 1,000 dialogues at each count, and
 its ratio to the smallest count's). CPU time, not wall time: the machine is shared, and the load
 average is printed before and after each step. The same process can take 10–20% more CPU time from
-one run to the next on a shared virtual machine: `--repeat N` runs the steps N times, interleaved,
-and counts each step's least CPU time (every run's is kept in the results). Prints a table and
+one run to the next on a shared virtual machine: the steps run `--repeat` times (default 2),
+interleaved, and each step's least CPU time counts (every run's is kept in the results). Prints a table and
 writes bench/results/scale.json. Not a unit test.
 """
 
@@ -330,7 +330,7 @@ def main() -> None:
     parser.add_argument(
         "--repeat",
         type=int,
-        default=1,
+        default=2,
         help="Run each step this many times (interleaved) and keep its run with the least CPU time.",
     )
     args = parser.parse_args()
