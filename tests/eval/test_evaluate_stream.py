@@ -18,6 +18,7 @@ from types import ModuleType
 import pytest
 
 import crsim.eval.run_scoring as run_scoring
+import crsim.eval.streaming as streaming
 from crsim.eval.curves import CurveBuilder
 from crsim.eval.metrics.base import PerTurnMetric
 from crsim.eval.scores import trusted_record
@@ -104,7 +105,7 @@ def _write_run(bench: ModuleType, folder: Path, n: int) -> None:
 def test_streamed_evaluation_writes_what_the_batch_path_writes(
     bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replace: bool
 ) -> None:
-    monkeypatch.setattr(run_scoring, "BATCH", 7)  # batches mixing streamed dialogues and annotated ones
+    monkeypatch.setattr(streaming, "BATCH", 7)  # batches mixing streamed dialogues and annotated ones
     outputs = {}
     for way in ("stream", "batch"):
         run = tmp_path / way
@@ -147,7 +148,7 @@ def test_streamed_lines_are_redacted_as_the_batch_path_redacts(
     secret = "s3cr3t-value-2718"
     monkeypatch.setenv("CRSIM_STREAM_TEST_API_KEY", secret)
     token = "sk-" + "a1B2" * 6
-    monkeypatch.setattr(run_scoring, "BATCH", 3)  # the dialogues below are streamed: no batch needs acts
+    monkeypatch.setattr(streaming, "BATCH", 3)  # the dialogues below are streamed: no batch needs acts
     outputs = {}
     for way in ("stream", "batch"):
         run = tmp_path / way

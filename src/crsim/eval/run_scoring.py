@@ -13,16 +13,14 @@ built from: `crsim.model.run_folder.summary`), each written atomically; LLM answ
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crsim.core.collector import long_lived_objects_frozen, young_collections_only
+from crsim.core.collector import long_lived_objects_frozen
 from crsim.core.components import BuildContext, build
 from crsim.core.errors import ConfigError, DataError
 from crsim.core.interrupt import run_interruptibly
@@ -30,25 +28,21 @@ from crsim.core.plugins import ComponentSpec
 from crsim.core.progress import Progress
 from crsim.core.yaml_files import read_yaml_mapping, validate_located
 from crsim.eval.curves import CurveBuilder
-from crsim.eval.metrics.base import Metric, metric_info
-from crsim.eval.metrics.structure import forget_readings, readings_shared
+from crsim.eval.metrics.base import metric_info
 from crsim.eval.scores import (
     GroupSummary,
     ScoreRecord,
     build_metrics,
     default_metrics,
-    kept_scores,
     read_scores,
-    scores_writer,
 )
-from crsim.eval.scoring import AnnotationCounts, DialogueAnnotator, score_all
-from crsim.eval.streaming import DialogueStream
+from crsim.eval.scoring import AnnotationCounts, DialogueAnnotator
+from crsim.eval.streaming import FileScoring
 from crsim.eval.summaries import SummaryBuilder, order_metrics, write_summary
 from crsim.llm.client import LLMHub
 from crsim.llm.config import LLMSettings
 from crsim.model.dialogue import Dialogue
 from crsim.model.domain import Domain
-from crsim.model.io import iter_dialogues
 from crsim.model.run_folder.files import SCORES, SUMMARY, RunPaths
 from crsim.model.run_folder.folder import Completeness, completeness, count_lines
 from crsim.model.run_folder.lock import HeldLock, run_folder_lock
@@ -62,7 +56,6 @@ from crsim.model.run_folder.summary import (
 )
 
 __all__ = [
-    "BATCH",
     "NO_ANNOTATOR",
     "EvaluateOptions",
     "EvaluationResult",
@@ -144,15 +137,6 @@ class EvaluationResult:
         return read_scores(RunPaths(self.out_dir).scores)
 
 
-#: Dialogues read, scored and written at a time: memory stays flat however large the run.
-BATCH = 500
-
-
-def _batches(dialogues: Iterator[Dialogue], size: int) -> Iterator[list[Dialogue]]:
-    while batch := list(islice(dialogues, size)):
-        yield batch
-
-
 def evaluate_path(
     path: str | Path,
     options: EvaluateOptions | None = None,
@@ -217,12 +201,7 @@ def _evaluate_path(
     if options.judge:
         specs = [*specs, *options.judge.judges]
     out_dir.mkdir(parents=True, exist_ok=True)
-    llm_cache = RunPaths(out_dir).llm_cache
-    if llms is not None and llms.settings == settings:
-        hub = llms
-        hub.set_cache_path(llm_cache)
-    else:
-        hub = LLMHub(settings, cache_path=llm_cache)
+    hub = _hub(llms, settings, RunPaths(out_dir).llm_cache)
     calls_before = {name: llm.calls for name, llm in hub.roles.items()}
     # a dialogue file has no run seed: its bootstrap draws with seed 0
     seed = manifest.seed if path.is_dir() else 0
@@ -233,124 +212,76 @@ def _evaluate_path(
         run_folder=path if path.is_dir() else None,
     )
     metrics = build_metrics(specs, ctx)
-    annotator = _annotator(options, manifest, ctx)
-    counts = AnnotationCounts()
-    builder = SummaryBuilder(seed=seed)
-    curves = CurveBuilder(metrics, manifest.max_turns)
+    scoring = FileScoring(
+        metrics,
+        options.concurrency,
+        options.score_unevaluable,
+        _annotator(options, manifest, ctx),
+        SummaryBuilder(seed=seed),
+        CurveBuilder(metrics, manifest.max_turns),
+        progress,
+        on_batch,
+    )
     earlier_summary = None if options.replace else _earlier_summary(RunPaths(out_dir).summary)
     if progress is not None:
         progress.set_total(count_lines(dialogues_path))
-    kept_labels: dict[str, None] = {}
-    earlier_labels: dict[str, None] = {}
-
     scores_path = RunPaths(out_dir).scores
     merging = not options.replace and scores_path.is_file()
-    # With no evaluator to await, dialogues are scored one at a time as they are read (`_Stream`);
-    # a batch goes through `score_all` from a dialogue that needs acts (the annotator's concurrency).
-    awaits = any(not isinstance(m, Metric) for m in metrics)
-    sync = None if awaits else [m for m in metrics if isinstance(m, Metric)]
-
-    held = 0  # records read: the whole file once the scoring is done
 
     async def go() -> None:
         try:
-            # one block of shared readings: the stream forgets each dialogue's once it is scored
-            with scores_writer(scores_path) as write, young_collections_only() as tick, readings_shared():
-                nonlocal held
-                rescored: set[str] = set()
-                scored_ids: set[str] = set()
-                dialogues = iter_dialogues(dialogues_path)
-                stream = None
-                if sync is not None:
-                    stream = DialogueStream(
-                        sync,
-                        options.score_unevaluable,
-                        annotator is not None,
-                        builder,
-                        curves,
-                        progress,
-                        on_batch,
-                    )
-                if stream is not None and annotator is not None:
-                    counts.annotator = annotator.name  # as `score_all` sets it
-                while True:
-                    batch: list[Dialogue] = []
-                    read = 0
-                    for dialogue in islice(dialogues, BATCH):
-                        read += 1
-                        if stream is None or batch or not stream.score(dialogue):
-                            batch.append(dialogue)
-                        if merging:
-                            scored_ids.add(dialogue.id)
-                    if not read:
-                        break
-                    held += read
-                    if stream is not None:
-                        write.lines(stream.text(), redacted=True)
-                    if batch:  # the metrics and curves read each dialogue once
-                        records = await score_all(
-                            batch,
-                            metrics,
-                            annotator=annotator,
-                            concurrency=options.concurrency,
-                            counts=counts,
-                            score_unevaluable=options.score_unevaluable,
-                            progress=progress,
-                        )
-                        curves.add(batch)
-                        forget_readings()
-                        write(records)
-                        builder.add([*(stream.records() if stream else ()), *records], batch)
-                        if on_batch is not None:
-                            on_batch(batch)
-                        rescored.update(r.metric for r in records)
-                    elif stream is not None:
-                        stream.fold()
-                    if stream is not None and stream.scored:
-                        rescored.update(stream.labels)
-                    batch.clear()
-                    tick()
-                if merging:  # earlier scores of other metrics stay
-                    earlier = kept_scores(
-                        scores_path,
-                        rescored=rescored,
-                        dialogue_ids=scored_ids,
-                        labels=earlier_labels,
-                    )
-                    for kept in earlier:
-                        write(kept)
-                        # Their dialogues were added above: no dialogues here (not None), so the
-                        # counts, terminations and users stay those the dialogues gave.
-                        builder.add(kept, ())
-                        kept_labels.update(dict.fromkeys(r.metric for r in kept))
-                    await asyncio.sleep(0)  # a cancellation point when no evaluator awaits anything
+            await scoring.run(dialogues_path, scores_path, merging=merging)
         finally:
             await hub.aclose()
 
     with long_lived_objects_frozen():
         run_interruptibly(go())
-    summaries = builder.summaries()
-    order_metrics(summaries, earlier_labels)
-    sources = evaluation_sources(dialogues_path, RunPaths(out_dir).scores)
-    infos, kept_curves = _kept_metadata(earlier_summary, kept_labels)
-    infos.update((m.label, metric_info(m)) for m in metrics)
-    write_summary(
-        summaries,
-        RunPaths(out_dir).summary,
-        built_from=sources,
-        metrics=infos,
-        curves=sorted(
-            [*curves.curves(), *kept_curves], key=lambda c: (c.crs_id or "", c.simulator_id or "", c.metric)
-        ),
-    )
+    summaries = _write_summary(scoring, dialogues_path, out_dir, earlier_summary)
     calls = {  # the calls of this scoring (a reused hub counts the run's too)
         name: llm.calls - calls_before.get(name, 0)
         for name, llm in hub.roles.items()
         if name not in calls_before or llm.calls > calls_before[name]
     }
     return EvaluationResult(
-        summaries, counts, out_dir, sum(calls.values()), calls, list(kept_labels), completeness(path, held)
+        summaries,
+        scoring.counts,
+        out_dir,
+        sum(calls.values()),
+        calls,
+        list(scoring.kept_labels),
+        completeness(path, scoring.held),
     )
+
+
+def _hub(llms: LLMHub | None, settings: LLMSettings, cache: Path) -> LLMHub:
+    """The LLM hub of the scoring: the caller's when its settings are the ones needed, else a new one;
+    either way caching into `cache`."""
+    if llms is not None and llms.settings == settings:
+        llms.set_cache_path(cache)
+        return llms
+    return LLMHub(settings, cache_path=cache)
+
+
+def _write_summary(
+    scoring: FileScoring, dialogues_path: Path, out_dir: Path, earlier: SummaryFile | None
+) -> list[GroupSummary]:
+    """`summary.json` of a finished scoring (with the metadata and curves of the metrics an earlier
+    evaluation scored and this one kept); the summaries."""
+    summaries = scoring.builder.summaries()
+    order_metrics(summaries, scoring.earlier_labels)
+    infos, kept_curves = _kept_metadata(earlier, scoring.kept_labels)
+    infos.update((m.label, metric_info(m)) for m in scoring.metrics)
+    write_summary(
+        summaries,
+        RunPaths(out_dir).summary,
+        built_from=evaluation_sources(dialogues_path, RunPaths(out_dir).scores),
+        metrics=infos,
+        curves=sorted(
+            [*scoring.curves.curves(), *kept_curves],
+            key=lambda c: (c.crs_id or "", c.simulator_id or "", c.metric),
+        ),
+    )
+    return summaries
 
 
 def _earlier_summary(path: Path) -> SummaryFile | None:

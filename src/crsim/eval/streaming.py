@@ -1,4 +1,5 @@
-"""Scoring dialogues one at a time as they are read (`crsim evaluate` when no evaluator awaits).
+"""A pass of `crsim evaluate` over a dialogue file (`FileScoring`), and its way of scoring dialogues
+one at a time as they are read when no evaluator awaits (`DialogueStream`).
 
 Each dialogue's metric outcomes, per-turn curve values and counts are taken and the dialogue let go
 before the next is read; a batch keeps only its score lines (redacted where a part may hold a secret)
@@ -8,26 +9,37 @@ and `SummaryBuilder.add` of its records write (`tests/eval/test_evaluate_stream.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
 
+from crsim.core.collector import young_collections_only
 from crsim.core.progress import Progress
 from crsim.core.secrets import redact_json_lines, secret_check
 from crsim.eval.curves import CurveBuilder
-from crsim.eval.metrics.base import Metric
-from crsim.eval.metrics.structure import first_without_acts, forget_readings
+from crsim.eval.metrics.base import Evaluator, Metric
+from crsim.eval.metrics.structure import first_without_acts, forget_readings, readings_shared
 from crsim.eval.scores import (
     GroupKey,
     Outcome,
     ScoreRecord,
     dialogue_outcomes,
+    kept_scores,
     score_dialogue,
     trusted_record,
 )
+from crsim.eval.scoring import AnnotationCounts, DialogueAnnotator, score_all
 from crsim.eval.summaries import SummaryBuilder
 from crsim.model.dialogue import Dialogue
-from crsim.model.run_folder.scores import line_head, metric_part, score_line
+from crsim.model.io import iter_dialogues
+from crsim.model.run_folder.scores import ScoresAppender, line_head, metric_part, score_line, scores_writer
 
-__all__ = ["DialogueStream"]
+__all__ = ["DialogueStream", "FileScoring"]
+
+#: Dialogues read, scored and written at a time: memory stays flat however large the run.
+BATCH = 500
 
 #: Missing reasons whose `secret_check` a stream remembers.
 _REASONS_KEPT = 1000
@@ -138,3 +150,112 @@ class DialogueStream:
         self._rows.clear()
         self._ended.clear()
         return records
+
+
+@dataclass
+class FileScoring:
+    """One pass of `crsim evaluate` over a dialogue file: its metrics, what it folds the outcomes into,
+    and what it learns on the way (records read, labels scored, labels of an earlier file kept)."""
+
+    metrics: list[Metric | Evaluator]
+    concurrency: int  #: dialogues scored at once when an evaluator awaits (`score_all`)
+    score_unevaluable: bool
+    annotator: DialogueAnnotator | None
+    builder: SummaryBuilder
+    curves: CurveBuilder
+    progress: Progress | None
+    on_batch: Callable[[Sequence[Dialogue]], None] | None
+    counts: AnnotationCounts = field(default_factory=AnnotationCounts)
+    held: int = 0  #: records read: the whole file once the scoring is done
+    rescored: set[str] = field(default_factory=set)
+    scored_ids: set[str] = field(default_factory=set)
+    kept_labels: dict[str, None] = field(default_factory=dict)
+    earlier_labels: dict[str, None] = field(default_factory=dict)
+
+    async def run(self, dialogues_path: Path, scores_path: Path, *, merging: bool) -> None:
+        """Score every dialogue, batch by batch, into a new scores file; then, when `merging`, append
+        the earlier file's records of the metrics not scored again."""
+        # one block of shared readings: the stream forgets each dialogue's once it is scored
+        with scores_writer(scores_path) as write, young_collections_only() as tick, readings_shared():
+            dialogues = iter_dialogues(dialogues_path)
+            stream = self._stream()
+            while await self._batch(dialogues, stream, write, merging=merging):
+                tick()
+            if merging:  # earlier scores of other metrics stay
+                self._keep_earlier(scores_path, write)
+                await asyncio.sleep(0)  # a cancellation point when no evaluator awaits anything
+
+    def _stream(self) -> DialogueStream | None:
+        """With no evaluator to await, dialogues are scored one at a time as they are read; a batch
+        goes through `score_all` from a dialogue that needs acts (the annotator's concurrency)."""
+        if any(not isinstance(m, Metric) for m in self.metrics):
+            return None
+        if self.annotator is not None:
+            self.counts.annotator = self.annotator.name  # as `score_all` sets it
+        return DialogueStream(
+            [m for m in self.metrics if isinstance(m, Metric)],
+            self.score_unevaluable,
+            self.annotator is not None,
+            self.builder,
+            self.curves,
+            self.progress,
+            self.on_batch,
+        )
+
+    async def _batch(
+        self,
+        dialogues: Iterator[Dialogue],
+        stream: DialogueStream | None,
+        write: ScoresAppender,
+        *,
+        merging: bool,
+    ) -> bool:
+        """Read, score and write the next batch; False when the file holds no more."""
+        batch: list[Dialogue] = []
+        read = 0
+        for dialogue in islice(dialogues, BATCH):
+            read += 1
+            if stream is None or batch or not stream.score(dialogue):
+                batch.append(dialogue)
+            if merging:
+                self.scored_ids.add(dialogue.id)
+        if not read:
+            return False
+        self.held += read
+        if stream is not None:
+            write.lines(stream.text(), redacted=True)
+        if batch:  # the metrics and curves read each dialogue once
+            records = await score_all(
+                batch,
+                self.metrics,
+                annotator=self.annotator,
+                concurrency=self.concurrency,
+                counts=self.counts,
+                score_unevaluable=self.score_unevaluable,
+                progress=self.progress,
+            )
+            self.curves.add(batch)
+            forget_readings()
+            write(records)
+            self.builder.add([*(stream.records() if stream else ()), *records], batch)
+            if self.on_batch is not None:
+                self.on_batch(batch)
+            self.rescored.update(r.metric for r in records)
+        elif stream is not None:
+            stream.fold()
+        if stream is not None and stream.scored:
+            self.rescored.update(stream.labels)
+        return True
+
+    def _keep_earlier(self, scores_path: Path, write: ScoresAppender) -> None:
+        """Append the earlier scores file's records of the metrics not scored again, for the
+        dialogues scored, and fold them into the summaries."""
+        earlier = kept_scores(
+            scores_path, rescored=self.rescored, dialogue_ids=self.scored_ids, labels=self.earlier_labels
+        )
+        for kept in earlier:
+            write(kept)
+            # Their dialogues were added above: no dialogues here (not None), so the counts,
+            # terminations and users stay those the dialogues gave.
+            self.builder.add(kept, ())
+            self.kept_labels.update(dict.fromkeys(r.metric for r in kept))
